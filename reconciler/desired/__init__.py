@@ -1,0 +1,1 @@
+"""The desired state: the YAML file people keep in git, loaded, validated and modelled."""

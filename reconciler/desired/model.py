@@ -1,0 +1,108 @@
+"""The typed, immutable model of the desired state that the plan consumes.
+
+Field values keep the API's own spelling (`Worker`, `GB`, `jobTitle` in `ignore_changes`),
+so what a person writes is what is compared and what is sent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from reconciler.secrets import Secret
+
+#: The fields of an invitation item a file may name in `ignoreChanges`.
+COMPARABLE_FIELDS = (
+    "workerName",
+    "workerSurname",
+    "workerLegalName",
+    "workerEmail",
+    "jobTitle",
+    "countryIso",
+)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Location:
+    """Where something was written: 1-based line and column."""
+
+    file: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True, slots=True)
+class DesiredWorker:
+    """One worker as the file wants it (an invitation item, §2.2 of the interface)."""
+
+    external_id: str
+    type_of_worker: str  # "Worker" or "Business"
+    worker_name: str
+    worker_surname: str
+    worker_email: str
+    country_iso: str  # ISO 3166-1 alpha-2, upper case
+    worker_legal_name: str | None = None
+    job_title: str | None = None
+    worker_email_text: str | None = None
+    ignore_changes: frozenset[str] = frozenset()
+    location: Location | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookHeader:
+    name: str
+    value: Secret
+
+
+@dataclass(frozen=True, slots=True)
+class DesiredWebhook:
+    url: str
+    headers: tuple[WebhookHeader, ...]
+    event_types: frozenset[str]
+    enabled: bool = True
+    location: Location | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class InactivationLimit:
+    """`policy.maxInactivations`: a count (`10`) or a share of owned open agreements (`"25%"`)."""
+
+    value: Decimal
+    is_share: bool
+
+    def allowed(self, owned_open: int) -> Decimal:
+        """How many inactivations this limit allows when `owned_open` agreements are owned."""
+        return self.value * owned_open / 100 if self.is_share else self.value
+
+    def __str__(self) -> str:
+        return f"{self.value}%" if self.is_share else str(self.value)
+
+
+DEFAULT_INACTIVATION_LIMIT = InactivationLimit(Decimal(25), is_share=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    prune: bool = True
+    max_inactivations: InactivationLimit = DEFAULT_INACTIVATION_LIMIT
+
+
+@dataclass(frozen=True, slots=True)
+class DesiredState:
+    """Everything the file(s) say, merged: the input of the plan."""
+
+    workers: tuple[DesiredWorker, ...]
+    webhook: DesiredWebhook | None = None
+    scope_prefix: str | None = None  # None: every non-null externalId is owned
+    policy: Policy = Policy()
+    version: int = 1
+    sources: tuple[str, ...] = ()
+
+    def owns(self, external_id: str | None) -> bool:
+        """Whether a live worker with this externalId is under this file's management."""
+        if external_id is None:
+            return False
+        return self.scope_prefix is None or external_id.startswith(self.scope_prefix)

@@ -1,0 +1,17 @@
+"""The base of every error the reconciler reports to a person (never as a traceback)."""
+
+from __future__ import annotations
+
+
+class ReconcilerError(Exception):
+    """An error with a message meant for the user; `exit_code` is what the CLI exits with."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if self.hint is None else f"{self.message}\n  hint: {self.hint}"

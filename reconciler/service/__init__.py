@@ -1,0 +1,1 @@
+"""The service client: the only code that speaks HTTP to the workforce service."""

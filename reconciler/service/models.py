@@ -1,0 +1,124 @@
+"""Typed values read from and sent to the service.
+
+Field names are Python's; the mapping to the API's camelCase and snake_case lives in the client.
+Statuses are enums that keep values they do not know instead of failing, because a real service
+may add one at any time.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime
+
+from reconciler.secrets import Secret
+
+
+class OpenEnum(enum.StrEnum):
+    """A string enum that accepts unknown values as pseudo-members instead of raising."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> OpenEnum | None:
+        if not isinstance(value, str):
+            return None
+        member = str.__new__(cls, value)
+        member._name_ = value
+        member._value_ = value
+        return member
+
+    @property
+    def known(self) -> bool:
+        return self._name_ in type(self).__members__
+
+
+class WorkerStatus(OpenEnum):
+    ACTIVE = "ACTIVE"
+    INVITATION_SENT = "INVITATION_SENT"
+    VERIFICATION_PENDING = "VERIFICATION_PENDING"
+    ENDED = "ENDED"
+    INACTIVATED = "INACTIVATED"
+
+    @property
+    def is_open(self) -> bool:
+        """An open agreement: the worker counts as present."""
+        return self in _OPEN_STATUSES
+
+
+_OPEN_STATUSES = frozenset(
+    {WorkerStatus.ACTIVE, WorkerStatus.INVITATION_SENT, WorkerStatus.VERIFICATION_PENDING}
+)
+
+#: The statusId filter of the worker list (interface §2.1); INACTIVATED (5) cannot be filtered.
+STATUS_IDS = {
+    WorkerStatus.ACTIVE: 0,
+    WorkerStatus.INVITATION_SENT: 1,
+    WorkerStatus.VERIFICATION_PENDING: 2,
+    WorkerStatus.ENDED: 3,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Worker:
+    """One agreement as the worker list shows it (interface §2.1)."""
+
+    agreement_id: int
+    email: str
+    status: WorkerStatus
+    created_at: datetime
+    first_name: str | None = None
+    last_name: str | None = None
+    legal_name: str | None = None
+    job_title: str | None = None
+    country: str | None = None  # the name the service answered
+    country_iso: str | None = None  # mapped back; None when null or not mappable
+    external_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Invitation:
+    """One invitation item (interface §2.2), as sent to the bulk invitation."""
+
+    worker_name: str
+    worker_surname: str
+    type_of_worker: str
+    worker_email: str
+    country_iso: str
+    worker_legal_name: str | None = None
+    job_title: str | None = None
+    worker_email_text: str | None = None
+    external_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InvitationResult:
+    agreement_id: int
+    worker_email: str
+    external_id: str | None
+    status: WorkerStatus
+
+
+@dataclass(frozen=True, slots=True)
+class InactivationResult:
+    agreement_id: int
+    status: WorkerStatus
+    status_id: int
+    changed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookHeader:
+    name: str
+    value: Secret
+
+
+@dataclass(frozen=True, slots=True)
+class Webhook:
+    """The client's single webhook configuration (interface §2.7)."""
+
+    url: str
+    enabled: bool
+    headers: tuple[WebhookHeader, ...]
+    event_types: tuple[str, ...]
+    client_id: int | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None

@@ -1,0 +1,319 @@
+"""The nouns of a plan: typed changes, and the findings that are reported but never acted on.
+
+Each change is a small frozen value that knows its address (`worker["ENG-001"]`, `webhook`),
+its actions in Terraform's words, the resource before and after, and which values are
+sensitive. Before and after use the file's own field names, so a reviewer reads the same words
+in the plan as in the YAML.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from reconciler.desired.model import DesiredWebhook, DesiredWorker
+from reconciler.secrets import Secret
+from reconciler.service.models import Webhook, Worker
+
+#: A resource as a plain mapping; secret values stay `Secret` until a renderer masks them.
+Resource = dict[str, Any]
+
+WEBHOOK_ADDRESS = "webhook"
+
+
+def worker_address(external_id: str) -> str:
+    """The address of a managed worker, as Terraform would spell it."""
+    return f'worker["{external_id}"]'
+
+
+@dataclass(frozen=True, slots=True)
+class FieldChange:
+    """One field that differs: `name` is the file's field name."""
+
+    name: str
+    before: Any
+    after: Any
+    sensitive: bool = False
+
+
+# --- resources as mappings ----------------------------------------------------------------
+
+
+def desired_worker_resource(worker: DesiredWorker) -> Resource:
+    """The invitation item the file asks for, in the API's own field names."""
+    resource: Resource = {
+        "externalId": worker.external_id,
+        "typeOfWorker": worker.type_of_worker,
+        "workerName": worker.worker_name,
+        "workerSurname": worker.worker_surname,
+        "workerLegalName": worker.worker_legal_name,
+        "workerEmail": worker.worker_email,
+        "countryIso": worker.country_iso,
+        "jobTitle": worker.job_title,
+    }
+    return resource
+
+
+def live_worker_resource(worker: Worker) -> Resource:
+    """A live agreement in the file's field names, plus its agreement id and status."""
+    return {
+        "agreementId": worker.agreement_id,
+        "status": str(worker.status),
+        "externalId": worker.external_id,
+        "workerName": worker.first_name,
+        "workerSurname": worker.last_name,
+        "workerLegalName": worker.legal_name,
+        "workerEmail": worker.email,
+        "countryIso": worker.country_iso if worker.country_iso is not None else worker.country,
+        "jobTitle": worker.job_title,
+    }
+
+
+def desired_webhook_resource(webhook: DesiredWebhook) -> Resource:
+    return {
+        "url": webhook.url,
+        "enabled": webhook.enabled,
+        "event_types": sorted(webhook.event_types),
+        "headers": [{"name": h.name, "value": h.value} for h in _sorted(webhook.headers)],
+    }
+
+
+def live_webhook_resource(webhook: Webhook) -> Resource:
+    return {
+        "url": webhook.url,
+        "enabled": webhook.enabled,
+        "event_types": sorted(webhook.event_types),
+        "headers": [{"name": h.name, "value": h.value} for h in _sorted(webhook.headers)],
+    }
+
+
+def _sorted(headers: tuple[Any, ...]) -> list[Any]:
+    return sorted(headers, key=lambda header: header.name.lower())
+
+
+def sensitive_mask(resource: Resource | None) -> Any:
+    """Terraform's `after_sensitive`: the resource's shape with `true` where a value is secret."""
+    return _mask(resource) if resource is not None else False
+
+
+def _mask(value: Any) -> Any:
+    if isinstance(value, Secret):
+        return True
+    if isinstance(value, dict):
+        return {key: _mask(item) for key, item in value.items() if _has_secret(item)}
+    if isinstance(value, list):
+        return [_mask(item) for item in value]
+    return False
+
+
+def _has_secret(value: Any) -> bool:
+    if isinstance(value, Secret):
+        return True
+    if isinstance(value, dict):
+        return any(_has_secret(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_has_secret(item) for item in value)
+    return False
+
+
+# --- changes ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PastAgreement:
+    """An ENDED or INACTIVATED agreement for a managed externalId: history, never acted on."""
+
+    external_id: str
+    agreement: Worker
+
+    @property
+    def address(self) -> str:
+        return worker_address(self.external_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Invite:
+    """Create: the file has a worker the service holds no open agreement for."""
+
+    worker: DesiredWorker
+    history: tuple[PastAgreement, ...] = ()
+
+    actions = ("create",)
+    verb = "invited"
+
+    @property
+    def external_id(self) -> str:
+        return self.worker.external_id
+
+    @property
+    def address(self) -> str:
+        return worker_address(self.worker.external_id)
+
+    @property
+    def before(self) -> Resource | None:
+        return None
+
+    @property
+    def after(self) -> Resource | None:
+        return desired_worker_resource(self.worker)
+
+    @property
+    def fields(self) -> tuple[FieldChange, ...]:
+        return ()
+
+
+@dataclass(frozen=True, slots=True)
+class Inactivate:
+    """Delete: an owned open agreement whose worker is no longer in the file (prune)."""
+
+    external_id: str
+    agreement: Worker
+
+    actions = ("delete",)
+    verb = "inactivated"
+
+    @property
+    def address(self) -> str:
+        return worker_address(self.external_id)
+
+    @property
+    def before(self) -> Resource | None:
+        return live_worker_resource(self.agreement)
+
+    @property
+    def after(self) -> Resource | None:
+        return None
+
+    @property
+    def fields(self) -> tuple[FieldChange, ...]:
+        return ()
+
+
+@dataclass(frozen=True, slots=True)
+class Replace:
+    """Delete then create, asked for with `--replace ID`: the only way to fix a drifted worker."""
+
+    agreement: Worker
+    worker: DesiredWorker
+    fields: tuple[FieldChange, ...]
+
+    actions = ("delete", "create")
+    verb = "replaced (inactivated, then invited again)"
+
+    @property
+    def external_id(self) -> str:
+        return self.worker.external_id
+
+    @property
+    def address(self) -> str:
+        return worker_address(self.worker.external_id)
+
+    @property
+    def before(self) -> Resource | None:
+        return live_worker_resource(self.agreement)
+
+    @property
+    def after(self) -> Resource | None:
+        return desired_worker_resource(self.worker)
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookCreate:
+    """Create: the file has a webhook and the service has none."""
+
+    webhook: DesiredWebhook
+
+    actions = ("create",)
+    verb = "created"
+    address = WEBHOOK_ADDRESS
+    external_id = None
+
+    @property
+    def before(self) -> Resource | None:
+        return None
+
+    @property
+    def after(self) -> Resource | None:
+        return desired_webhook_resource(self.webhook)
+
+    @property
+    def fields(self) -> tuple[FieldChange, ...]:
+        return ()
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookUpdate:
+    """Update in place: the service's webhook differs from the file's."""
+
+    live: Webhook
+    webhook: DesiredWebhook
+    fields: tuple[FieldChange, ...]
+
+    actions = ("update",)
+    verb = "updated in place"
+    address = WEBHOOK_ADDRESS
+    external_id = None
+
+    @property
+    def before(self) -> Resource | None:
+        return live_webhook_resource(self.live)
+
+    @property
+    def after(self) -> Resource | None:
+        return desired_webhook_resource(self.webhook)
+
+
+Change = Invite | Inactivate | Replace | WebhookCreate | WebhookUpdate
+WorkerChange = Invite | Inactivate | Replace
+
+
+# --- findings -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Drift:
+    """A managed worker whose live fields differ from the file: reported, never fixed in place."""
+
+    agreement: Worker
+    worker: DesiredWorker
+    fields: tuple[FieldChange, ...]
+
+    actions = ("update",)
+
+    @property
+    def external_id(self) -> str:
+        return self.worker.external_id
+
+    @property
+    def address(self) -> str:
+        return worker_address(self.worker.external_id)
+
+    @property
+    def before(self) -> Resource:
+        return live_worker_resource(self.agreement)
+
+    @property
+    def after(self) -> Resource:
+        return desired_worker_resource(self.worker)
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """Something the reconciler will not touch because the live account is ambiguous."""
+
+    reason: str
+    agreements: tuple[Worker, ...]
+    external_id: str | None = None
+    email: str | None = None
+
+    @property
+    def address(self) -> str | None:
+        return worker_address(self.external_id) if self.external_id is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class Unmanaged:
+    """An open agreement this file does not own: counted, listed on request, never touched."""
+
+    agreement: Worker
+    reason: str  # "no externalId" or "outside the scope"

@@ -1,0 +1,279 @@
+"""The diff: a pure function from the desired and the live state to a plan.
+
+Records are matched by externalId with dictionaries and set operations, each pair is compared
+cheaply as a small mapping of normalised values, and only the pairs that differ go through
+deepdiff for the per-field detail: deepdiff over the whole account is far too slow at 100,000.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from deepdiff import DeepDiff
+
+from reconciler.desired.model import DesiredState, DesiredWebhook, DesiredWorker
+from reconciler.plan.changes import (
+    WEBHOOK_ADDRESS,
+    Change,
+    Conflict,
+    Drift,
+    FieldChange,
+    Inactivate,
+    Invite,
+    PastAgreement,
+    Replace,
+    Unmanaged,
+    WebhookCreate,
+    WebhookUpdate,
+    live_worker_resource,
+)
+from reconciler.plan.model import LiveState, Plan, PlanOptions
+from reconciler.plan.safety import assess
+from reconciler.secrets import Secret
+from reconciler.service.models import Webhook, Worker
+
+NO_EXTERNAL_ID = "no externalId"
+OUTSIDE_SCOPE = "outside the scope"
+
+
+def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = None) -> Plan:
+    """Decide, for every managed externalId and the webhook, what an apply would do."""
+    options = options or PlanOptions()
+    warnings: list[str] = []
+    by_id: dict[str, list[Worker]] = defaultdict(list)
+    open_by_email: dict[str, list[Worker]] = defaultdict(list)
+    unmanaged: list[Unmanaged] = []
+    for agreement in live.workers:
+        if not agreement.status.known:
+            warnings.append(
+                f"agreement {agreement.agreement_id} has a status the reconciler does not "
+                f"know ({agreement.status}); it is treated as closed"
+            )
+        if agreement.status.is_open:
+            open_by_email[agreement.email.lower()].append(agreement)
+        if agreement.external_id is None:
+            if agreement.status.is_open:
+                unmanaged.append(Unmanaged(agreement, NO_EXTERNAL_ID))
+            continue
+        by_id[agreement.external_id].append(agreement)
+
+    wanted = {worker.external_id: worker for worker in desired.workers}
+    owned = {key for key in by_id if desired.owns(key)}
+    managed = wanted.keys() | owned
+    for key in by_id.keys() - managed:
+        unmanaged.extend(Unmanaged(a, OUTSIDE_SCOPE) for a in by_id[key] if a.status.is_open)
+    owned_open = sum(1 for key in managed for a in by_id.get(key, ()) if a.status.is_open)
+
+    decide = _Decider(desired, options, open_by_email)
+    for key in sorted(managed):
+        if options.selects(key):
+            decide(key, wanted.get(key), by_id.get(key, []))
+
+    if decide.kept_without_prune:
+        warnings.append(
+            f"{decide.kept_without_prune} owned open agreement(s) are not in the file and are "
+            "kept because policy.prune is false"
+        )
+    warnings.extend(_unused_options(options, wanted, by_id, decide.replaced))
+    changes: list[Change] = list(decide.changes)
+    if desired.webhook is not None and options.selects(WEBHOOK_ADDRESS):
+        webhook_change = diff_webhook(desired.webhook, live.webhook)
+        if webhook_change is not None:
+            changes.append(webhook_change)
+    inactivations = sum(isinstance(change, Inactivate) for change in changes)
+    return Plan(
+        changes=tuple(changes),
+        drift=tuple(decide.drift),
+        conflicts=tuple(decide.conflicts),
+        unmanaged=tuple(sorted(unmanaged, key=lambda u: u.agreement.agreement_id)),
+        history=tuple(decide.history),
+        warnings=tuple(warnings),
+        safety=assess(owned_open, inactivations, desired.policy.max_inactivations),
+    )
+
+
+class _Decider:
+    """The decision table of the spec, applied to one externalId at a time."""
+
+    def __init__(
+        self,
+        desired: DesiredState,
+        options: PlanOptions,
+        open_by_email: dict[str, list[Worker]],
+    ) -> None:
+        self._prune = desired.policy.prune
+        self._owns = desired.owns
+        self._replaces = options.replaces
+        self._open_by_email = open_by_email
+        self.changes: list[Change] = []
+        self.drift: list[Drift] = []
+        self.conflicts: list[Conflict] = []
+        self.history: list[PastAgreement] = []
+        self.replaced: set[str] = set()
+        self.kept_without_prune = 0
+
+    def __call__(self, key: str, want: DesiredWorker | None, agreements: list[Worker]) -> None:
+        open_ = [a for a in agreements if a.status.is_open]
+        past = tuple(PastAgreement(key, a) for a in agreements if not a.status.is_open)
+        self.history.extend(past)
+        if len(open_) > 1:
+            ids = ", ".join(str(a.agreement_id) for a in open_)
+            self.conflicts.append(
+                Conflict(f"several open agreements ({ids})", tuple(open_), external_id=key)
+            )
+        elif open_:
+            self._one_open(key, want, open_[0])
+        elif want is not None:
+            holders = self._email_holders(want, exclude=None)
+            if holders:
+                self.conflicts.append(_email_conflict(want, holders))
+            else:
+                self.changes.append(Invite(want, history=past))
+
+    def _one_open(self, key: str, want: DesiredWorker | None, agreement: Worker) -> None:
+        if want is None:
+            if self._prune and self._owns(key):
+                self.changes.append(Inactivate(key, agreement))
+            else:
+                self.kept_without_prune += 1
+            return
+        fields = compare_worker(want, agreement)
+        if key in self._replaces:
+            self.replaced.add(key)
+            holders = self._email_holders(want, exclude=agreement)
+            if holders:
+                self.conflicts.append(_email_conflict(want, holders))
+            else:
+                self.changes.append(Replace(agreement, want, fields))
+        elif fields:
+            self.drift.append(Drift(agreement, want, fields))
+
+    def _email_holders(self, want: DesiredWorker, exclude: Worker | None) -> tuple[Worker, ...]:
+        holders = self._open_by_email.get(want.worker_email.lower(), ())
+        return tuple(a for a in holders if a is not exclude)
+
+
+def _email_conflict(want: DesiredWorker, holders: tuple[Worker, ...]) -> Conflict:
+    held = ", ".join(
+        f"agreement {a.agreement_id} "
+        + (f'under externalId "{a.external_id}"' if a.external_id else "with no externalId")
+        for a in holders
+    )
+    return Conflict(
+        f"the email {want.worker_email} is held by an open {held}; "
+        "the service would refuse the invitation",
+        holders,
+        external_id=want.external_id,
+        email=want.worker_email,
+    )
+
+
+def _unused_options(
+    options: PlanOptions,
+    wanted: dict[str, DesiredWorker],
+    by_id: dict[str, list[Worker]],
+    replaced: set[str],
+) -> Iterable[str]:
+    known = wanted.keys() | by_id.keys() | {WEBHOOK_ADDRESS}
+    for key in sorted(options.targets - known):
+        yield f"--target {key}: no such worker in the file or the account"
+    for key in sorted(options.excludes - known):
+        yield f"--exclude {key}: no such worker in the file or the account"
+    for key in sorted(options.replaces - replaced):
+        if options.selects(key):
+            yield (
+                f"--replace {key}: nothing to replace (it needs a worker in the file and "
+                "exactly one open agreement)"
+            )
+
+
+# --- comparing one worker -----------------------------------------------------------------
+
+# (the file's field name, the live resource's value is compared when ...)
+_NAME_FIELDS = ("workerName", "workerSurname", "workerLegalName")
+
+
+def _comparable(want: DesiredWorker, live: Worker) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The normalised values to compare: only fields the service shows, minus ignoreChanges."""
+    mine: dict[str, Any] = {
+        "workerEmail": want.worker_email.lower(),
+        "jobTitle": want.job_title or None,
+    }
+    theirs: dict[str, Any] = {
+        "workerEmail": live.email.lower(),
+        "jobTitle": live.job_title or None,
+    }
+    # Names fill in when the worker answers the invitation: null until then is not drift.
+    if live.first_name is not None:
+        mine["workerName"], theirs["workerName"] = want.worker_name, live.first_name
+    if live.last_name is not None:
+        mine["workerSurname"], theirs["workerSurname"] = want.worker_surname, live.last_name
+    # A Business is recognised by its legal name, so once the names show, a missing one counts.
+    if live.first_name is not None or live.last_name is not None or live.legal_name is not None:
+        mine["workerLegalName"] = want.worker_legal_name or None
+        theirs["workerLegalName"] = live.legal_name or None
+    if live.country is not None:
+        mine["countryIso"] = want.country_iso
+        theirs["countryIso"] = live.country_iso if live.country_iso is not None else live.country
+    for name in want.ignore_changes:
+        mine.pop(name, None)
+        theirs.pop(name, None)
+    return mine, theirs
+
+
+def compare_worker(want: DesiredWorker, live: Worker) -> tuple[FieldChange, ...]:
+    """The fields in which the live agreement differs from the file, in the file's names."""
+    mine, theirs = _comparable(want, live)
+    if mine == theirs:
+        return ()
+    differing = DeepDiff(theirs, mine).affected_root_keys
+    before = live_worker_resource(live)
+    after: dict[str, Any] = {
+        "workerName": want.worker_name,
+        "workerSurname": want.worker_surname,
+        "workerLegalName": want.worker_legal_name,
+        "workerEmail": want.worker_email,
+        "jobTitle": want.job_title,
+        "countryIso": want.country_iso,
+    }
+    return tuple(
+        FieldChange(name, before[name], after[name])
+        for name in sorted(differing, key=_FIELD_ORDER.index)
+    )
+
+
+_FIELD_ORDER = [*_NAME_FIELDS, "workerEmail", "countryIso", "jobTitle"]
+
+
+# --- comparing the webhook ----------------------------------------------------------------
+
+
+def diff_webhook(want: DesiredWebhook, live: Webhook | None) -> Change | None:
+    """Create when the service has none, update when url, enabled, event types or headers differ."""
+    if live is None:
+        return WebhookCreate(want)
+    fields: list[FieldChange] = []
+    if want.url != live.url:
+        fields.append(FieldChange("url", live.url, want.url))
+    if want.enabled != live.enabled:
+        fields.append(FieldChange("enabled", live.enabled, want.enabled))
+    if set(want.event_types) != set(live.event_types):
+        fields.append(
+            FieldChange("event_types", sorted(set(live.event_types)), sorted(want.event_types))
+        )
+    fields.extend(_header_changes(want, live))
+    return WebhookUpdate(live, want, tuple(fields)) if fields else None
+
+
+def _header_changes(want: DesiredWebhook, live: Webhook) -> Iterable[FieldChange]:
+    mine = {header.name.lower(): header for header in want.headers}
+    theirs = {header.name.lower(): header for header in live.headers}
+    for key in sorted(mine.keys() | theirs.keys()):
+        new, old = mine.get(key), theirs.get(key)
+        old_value: Secret | None = old.value if old else None
+        new_value: Secret | None = new.value if new else None
+        if old_value is None or new_value is None or old_value != new_value:
+            name = (new or old).name  # type: ignore[union-attr]  # one of them exists
+            yield FieldChange(f'headers["{name}"]', old_value, new_value, sensitive=True)

@@ -1,0 +1,149 @@
+"""The plan: what would change, what drifted, what is left alone, and whether it is safe."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from reconciler.desired.model import DEFAULT_INACTIVATION_LIMIT, InactivationLimit
+from reconciler.errors import ReconcilerError
+from reconciler.plan.changes import (
+    Change,
+    Conflict,
+    Drift,
+    Inactivate,
+    Invite,
+    PastAgreement,
+    Replace,
+    Unmanaged,
+    WebhookCreate,
+    WebhookUpdate,
+)
+from reconciler.service.models import Webhook, Worker
+
+
+@dataclass(frozen=True, slots=True)
+class LiveState:
+    """What the service holds: every agreement in every status, and the webhook (or None)."""
+
+    workers: tuple[Worker, ...]
+    webhook: Webhook | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlanOptions:
+    """How the command line narrows or bends a plan."""
+
+    targets: frozenset[str] = frozenset()  # externalIds, or "webhook"; empty: everything
+    excludes: frozenset[str] = frozenset()
+    replaces: frozenset[str] = frozenset()
+
+    def selects(self, address_key: str) -> bool:
+        """Whether `--target`/`--exclude` keep this externalId (or "webhook") in the plan."""
+        if address_key in self.excludes:
+            return False
+        return not self.targets or address_key in self.targets
+
+
+class UnsafePlan(ReconcilerError):
+    """The plan trips a safety guard; it was shown, and apply needs `--force`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """The counts of the summary line."""
+
+    invite: int = 0
+    inactivate: int = 0
+    replace: int = 0
+    create: int = 0
+    update: int = 0
+    drifted: int = 0
+    unmanaged: int = 0
+    conflicts: int = 0
+
+    @property
+    def invitation_emails(self) -> int:
+        """How many invitation e-mails an apply would make the service send."""
+        return self.invite + self.replace
+
+    def line(self) -> str:
+        """'3 to invite, 1 to inactivate, 1 to update, 2 drifted, 5 unmanaged' and extras."""
+        parts = [f"{self.invite} to invite", f"{self.inactivate} to inactivate"]
+        if self.replace:
+            parts.append(f"{self.replace} to replace")
+        if self.create:
+            parts.append(f"{self.create} to create")
+        parts += [f"{self.update} to update", f"{self.drifted} drifted"]
+        parts.append(f"{self.unmanaged} unmanaged")
+        if self.conflicts:
+            parts.append(f"{self.conflicts} in conflict")
+        return ", ".join(parts)
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "invite": self.invite,
+            "inactivate": self.inactivate,
+            "replace": self.replace,
+            "create": self.create,
+            "update": self.update,
+            "drifted": self.drifted,
+            "unmanaged": self.unmanaged,
+            "conflicts": self.conflicts,
+            "invitation_emails": self.invitation_emails,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Safety:
+    """The inputs and verdict of the two apply guards."""
+
+    owned_open: int  # owned open agreements in the whole account, before any --target
+    inactivations: int
+    limit: InactivationLimit = DEFAULT_INACTIVATION_LIMIT
+    problems: tuple[str, ...] = ()
+
+    @property
+    def safe(self) -> bool:
+        return not self.problems
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Everything one diff found. Changes are in address order, the webhook last."""
+
+    changes: tuple[Change, ...] = ()
+    drift: tuple[Drift, ...] = ()
+    conflicts: tuple[Conflict, ...] = ()
+    unmanaged: tuple[Unmanaged, ...] = ()
+    history: tuple[PastAgreement, ...] = ()
+    warnings: tuple[str, ...] = ()
+    safety: Safety = field(default_factory=lambda: Safety(owned_open=0, inactivations=0))
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.changes)
+
+    @property
+    def summary(self) -> Summary:
+        counts = {kind: 0 for kind in (Invite, Inactivate, Replace, WebhookCreate, WebhookUpdate)}
+        for change in self.changes:
+            counts[type(change)] += 1
+        return Summary(
+            invite=counts[Invite],
+            inactivate=counts[Inactivate],
+            replace=counts[Replace],
+            create=counts[WebhookCreate],
+            update=counts[WebhookUpdate],
+            drifted=len(self.drift),
+            unmanaged=len(self.unmanaged),
+            conflicts=len(self.conflicts),
+        )
+
+    def raise_if_unsafe(self, force: bool = False) -> None:
+        """Refuse to apply a plan that trips a safety guard, unless forced."""
+        if force or self.safety.safe:
+            return
+        raise UnsafePlan(
+            "the plan is unsafe to apply: " + "; ".join(self.safety.problems),
+            hint="check the file and the scope; apply with --force if this is really intended",
+        )

@@ -1,0 +1,32 @@
+"""The two guards an apply must pass without `--force`: the inactivation limit and all-owned."""
+
+from __future__ import annotations
+
+import math
+
+from reconciler.desired.model import InactivationLimit
+from reconciler.plan.model import Safety
+
+#: Below this many owned open agreements the share limit is not checked: at 4 owned workers,
+#: 25% would refuse a single removal.
+MIN_OWNED_FOR_LIMIT = 10
+
+
+def assess(owned_open: int, inactivations: int, limit: InactivationLimit) -> Safety:
+    """Judge a plan that would inactivate `inactivations` of `owned_open` owned agreements."""
+    problems: list[str] = []
+    allowed = limit.allowed(owned_open)
+    if owned_open >= MIN_OWNED_FOR_LIMIT and inactivations > allowed:
+        shown = math.floor(allowed) if limit.is_share else allowed
+        problems.append(
+            f"{inactivations} inactivations exceed policy.maxInactivations {limit} "
+            f"({shown} of {owned_open} owned open agreements)"
+        )
+    if inactivations and inactivations >= owned_open:
+        problems.append(f"the plan would inactivate every owned worker ({owned_open})")
+    return Safety(
+        owned_open=owned_open,
+        inactivations=inactivations,
+        limit=limit,
+        problems=tuple(problems),
+    )

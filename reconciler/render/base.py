@@ -1,0 +1,65 @@
+"""The one interface every plan output implements, and the helpers they share."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Protocol
+
+from reconciler.plan.model import Plan
+from reconciler.secrets import MASK, Secret
+
+FORMATS = ("text", "json", "markdown")
+
+# Control characters from the service's data must not reach a terminal or a Markdown page.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+class Renderer(Protocol):
+    """Turns a plan into the text of one output format."""
+
+    def render(self, plan: Plan) -> str: ...
+
+
+def renderer_for(fmt: str, *, color: bool = False, show_unmanaged: bool = False) -> Renderer:
+    """The renderer for `--format`: text, json or markdown."""
+    from reconciler.render.json import JsonRenderer
+    from reconciler.render.markdown import MarkdownRenderer
+    from reconciler.render.text import TextRenderer
+
+    if fmt == "json":
+        return JsonRenderer()
+    if fmt == "markdown":
+        return MarkdownRenderer(show_unmanaged=show_unmanaged)
+    if fmt == "text":
+        return TextRenderer(color=color, show_unmanaged=show_unmanaged)
+    raise ValueError(f"unknown plan format {fmt!r}; expected one of {', '.join(FORMATS)}")
+
+
+def show(value: Any) -> str:
+    """A value as a plan shows it: JSON-like, secrets masked, control characters escaped."""
+    if isinstance(value, Secret):
+        return MASK
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(show(item) for item in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def clean(text: str) -> str:
+    """Free text (reasons, warnings) with control characters made visible instead of acted on."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+
+
+def jsonable(value: Any) -> Any:
+    """A resource ready for `json.dumps`, every secret replaced by the mask."""
+    if isinstance(value, Secret):
+        return MASK
+    if isinstance(value, dict):
+        return {key: jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(item) for item in value]
+    return value
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    return f"{count} {word if count == 1 else (many or word + 's')}"

@@ -1,0 +1,112 @@
+"""The plan as JSON in the shape of Terraform's plan JSON, described by schemas/plan.schema.json."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from reconciler import __version__
+from reconciler.plan.changes import (
+    WEBHOOK_ADDRESS,
+    Change,
+    Conflict,
+    Drift,
+    Inactivate,
+    PastAgreement,
+    Replace,
+    Unmanaged,
+    live_worker_resource,
+    sensitive_mask,
+)
+from reconciler.plan.model import Plan
+from reconciler.render.base import jsonable
+
+FORMAT_VERSION = "1.0"
+
+# Terraform's words for why an action was chosen, where one of them fits.
+_REASONS = {Inactivate: "delete_because_no_resource_config", Replace: "replace_by_request"}
+
+
+class JsonRenderer:
+    """Machine-readable plan: `resource_changes`, `resource_drift`, `unmanaged`, `summary`."""
+
+    def render(self, plan: Plan) -> str:
+        return json.dumps(plan_document(plan), indent=2, ensure_ascii=False) + "\n"
+
+
+def plan_document(plan: Plan) -> dict[str, Any]:
+    """The JSON document of a plan, before serialisation."""
+    return {
+        "format_version": FORMAT_VERSION,
+        "reconciler_version": __version__,
+        "resource_changes": [_resource_change(change) for change in plan.changes],
+        "resource_drift": [_drift(drift) for drift in plan.drift],
+        "conflicts": [_conflict(conflict) for conflict in plan.conflicts],
+        "unmanaged": [_unmanaged(item) for item in plan.unmanaged],
+        "history": [_history(past) for past in plan.history],
+        "warnings": list(plan.warnings),
+        "safety": {
+            "safe": plan.safety.safe,
+            "problems": list(plan.safety.problems),
+            "owned_open_agreements": plan.safety.owned_open,
+            "inactivations": plan.safety.inactivations,
+            "max_inactivations": str(plan.safety.limit),
+        },
+        "summary": plan.summary.as_dict(),
+    }
+
+
+def _identity(address: str, index: str | None) -> dict[str, Any]:
+    kind = WEBHOOK_ADDRESS if address == WEBHOOK_ADDRESS else "worker"
+    identity: dict[str, Any] = {"address": address, "type": kind, "name": kind}
+    if index is not None:
+        identity["index"] = index
+    return identity
+
+
+def _resource_change(change: Change) -> dict[str, Any]:
+    entry = _identity(change.address, change.external_id)
+    before, after = change.before, change.after
+    entry["change"] = {
+        "actions": list(change.actions),
+        "before": jsonable(before),
+        "after": jsonable(after),
+        "before_sensitive": sensitive_mask(before),
+        "after_sensitive": sensitive_mask(after),
+        "changed_fields": [field.name for field in change.fields],
+    }
+    reason = _REASONS.get(type(change))
+    if reason is not None:
+        entry["action_reason"] = reason
+    return entry
+
+
+def _drift(drift: Drift) -> dict[str, Any]:
+    entry = _identity(drift.address, drift.external_id)
+    entry["change"] = {
+        "actions": list(drift.actions),
+        "before": jsonable(drift.before),
+        "after": jsonable(drift.after),
+        "before_sensitive": False,
+        "after_sensitive": False,
+        "changed_fields": [field.name for field in drift.fields],
+    }
+    return entry
+
+
+def _conflict(conflict: Conflict) -> dict[str, Any]:
+    return {
+        "address": conflict.address,
+        "externalId": conflict.external_id,
+        "email": conflict.email,
+        "reason": conflict.reason,
+        "agreements": [live_worker_resource(a) for a in conflict.agreements],
+    }
+
+
+def _unmanaged(item: Unmanaged) -> dict[str, Any]:
+    return {**live_worker_resource(item.agreement), "reason": item.reason}
+
+
+def _history(past: PastAgreement) -> dict[str, Any]:
+    return {"address": past.address, **live_worker_resource(past.agreement)}

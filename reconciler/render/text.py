@@ -1,0 +1,178 @@
+"""The plan as Terraform prints it: `+` invite, `-` inactivate, `~` update, `-/+` replace."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from reconciler.plan.changes import (
+    Change,
+    Conflict,
+    Drift,
+    FieldChange,
+    Invite,
+    Replace,
+    Resource,
+    Unmanaged,
+    WebhookCreate,
+)
+from reconciler.plan.model import Plan
+from reconciler.render.base import clean, plural, show
+
+_SYMBOL = {("create",): "+", ("delete",): "-", ("update",): "~", ("delete", "create"): "-/+"}
+_STYLE = {
+    "+": {"fg": "green"},
+    "-": {"fg": "red"},
+    "~": {"fg": "yellow"},
+    "-/+": {"fg": "magenta"},
+    "!": {"fg": "red", "bold": True},
+    "title": {"bold": True},
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One line of the plan and how to colour it on a terminal (`None`: plain)."""
+
+    text: str
+    style: str | None = None
+
+
+class TextRenderer:
+    """The human-readable plan; colour only when asked for (the CLI asks on a terminal)."""
+
+    def __init__(self, *, color: bool = False, show_unmanaged: bool = False) -> None:
+        self._color = color
+        self._show_unmanaged = show_unmanaged
+
+    def render(self, plan: Plan) -> str:
+        out = []
+        for line in plan_lines(plan, show_unmanaged=self._show_unmanaged):
+            style = _STYLE.get(line.style or "")
+            out.append(click.style(line.text, **style) if self._color and style else line.text)
+        return "\n".join(out) + "\n"
+
+
+def plan_lines(plan: Plan, *, show_unmanaged: bool = False) -> Iterator[Line]:
+    """The plan, line by line, with no colour: shared by the text and Markdown outputs."""
+    if plan.changes:
+        yield Line("reconciler will perform the following actions:", "title")
+        for change in plan.changes:
+            yield Line("")
+            yield from change_lines(change)
+    else:
+        yield Line("No changes. The account matches the file.", "title")
+    if plan.drift:
+        yield Line("")
+        yield Line(
+            "Drift: the service cannot change a worker in place; "
+            "--replace ID inactivates it and invites it again.",
+            "title",
+        )
+        for drift in plan.drift:
+            yield from drift_lines(drift)
+    if plan.conflicts:
+        yield Line("")
+        yield Line("Conflicts: reported, nothing is done to them.", "title")
+        for conflict in plan.conflicts:
+            yield conflict_line(conflict)
+    yield Line("")
+    yield from unmanaged_lines(plan.unmanaged, listed=show_unmanaged)
+    if plan.history:
+        yield Line(
+            f"History: {plural(len(plan.history), 'past agreement')} (ENDED or INACTIVATED) "
+            "of managed workers, never touched."
+        )
+    for warning in plan.warnings:
+        yield Line(f"Warning: {clean(warning)}", "~")
+    for problem in plan.safety.problems:
+        yield Line(f"Unsafe: {clean(problem)}; apply refuses without --force.", "!")
+    yield Line("")
+    yield Line(f"Plan: {plan.summary.line()}.", "title")
+    yield Line(_emails_line(plan.summary.invitation_emails))
+
+
+def change_lines(change: Change) -> Iterator[Line]:
+    """One change: a comment saying what happens, then the resource with its fields."""
+    symbol = _SYMBOL[change.actions]
+    comment = f"  # {change.address} will be {change.verb}"
+    if isinstance(change, Invite) and change.history:
+        past = ", ".join(f"{h.agreement.agreement_id} {h.agreement.status}" for h in change.history)
+        comment += f" (past agreement: {past})"
+    yield Line(comment)
+    yield Line(f"  {symbol} {change.address} {{", symbol)
+    if isinstance(change, Replace):
+        yield from _field_lines(change.fields, indent="      ")
+        yield from _resource_lines("+", change.after, skip=frozenset(f.name for f in change.fields))
+    elif change.fields:
+        yield from _field_lines(change.fields, indent="      ")
+    elif isinstance(change, Invite | WebhookCreate):
+        yield from _resource_lines("+", change.after)
+    else:
+        yield from _resource_lines("-", change.before)
+    yield Line("    }")
+
+
+def drift_lines(drift: Drift) -> Iterator[Line]:
+    yield Line(f"  ~ {drift.address} (agreement {drift.agreement.agreement_id})", "~")
+    yield from _field_lines(drift.fields, indent="      ")
+
+
+def conflict_line(conflict: Conflict) -> Line:
+    where = conflict.address or f"email {conflict.email}"
+    return Line(f"  ! {clean(where)}: {clean(conflict.reason)}", "!")
+
+
+def unmanaged_lines(unmanaged: tuple[Unmanaged, ...], *, listed: bool) -> Iterator[Line]:
+    if not unmanaged:
+        return
+    count = plural(len(unmanaged), "open agreement")
+    if not listed:
+        yield Line(f"Unmanaged: {count} not owned by this file (--show-unmanaged lists them).")
+        return
+    yield Line(f"Unmanaged: {count} not owned by this file, never touched:")
+    for item in unmanaged:
+        agreement = item.agreement
+        external_id = show(agreement.external_id)
+        yield Line(
+            f"    agreement {agreement.agreement_id}  externalId {external_id}  "
+            f"{show(agreement.email)}  {agreement.status}  ({item.reason})"
+        )
+
+
+def _emails_line(count: int) -> str:
+    if not count:
+        return "Apply would send no invitation e-mails."
+    return f"Apply would send {plural(count, 'invitation e-mail')}."
+
+
+def _field_lines(fields: tuple[FieldChange, ...], *, indent: str) -> Iterator[Line]:
+    for field in fields:
+        if field.before is None:
+            yield Line(f"{indent}+ {field.name}: {show(field.after)}", "+")
+        elif field.after is None:
+            yield Line(f"{indent}- {field.name}: {show(field.before)}", "-")
+        else:
+            yield Line(f"{indent}~ {field.name}: {show(field.before)} -> {show(field.after)}", "~")
+
+
+def _resource_lines(
+    symbol: str, resource: Resource | None, skip: frozenset[str] = frozenset()
+) -> Iterator[Line]:
+    pairs = [(name, value) for name, value in _flatten(resource or {}) if name not in skip]
+    width = max((len(name) for name, _ in pairs), default=0)
+    for name, value in pairs:
+        yield Line(f"      {symbol} {name.ljust(width)} = {show(value)}", symbol)
+
+
+def _flatten(resource: Resource) -> Iterator[tuple[str, Any]]:
+    """Resource fields as `name = value` pairs; webhook headers one per name, nulls left out."""
+    for name, value in resource.items():
+        if name == "headers":
+            for header in value:
+                yield f'headers["{header["name"]}"]', header["value"]
+        elif value is not None:
+            yield name, value

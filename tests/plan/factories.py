@@ -139,7 +139,9 @@ def quickstart() -> tuple[DesiredState, LiveState]:
             country_iso="US",
             job_title="Staff Engineer",
         ),
-        want("ENG-003", worker_name="Alan", worker_surname="Turing", worker_email="alan@example.com"),
+        want(
+            "ENG-003", worker_name="Alan", worker_surname="Turing", worker_email="alan@example.com"
+        ),
         want(
             "ENG-004",
             worker_name="Katherine",

@@ -257,16 +257,19 @@ def _webhook_record(webhook: DesiredWebhook, header_key: bytes) -> dict[str, Any
 
 
 def is_saved_plan(path: Path) -> bool:
-    """Whether `path` holds a saved plan (by content: a JSON object whose format says so)."""
+    """Whether `path` holds a saved plan: by content (a JSON object whose format says so)."""
     path = Path(path)
     if not path.is_file():
         return False
     try:
         with path.open("rb") as stream:
-            head = stream.read(4096)
-    except OSError:
+            if not stream.read(64).lstrip().startswith(b"{"):
+                return False  # a desired-state file is YAML; no need to read it all
+            stream.seek(0)
+            document = json.load(stream)
+    except (OSError, ValueError):
         return False
-    return head.lstrip().startswith(b"{") and f'"format": "{FORMAT}"'.encode() in head
+    return isinstance(document, dict) and document.get("format") == FORMAT
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,245 @@
+"""Saved plans: what they hold, what they never hold, and when they refuse to be applied."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import hashlib
+import json
+import stat
+import urllib.parse
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from reconciler.plan import Inactivate, Invite, LiveState, WebhookUpdate, diff
+from reconciler.plan.saved import (
+    ABSENT,
+    InvalidSavedPlan,
+    StalePlan,
+    is_saved_plan,
+    load_saved_plan,
+    saved_plan_document,
+    write_saved_plan,
+)
+from tests.plan.factories import (
+    agreement,
+    desired_state,
+    desired_webhook,
+    live_webhook,
+    quickstart,
+)
+
+TOKEN = "tok-Zk4r9Qm2Xv7Lp0Wn5Bt8"
+HEADER_VALUE = "hdr-Jc6Yf1Ds3Ue8Ga2Rk9"
+NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+ENVIRON = {"WEBHOOK_TOKEN": HEADER_VALUE}
+
+
+def _with_header(template: bool = True):
+    desired, live = quickstart()
+    webhook = desired_webhook(
+        events=("KYC", "PAYMENT"),
+        headers=(("X-Webhook-Token", HEADER_VALUE),),
+        templates={"X-Webhook-Token": "${WEBHOOK_TOKEN}"} if template else None,
+    )
+    return dataclasses.replace(desired, webhook=webhook), live
+
+
+def _save(tmp_path: Path, desired, live: LiveState, token: str = TOKEN) -> Path:
+    document = saved_plan_document(
+        diff(desired, live), live, token=token, created_at=NOW, tool_version="1.2.3"
+    )
+    path = tmp_path / "plan.out"
+    write_saved_plan(path, document)
+    return path
+
+
+def test_a_saved_plan_round_trips(tmp_path: Path) -> None:
+    desired, live = _with_header()
+    path = _save(tmp_path, desired, live)
+    assert is_saved_plan(path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    saved = load_saved_plan(path)
+    assert (saved.created_at, saved.tool_version) == (NOW, "1.2.3")
+    plan = saved.resume(live, token=TOKEN, environ=ENVIRON, now=NOW + timedelta(minutes=5))
+    assert [(type(c), c.address) for c in plan.changes] == [
+        (Invite, 'worker["ENG-004"]'),
+        (Inactivate, 'worker["ENG-006"]'),
+        (WebhookUpdate, "webhook"),
+    ]
+    (header,) = plan.changes[-1].webhook.headers
+    assert header.value.reveal() == HEADER_VALUE and header.value.template == "${WEBHOOK_TOKEN}"
+    assert plan.safety.safe
+
+
+def test_fingerprints_record_still_absent_for_an_invitation(tmp_path: Path) -> None:
+    path = _save(tmp_path, *quickstart())
+    fingerprints = {c["address"]: c["fingerprint"] for c in json.loads(path.read_text())["changes"]}
+    assert fingerprints['worker["ENG-004"]'] == ABSENT
+    assert fingerprints['worker["ENG-006"]'].startswith("hmac-sha256:")
+    assert fingerprints["webhook"].startswith("hmac-sha256:")
+
+
+def _replace_worker(live: LiveState, agreement_id: int, worker) -> LiveState:
+    workers = tuple(worker if w.agreement_id == agreement_id else w for w in live.workers)
+    return dataclasses.replace(live, workers=workers)
+
+
+STALE = [
+    (
+        "the worker to invite was invited meanwhile",
+        lambda live: dataclasses.replace(
+            live,
+            workers=(*live.workers, agreement(40, "ENG-004", "INVITATION_SENT")),
+        ),
+        'worker["ENG-004"]',
+    ),
+    (
+        "the email of the worker to invite was taken meanwhile",
+        lambda live: dataclasses.replace(
+            live, workers=(*live.workers, agreement(41, None, email="katherine@example.com"))
+        ),
+        'worker["ENG-004"]',
+    ),
+    (
+        "the worker to inactivate changed",
+        lambda live: _replace_worker(
+            live, 6, dataclasses.replace(live.workers[4], job_title="Professor")
+        ),
+        'worker["ENG-006"]',
+    ),
+    (
+        "the webhook changed",
+        lambda live: dataclasses.replace(live, webhook=live_webhook(events=("PAYMENT",))),
+        "webhook",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "change", "address"), STALE, ids=[s[0] for s in STALE])
+def test_a_plan_is_stale_when_anything_it_touches_changed(
+    tmp_path: Path, name: str, change, address: str
+) -> None:
+    desired, live = quickstart()
+    saved = load_saved_plan(_save(tmp_path, desired, live))
+    with pytest.raises(StalePlan, match=address.replace("[", r"\[")):
+        saved.resume(change(live), token=TOKEN, environ={}, now=NOW)
+
+
+def test_changes_elsewhere_do_not_make_it_stale(tmp_path: Path) -> None:
+    desired, live = quickstart()
+    saved = load_saved_plan(_save(tmp_path, desired, live))
+    elsewhere = _replace_worker(live, 1, dataclasses.replace(live.workers[0], job_title="CTO"))
+    elsewhere = dataclasses.replace(elsewhere, workers=(*elsewhere.workers, agreement(50, None)))
+    assert len(saved.resume(elsewhere, token=TOKEN, environ={}, now=NOW).changes) == 3
+
+
+def test_a_plan_older_than_its_expiry_is_refused(tmp_path: Path) -> None:
+    desired, live = quickstart()
+    saved = load_saved_plan(_save(tmp_path, desired, live))
+    with pytest.raises(StalePlan, match="more than 1:00:00 ago"):
+        saved.resume(live, token=TOKEN, environ={}, now=NOW + timedelta(hours=1, seconds=1))
+
+
+def test_an_inactivated_agreement_gone_from_the_account_is_stale(tmp_path: Path) -> None:
+    desired, live = quickstart()
+    saved = load_saved_plan(_save(tmp_path, desired, live))
+    gone = dataclasses.replace(live, workers=tuple(w for w in live.workers if w.agreement_id != 6))
+    with pytest.raises(StalePlan, match="agreement 6 is gone"):
+        saved.resume(gone, token=TOKEN, environ={}, now=NOW)
+
+
+def _encodings(value: str) -> set[str]:
+    raw = value.encode()
+    return {
+        value,
+        raw.hex(),
+        raw.hex().upper(),
+        base64.b64encode(raw).decode().rstrip("="),
+        base64.urlsafe_b64encode(raw).decode().rstrip("="),
+        urllib.parse.quote(value, safe=""),
+    } | {getattr(hashlib, name)(raw).hexdigest() for name in ("md5", "sha1", "sha256", "sha512")}
+
+
+def test_a_header_from_a_variable_is_stored_as_its_template_and_a_keyed_hash(
+    tmp_path: Path,
+) -> None:
+    text = _save(tmp_path, *_with_header()).read_text()
+    for leak in _encodings(HEADER_VALUE) | _encodings(TOKEN):
+        assert leak not in text
+    (record,) = [c for c in json.loads(text)["changes"] if c["address"] == "webhook"]
+    (header,) = record["webhook"]["headers"]
+    assert header["template"] == "${WEBHOOK_TOKEN}" and "value" not in header
+    other = json.loads(_save(tmp_path, *_with_header(), token=TOKEN + "x").read_text())
+    (other_header,) = [c for c in other["changes"] if c["address"] == "webhook"][0]["webhook"][
+        "headers"
+    ]
+    assert other_header["hmac"] != header["hmac"]  # keyed with the token
+
+
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [({"WEBHOOK_TOKEN": "something-else"}, "no longer has the value"), ({}, "is not set")],
+)
+def test_a_header_variable_that_changed_refuses_the_plan(
+    tmp_path: Path, environ: dict[str, str], message: str
+) -> None:
+    desired, live = _with_header()
+    saved = load_saved_plan(_save(tmp_path, desired, live))
+    with pytest.raises(StalePlan, match=message):
+        saved.resume(live, token=TOKEN, environ=environ, now=NOW)
+
+
+def test_another_token_refuses_the_plan(tmp_path: Path) -> None:
+    desired, live = _with_header()
+    saved = load_saved_plan(_save(tmp_path, desired, live))
+    with pytest.raises(StalePlan):
+        saved.resume(live, token="another-token-value", environ=ENVIRON, now=NOW)
+
+
+def test_a_literal_header_value_is_carried(tmp_path: Path) -> None:
+    desired, live = _with_header(template=False)
+    saved = load_saved_plan(_save(tmp_path, desired, live))
+    plan = saved.resume(live, token=TOKEN, environ={}, now=NOW)
+    assert plan.changes[-1].webhook.headers[0].value.reveal() == HEADER_VALUE
+
+
+@pytest.mark.parametrize(
+    ("content", "name"),
+    [
+        ("version: 1\nworkers: []\n", "workers.yaml"),
+        ('{"version": 1, "workers": []}', "workers.json"),
+        ('{"format": "something-else"}', "plan.json"),
+        ("", "empty"),
+    ],
+)
+def test_a_desired_state_file_is_not_a_saved_plan(tmp_path: Path, content: str, name: str) -> None:
+    path = tmp_path / name
+    path.write_text(content)
+    assert not is_saved_plan(path)
+    with pytest.raises(InvalidSavedPlan, match=name):
+        load_saved_plan(path)
+
+
+def test_a_directory_is_not_a_saved_plan(tmp_path: Path) -> None:
+    assert not is_saved_plan(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda d: d.update(format_version=99), "format_version 99 is not supported"),
+        (lambda d: d.pop("created_at"), "damaged"),
+        (lambda d: d["changes"].append({"action": "explode"}), "damaged"),
+        (lambda d: d["changes"][0].pop("fingerprint"), "damaged"),
+    ],
+)
+def test_a_damaged_saved_plan_is_a_clear_error(tmp_path: Path, mutate, message: str) -> None:
+    path = _save(tmp_path, *quickstart())
+    document = json.loads(path.read_text())
+    mutate(document)
+    path.write_text(json.dumps(document))
+    with pytest.raises(InvalidSavedPlan, match=message):
+        load_saved_plan(path)

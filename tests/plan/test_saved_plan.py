@@ -25,7 +25,6 @@ from reconciler.plan.saved import (
 )
 from tests.plan.factories import (
     agreement,
-    desired_state,
     desired_webhook,
     live_webhook,
     quickstart,
@@ -173,7 +172,7 @@ def test_a_header_from_a_variable_is_stored_as_its_template_and_a_keyed_hash(
     (header,) = record["webhook"]["headers"]
     assert header["template"] == "${WEBHOOK_TOKEN}" and "value" not in header
     other = json.loads(_save(tmp_path, *_with_header(), token=TOKEN + "x").read_text())
-    (other_header,) = [c for c in other["changes"] if c["address"] == "webhook"][0]["webhook"][
+    (other_header,) = next(c for c in other["changes"] if c["address"] == "webhook")["webhook"][
         "headers"
     ]
     assert other_header["hmac"] != header["hmac"]  # keyed with the token

@@ -61,9 +61,11 @@ def main(log_format: logs.LogFormat, log_level: str) -> None:
 
 
 def _register() -> None:
-    from reconciler.cli import sandbox
+    from reconciler.cli import plan, sandbox
 
     main.add_command(sandbox.sandbox)
+    main.add_command(plan.plan)
+    main.add_command(plan.drift)
 
 
 _register()

@@ -1,0 +1,181 @@
+"""`reconciler plan` and `reconciler drift`: refresh, diff, print; never write to the service."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from reconciler import __version__, logs
+from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
+from reconciler.desired import DesiredState, load_desired_state
+from reconciler.plan import Plan, PlanOptions, diff
+from reconciler.plan.model import LiveState
+from reconciler.plan.refresh import refresh
+from reconciler.plan.saved import saved_plan_document, write_saved_plan
+from reconciler.render import FORMATS, renderer_for
+
+#: `--detailed-exitcode` and `drift`: something to change (or drift, for `drift`).
+EXIT_CHANGES = 2
+
+_log = logs.get_logger("reconciler.plan")
+
+_format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="text for people, json (Terraform's plan JSON shape) for machines, markdown for a PR.",
+)
+_show_unmanaged_option = click.option(
+    "--show-unmanaged",
+    is_flag=True,
+    help="List the open agreements this file does not own (they are always counted).",
+)
+
+
+@click.command("plan")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    help="Save the plan, for `reconciler apply PLAN`.",
+)
+@_format_option
+@click.option(
+    "--detailed-exitcode",
+    is_flag=True,
+    help="Exit 2 when there are changes (0 none, 1 error), as Terraform does.",
+)
+@click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    metavar="ID",
+    help="Plan only this externalId (or `webhook`); repeatable.",
+)
+@click.option(
+    "--exclude", "excludes", multiple=True, metavar="ID", help="Leave this externalId out."
+)
+@click.option(
+    "--replace",
+    "replaces",
+    multiple=True,
+    metavar="ID",
+    help="Inactivate this worker and invite it again (the only fix for drift); repeatable.",
+)
+@_show_unmanaged_option
+@connection_options
+def plan(
+    path: Path,
+    out: Path | None,
+    fmt: str,
+    detailed_exitcode: bool,
+    targets: tuple[str, ...],
+    excludes: tuple[str, ...],
+    replaces: tuple[str, ...],
+    show_unmanaged: bool,
+    connection: ConnectionOptions,
+) -> None:
+    """Compare the file(s) at PATH with the live account and print what apply would do."""
+    options = PlanOptions(
+        targets=frozenset(targets), excludes=frozenset(excludes), replaces=frozenset(replaces)
+    )
+    result, live, token = _plan(path, options, connection)
+    _print(result, fmt, show_unmanaged)
+    if out is not None:
+        document = saved_plan_document(
+            result,
+            live,
+            token=token,
+            created_at=datetime.now(UTC),
+            tool_version=__version__,
+            sources=[str(path)],
+        )
+        write_saved_plan(out, document)
+        click.echo(f"Saved the plan to {out}; apply it with: reconciler apply {out}", err=True)
+    if detailed_exitcode and result.has_changes:
+        raise click.exceptions.Exit(EXIT_CHANGES)
+
+
+@click.command("drift")
+@click.argument("path", type=click.Path(path_type=Path))
+@_format_option
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit 2 for unmanaged workers and conflicts too.",
+)
+@_show_unmanaged_option
+@connection_options
+def drift(
+    path: Path,
+    fmt: str,
+    strict: bool,
+    show_unmanaged: bool,
+    connection: ConnectionOptions,
+) -> None:
+    """A read-only plan for scheduled jobs: exit 2 on changes or drift, 0 when in sync."""
+    result, _, _ = _plan(path, PlanOptions(), connection)
+    _print(result, fmt, show_unmanaged)
+    if drift_detected(result, strict=strict):
+        raise click.exceptions.Exit(EXIT_CHANGES)
+
+
+def drift_detected(result: Plan, *, strict: bool) -> bool:
+    """`drift`'s verdict: changes or drift; with `--strict`, unmanaged and conflicts too."""
+    if result.has_changes or result.drift:
+        return True
+    return strict and bool(result.unmanaged or result.conflicts)
+
+
+def _plan(
+    path: Path, options: PlanOptions, connection: ConnectionOptions
+) -> tuple[Plan, LiveState, str]:
+    desired = load_desired_state(path)  # every problem is reported before any call
+    _register_header_values(desired)
+    with open_client(connection, read_only=True) as client, _progress() as on_progress:
+        live = refresh(client, on_progress)
+        token = client.config.token.reveal()
+    _log.info("refreshed", agreements=len(live.workers), webhook=live.webhook is not None)
+    result = diff(desired, live, options)
+    _log.info("planned", **result.summary.as_dict())
+    return result, live, token
+
+
+def _register_header_values(desired: DesiredState) -> None:
+    if desired.webhook is not None:
+        for header in desired.webhook.headers:
+            logs.register_secret(header.value.reveal())
+
+
+def _print(result: Plan, fmt: str, show_unmanaged: bool) -> None:
+    color = fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    output = renderer_for(fmt, color=color, show_unmanaged=show_unmanaged).render(result)
+    click.echo(output, nl=False, color=color)
+
+
+@contextmanager
+def _progress() -> Iterator[Callable[[int], None] | None]:
+    """A progress line on stderr while the refresh runs, only on a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    columns: list[Any] = [
+        SpinnerColumn(),
+        TextColumn("Reading the account: {task.completed:,} agreements"),
+        TimeElapsedColumn(),
+    ]
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("refresh", total=None)
+        yield lambda count: progress.update(task, completed=count)

@@ -1,0 +1,217 @@
+"""Benchmark: `reconciler plan` on 100,000 workers, end to end, against the straightforward way.
+
+    PYTHONPATH=. python benchmarks/plan_100k.py [--workers 100000] [--repeat 1]
+
+Sets up a sandbox (its own process, `reconciler sandbox serve`) holding N agreements and a file
+of N workers: 1% drifted (job title), 0.5% only in the file (invite), 0.5% only in the account
+(inactivate). Then, in the same run:
+
+1. `reconciler plan FILE` as a user runs it: a subprocess, timed wall-clock, peak RSS from the
+   kernel (`wait4`), its summary line checked against the expected counts;
+2. the straightforward pipeline, in this process: PyYAML's CSafeLoader, `Draft202012Validator
+   (...).iter_errors` over the whole document, the same refresh fetched sequentially (every
+   page, then the webhook), and one `DeepDiff` of the two states as dicts keyed by externalId.
+
+Targets: under 15 s and 1 GB peak for `reconciler plan`, and at least 4x faster than (2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pycountry
+import yaml
+from deepdiff import DeepDiff
+from jsonschema import Draft202012Validator
+
+ROOT = Path(__file__).resolve().parents[1]
+COUNTRIES = ["GB", "US", "FR", "DE", "NL"]
+
+
+def _worker(i: int) -> dict[str, Any]:
+    return {
+        "externalId": f"ENG-{i:06d}",
+        "workerName": f"Given{i}",
+        "workerSurname": f"Family{i}",
+        "workerEmail": f"w{i}@example.com",
+        "countryIso": COUNTRIES[i % len(COUNTRIES)],
+        "jobTitle": "Engineer",
+    }
+
+
+def write_inputs(folder: Path, n: int) -> tuple[Path, Path, dict[str, int]]:
+    """The desired file and the sandbox seed; returns the counts the plan must show."""
+    share = n // 200  # 0.5%
+    added = range(0, share)  # in the file only
+    removed = range(n, n + share)  # in the account only
+    drifted = range(share, share + n // 100)  # 1%
+    desired = folder / "workers.yaml"
+    with desired.open("w") as out:
+        out.write('version: 1\nscope:\n  externalIdPrefix: "ENG-"\nworkers:\n')
+        for i in range(n):
+            w = _worker(i)
+            out.write(
+                f"  - externalId: {w['externalId']}\n    typeOfWorker: Worker\n"
+                f"    workerName: {w['workerName']}\n    workerSurname: {w['workerSurname']}\n"
+                f"    workerEmail: {w['workerEmail']}\n    countryIso: {w['countryIso']}\n"
+                f"    jobTitle: {w['jobTitle']}\n"
+            )
+    seed = folder / "seed.yaml"
+    with seed.open("w") as out:
+        out.write("workers:\n")
+        for i in [*range(share, n), *removed]:
+            w = _worker(i)
+            title = "Senior Engineer" if i in drifted else w["jobTitle"]
+            out.write(
+                f"  - externalId: {w['externalId']}\n    firstName: {w['workerName']}\n"
+                f"    lastName: {w['workerSurname']}\n    email: {w['workerEmail']}\n"
+                f"    country: {w['countryIso']}\n    jobTitle: {title}\n    status: ACTIVE\n"
+            )
+        out.write("webhook:\n  url: https://hooks.example.com/workforce\n  event_types: [KYC]\n")
+    expected = {"invite": len(added), "inactivate": len(removed), "drifted": len(drifted)}
+    return desired, seed, expected
+
+
+def start_sandbox(folder: Path, seed: Path, env: dict[str, str]) -> tuple[Any, dict[str, Any]]:
+    command = [sys.executable, "-m", "reconciler", "sandbox", "serve", "--port", "0"]
+    command += ["--db", str(folder / "sandbox.db"), "--seed", str(seed)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
+    first = process.stdout.readline() if process.stdout else ""
+    if not first:
+        process.kill()
+        raise SystemExit("the sandbox did not start")
+    return process, json.loads(first)
+
+
+def run_reconciler(desired: Path, env: dict[str, str]) -> tuple[float, int, str]:
+    """Wall seconds, peak RSS in bytes, and stdout of `reconciler plan FILE`."""
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "reconciler", "plan", str(desired)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    stdout, stderr = process.communicate()
+    elapsed = time.perf_counter() - started
+    peak = _peak_rss_of_children()
+    if process.returncode != 0:
+        raise SystemExit(f"reconciler plan failed ({process.returncode}): {stderr.decode()}")
+    return elapsed, peak, stdout.decode()
+
+
+def _peak_rss_of_children() -> int:
+    # The largest peak of every child reaped so far: the sandbox still runs, so only the plan
+    # processes count.
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+
+
+def straightforward(desired: Path, base_url: str, token: str) -> dict[str, float]:
+    """The pipeline one would write first, timed step by step."""
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    document = yaml.load(desired.read_text(), Loader=yaml.CSafeLoader)
+    timings["load (CSafeLoader)"] = time.perf_counter() - started
+
+    step = time.perf_counter()
+    schema = json.loads((ROOT / "schemas" / "desired-state.schema.json").read_text())
+    errors = list(Draft202012Validator(schema).iter_errors(document))
+    assert not errors, errors[:3]
+    timings["validate (iter_errors)"] = time.perf_counter() - step
+
+    step = time.perf_counter()
+    live: list[dict[str, Any]] = []
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=base_url, headers=headers, timeout=60) as client:
+        page = 0
+        while True:
+            answer = client.get("/contract/workers/list", params={"page": page, "size": 200})
+            answer.raise_for_status()
+            body = answer.json()
+            live += body["content"]
+            if body["last"]:
+                break
+            page += 1
+        client.get("/webhooks/clients")
+    timings["refresh (sequential)"] = time.perf_counter() - step
+
+    step = time.perf_counter()
+    names = {c.name: c.alpha_2 for c in pycountry.countries}
+    fields = ("workerName", "workerSurname", "workerEmail", "countryIso", "jobTitle")
+    wanted = {w["externalId"]: {f: w.get(f) for f in fields} for w in document["workers"]}
+    have = {
+        w["externalId"]: {
+            "workerName": w["firstName"],
+            "workerSurname": w["lastName"],
+            "workerEmail": w["email"],
+            "countryIso": names.get(w["country"], w["country"]),
+            "jobTitle": w["jobTitle"],
+        }
+        for w in live
+        if w["externalId"] and w["status"] in ("ACTIVE", "INVITATION_SENT", "VERIFICATION_PENDING")
+    }
+    difference = DeepDiff(have, wanted)
+    assert difference, "the states should differ"
+    timings["diff (one DeepDiff)"] = time.perf_counter() - step
+    timings["total"] = time.perf_counter() - started
+    return timings
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=1, help="runs of reconciler plan (best)")
+    parser.add_argument("--skip-baseline", action="store_true")
+    args = parser.parse_args()
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RECONCILER_LOG_LEVEL": "warning"}
+    with tempfile.TemporaryDirectory(prefix="plan-bench-") as temporary:
+        folder = Path(temporary)
+        started = time.perf_counter()
+        desired, seed, expected = write_inputs(folder, args.workers)
+        sandbox, hello = start_sandbox(folder, seed, env)
+        print(f"setup: {time.perf_counter() - started:.1f} s (files and seeded sandbox)")
+        try:
+            env |= {"RECONCILER_BASE_URL": hello["base_url"], "RECONCILER_TOKEN": hello["token"]}
+            runs = [run_reconciler(desired, env) for _ in range(args.repeat)]
+            elapsed = min(run[0] for run in runs)
+            peak = max(run[1] for run in runs)
+            summary = re.search(r"^Plan: (.*)\.$", runs[0][2], re.MULTILINE)
+            print(f"reconciler plan: {elapsed:.1f} s, peak RSS {peak / 2**20:.0f} MiB")
+            print(f"  {summary.group(0) if summary else 'no summary line!'}")
+            line = summary.group(1) if summary else ""
+            for key, count in expected.items():
+                word = "drifted" if key == "drifted" else f"to {key}"
+                assert f"{count} {word}" in line, (key, count, line)
+            if args.skip_baseline:
+                return
+            timings = straightforward(desired, hello["base_url"], hello["token"])
+        finally:
+            sandbox.terminate()
+            sandbox.wait(timeout=30)
+    for name, seconds in timings.items():
+        print(f"straightforward {name}: {seconds:.1f} s")
+    ratio = timings["total"] / elapsed
+    print(f"speed-up: {ratio:.1f}x (target >= 4x); target < 15 s and < 1 GiB")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}"
+    )
+    ok = elapsed < 15 and peak < 2**30 and ratio >= 4
+    print("PASS" if ok else "MISS")
+
+
+if __name__ == "__main__":
+    main()

@@ -32,7 +32,10 @@ from reconciler.plan.changes import (
 from reconciler.plan.model import LiveState, Plan, PlanOptions
 from reconciler.plan.safety import assess
 from reconciler.secrets import Secret
-from reconciler.service.models import Webhook, Worker
+from reconciler.service.models import Webhook, Worker, WorkerStatus
+
+# Set membership is cheaper than the enum's properties, which counts at 100,000 agreements.
+_KNOWN = frozenset(WorkerStatus.__members__.values())
 
 NO_EXTERNAL_ID = "no externalId"
 OUTSIDE_SCOPE = "outside the scope"
@@ -46,7 +49,7 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
     open_by_email: dict[str, list[Worker]] = defaultdict(list)
     unmanaged: list[Unmanaged] = []
     for agreement in live.workers:
-        if not agreement.status.known:
+        if agreement.status not in _KNOWN:
             warnings.append(
                 f"agreement {agreement.agreement_id} has a status the reconciler does not "
                 f"know ({agreement.status}); it is treated as closed"

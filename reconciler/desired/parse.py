@@ -71,6 +71,7 @@ class Scan:
 
     problems: list[Problem] = field(default_factory=list)
     marks: dict[YamlPath, Marks] = field(default_factory=dict)
+    aliases: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -105,6 +106,14 @@ def scan(source: SourceText, wanted: Collection[YamlPath] = ()) -> Scan:
                     result.problems.append(_problem(source, _mark(event), message))
     except yaml.MarkedYAMLError as error:
         result.problems.append(_syntax_problem(source, error))
+    if result.aliases:
+        # One problem, not one per alias: an alias bomb would otherwise print thousands.
+        count = len(result.aliases)
+        message = (
+            f"YAML aliases (*name) are not supported ({count} alias{'' if count == 1 else 'es'}"
+            " in this file): write the value out"
+        )
+        result.problems.append(_problem(source, result.aliases[0], message))
     return result
 
 
@@ -133,12 +142,14 @@ def _node(
                         f"first at line {first[0]}, column {first[1]}"
                     )
                     result.problems.append(_problem(source, mark, message))
-            else:
+            elif isinstance(event, yaml.AliasEvent):
                 frame.key = None
-                if not isinstance(event, yaml.AliasEvent):
-                    stack.append(_Frame(None, isinstance(event, yaml.MappingStartEvent)))
-                    return
-        elif frame.is_mapping:
+                result.aliases.append(mark)
+            else:  # a complex key: its contents are followed only to keep the stack right
+                frame.key = None
+                stack.append(_Frame(None, isinstance(event, yaml.MappingStartEvent)))
+            return
+        if frame.is_mapping:
             frame.expecting_key = True
             key_mark = frame.key_mark
             path = None if frame.path is None or frame.key is None else (*frame.path, frame.key)
@@ -148,8 +159,7 @@ def _node(
     if path is not None and path in wanted:
         result.marks[path] = Marks(key_mark, mark)
     if isinstance(event, yaml.AliasEvent):
-        message = f"aliases (*{event.anchor}) are not supported: write the value out"
-        result.problems.append(_problem(source, mark, message))
+        result.aliases.append(mark)
     elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
         followed = path if path in parents else None
         stack.append(_Frame(followed, isinstance(event, yaml.MappingStartEvent)))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -53,15 +54,34 @@ def desired_state_schema() -> dict[str, Any]:
     return schema
 
 
+def _ecma_pattern(
+    validator: Any, pattern: str, instance: object, schema: object
+) -> Iterator[jsonschema.ValidationError]:
+    """`pattern` as editors and jsonschema-rs read it: a final `$` is the very end of the
+    string (Python's `$` also matches before a final newline, so `"GB\\n"` would pass)."""
+    if isinstance(instance, str) and not _end_anchored(pattern).search(instance):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
 @cache
-def _validators() -> tuple[Any, Any, jsonschema.Draft202012Validator, Any]:
+def _end_anchored(pattern: str) -> re.Pattern[str]:
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1] + r"\Z"
+    return re.compile(pattern)
+
+
+_Full = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _ecma_pattern})
+
+
+@cache
+def _validators() -> tuple[Any, Any, Any, Any]:
     schema = desired_state_schema()
     worker = {**schema["$defs"]["worker"], "$defs": schema["$defs"]}
     return (
         jsonschema_rs.validator_for(schema),
         jsonschema_rs.validator_for(worker),
-        jsonschema.Draft202012Validator(schema),
-        jsonschema.Draft202012Validator(worker),
+        _Full(schema),
+        _Full(worker),
     )
 
 

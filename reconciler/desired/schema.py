@@ -109,9 +109,20 @@ def _is_valid(validator: Any, instance: object) -> bool:
 
 def _problems(errors: Iterator[jsonschema.ValidationError], prefix: YamlPath) -> list[PathProblem]:
     seen: dict[tuple[YamlPath, str], PathProblem] = {}
+    missing: dict[YamlPath, list[str]] = {}  # one message per mapping, naming every key
     for error in errors:
+        if error.validator == "required" and "then" not in error.schema_path:
+            path = (*prefix, *error.absolute_path)
+            keys = missing.setdefault(path, [])
+            keys += [key for key in error.validator_value if key not in error.instance]
+            continue
         for problem in _explain(error, prefix):
             seen.setdefault((problem.path, problem.message), problem)
+    for path, keys in missing.items():
+        names = ", ".join(repr(key) for key in dict.fromkeys(keys))
+        plural = "s" if len(keys) > 1 else ""
+        message = f"missing required key{plural} {names} in {_name(path)}"
+        seen.setdefault((path, message), PathProblem(path, message))
     return list(seen.values())
 
 
@@ -130,15 +141,10 @@ def _explain(error: jsonschema.ValidationError, prefix: YamlPath) -> Iterator[Pa
                     expected = ", ".join(known)
                     message = f"unknown key {key!r} in {name}{hint}; known keys: {expected}"
                     yield PathProblem((*path, str(key)), message, at_key=True)
-        case "required":
-            missing = error.validator_value
-            for key in missing if isinstance(missing, list) else []:
-                if key in instance:
-                    continue
-                if "then" in error.schema_path:
+        case "required":  # only the Business rule's: the others are gathered by _problems
+            for key in error.validator_value:
+                if key not in instance:
                     yield PathProblem(path, f"a Business needs {key!r} (its legal name)")
-                else:
-                    yield PathProblem(path, f"missing required key {key!r} in {name}")
         case "type":
             wanted = _TYPE_NAMES.get(str(error.validator_value), str(error.validator_value))
             yield PathProblem(path, f"{name} must be {wanted}, not {_describe(instance)}")

@@ -179,12 +179,18 @@ def _node(
             path = None if frame.path is None else (*frame.path, frame.index)
             frame.index += 1
     if path is not None and path in wanted:
+        if key_mark is not None and isinstance(event, yaml.ScalarEvent) and _absent(event):
+            mark = key_mark  # `key:` with nothing after it: the key is what a person sees
         result.marks[path] = Marks(key_mark, mark)
     if isinstance(event, yaml.AliasEvent):
         result.aliases.append(mark)
     elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
         followed = path if path in parents else None
         stack.append(_Frame(followed, isinstance(event, yaml.MappingStartEvent)))
+
+
+def _absent(event: yaml.ScalarEvent) -> bool:
+    return not event.value and not event.style  # plain style: None, or "" from the C parser
 
 
 def _mark(event: yaml.Event) -> tuple[int, int]:

@@ -194,7 +194,8 @@ def _absent(event: yaml.ScalarEvent) -> bool:
 
 
 def _mark(event: yaml.Event) -> tuple[int, int]:
-    return event.start_mark.line + 1, event.start_mark.column + 1
+    mark = event.start_mark
+    return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
 
 
 def _problem(source: SourceText, mark: tuple[int, int], message: str) -> Problem:

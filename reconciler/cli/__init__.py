@@ -61,9 +61,11 @@ def main(log_format: logs.LogFormat, log_level: str) -> None:
 
 
 def _register() -> None:
-    from reconciler.cli import sandbox
+    from reconciler.cli import look, sandbox
 
     main.add_command(sandbox.sandbox)
+    for command in look.COMMANDS:
+        main.add_command(command)
 
 
 _register()

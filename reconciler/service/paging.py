@@ -88,12 +88,13 @@ def walk(
     if total is None:
         yield from _walk_unknown(fetch, fresh, size)
         return
-    yield from _walk_known(fetch, fresh, key, first_keys, first, total, size, submit, window)
+    yield from _walk_known(fetch, fresh, seen, key, first_keys, first, total, size, submit, window)
 
 
 def _walk_known(
     fetch: Callable[[int], Page],
     fresh: Callable[[Page], list[Item]],
+    seen: set[Hashable],
     key: Callable[[Item], Hashable],
     first_keys: set[Hashable],
     first: Page,
@@ -123,7 +124,7 @@ def _walk_known(
         for _, future in in_flight:
             future.cancel()
     # The list may have grown since the first page: go on while the service says there is more.
-    while final.last is False or (final.last is None and len(final.items) >= (final.size or size)):
+    while _more_after(final, size, first.total_elements, len(seen)):
         page = fetch(next_number)
         new = fresh(page)
         if not new:
@@ -153,6 +154,14 @@ def _answers_first_page(
 ) -> bool:
     # On a zero-indexed service page 1 answers number 1 and never starts with a page-0 id.
     return page.number == 0 or (bool(page.items) and key(page.items[0]) in first_keys)
+
+
+def _more_after(final: Page, size: int, total_elements: int | None, yielded: int) -> bool:
+    """Whether a page may follow the last planned one (the envelope's word, else a full page)."""
+    if final.last is not None:
+        return not final.last
+    full = len(final.items) >= (final.size or size)
+    return full and (total_elements is None or yielded < total_elements)
 
 
 def _is_final(page: Page, size: int) -> bool:

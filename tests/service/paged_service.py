@@ -129,7 +129,9 @@ class PagedService:
 @contextmanager
 def serving(app: Starlette) -> Iterator[str]:
     """Run `app` with uvicorn on a free loopback port in a thread; yields its base URL."""
-    sock = socket.socket()
+    # IPPROTO_TCP named explicitly: asyncio sets TCP_NODELAY on accepted connections only when
+    # the listening socket's proto says TCP; with proto 0 every answer waits on a delayed ACK.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))

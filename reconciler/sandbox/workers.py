@@ -186,28 +186,32 @@ def read_batch(body: object) -> list[Invitation]:
 # --- agreements: queries --------------------------------------------------------------------
 
 
+def _open_agreement(
+    conn: sqlite3.Connection, client_id: int, column: str, value: str
+) -> sqlite3.Row | None:
+    """The client's open agreement whose `column` (email_key or external_id) is `value`."""
+    row: sqlite3.Row | None = conn.execute(
+        f"SELECT id, status FROM agreements WHERE client_id = ? AND {column} = ?"
+        f" AND status IN {_OPEN_SQL}",
+        (client_id, value),
+    ).fetchone()
+    return row
+
+
 def open_conflicts(
     conn: sqlite3.Connection, client_id: int, items: Sequence[Invitation]
 ) -> list[FieldError]:
     """Items whose email or externalId already has an open agreement with this client."""
     errors = []
     for index, item in enumerate(items):
-        row = conn.execute(
-            f"SELECT id, status FROM agreements WHERE client_id = ? AND email_key = ?"
-            f" AND status IN {_OPEN_SQL}",
-            (client_id, item.email_key),
-        ).fetchone()
-        if row is not None:
+        if (row := _open_agreement(conn, client_id, "email_key", item.email_key)) is not None:
             errors.append(_conflict(row, "workerEmail", item.email, index))
-        if item.external_id is None:
-            continue
-        row = conn.execute(
-            f"SELECT id, status FROM agreements WHERE client_id = ? AND external_id = ?"
-            f" AND status IN {_OPEN_SQL}",
-            (client_id, item.external_id),
-        ).fetchone()
-        if row is not None:
-            errors.append(_conflict(row, "externalId", item.external_id, index))
+        external_id = item.external_id
+        if (
+            external_id is not None
+            and (row := _open_agreement(conn, client_id, "external_id", external_id)) is not None
+        ):
+            errors.append(_conflict(row, "externalId", external_id, index))
     return errors
 
 
@@ -283,6 +287,7 @@ def list_page(
     conn: sqlite3.Connection, client_id: int, status: str | None, paging: Paging
 ) -> tuple[list[sqlite3.Row], int]:
     """One page of the client's agreements by ascending id, and how many there are in all."""
+    args: list[int | str]
     where, args = "client_id = ?", [client_id]
     if status is not None:
         where, args = "client_id = ? AND status = ?", [client_id, status]
@@ -291,7 +296,7 @@ def list_page(
         return [], total
     rows = conn.execute(
         f"SELECT * FROM agreements WHERE {where} ORDER BY id LIMIT ? OFFSET ?",
-        [*args, paging.size, paging.offset],
+        (*args, paging.size, paging.offset),
     ).fetchall()
     return rows, total
 

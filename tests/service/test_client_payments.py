@@ -59,9 +59,7 @@ def test_a_reused_key_with_other_content_is_a_conflict(sandbox: Any) -> None:
     with client_for(sandbox) as client:
         client.create_paylist("March", [PaymentItem("a", Decimal(1), ada)], idempotence_key=KEY)
         with pytest.raises(Conflict) as caught:
-            client.create_paylist(
-                "March", [PaymentItem("b", Decimal(2), ada)], idempotence_key=KEY
-            )
+            client.create_paylist("March", [PaymentItem("b", Decimal(2), ada)], idempotence_key=KEY)
     assert caught.value.status == 409
 
 

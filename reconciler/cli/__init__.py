@@ -61,10 +61,12 @@ def main(log_format: logs.LogFormat, log_level: str) -> None:
 
 
 def _register() -> None:
-    from reconciler.cli import plan, sandbox, validate
+    from reconciler.cli import look, plan, sandbox, validate
 
     main.add_command(sandbox.sandbox)
     main.add_command(validate.validate)
+    for command in look.COMMANDS:
+        main.add_command(command)
     main.add_command(plan.plan)
     main.add_command(plan.drift)
 

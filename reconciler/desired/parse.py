@@ -118,6 +118,8 @@ def scan(source: SourceText, wanted: Collection[YamlPath] = (), *, everything: b
                 continue
             if kind in _NODE_EVENTS:
                 _node(source, event, stack, wanted, parents, result)
+                if not everything and len(result.marks) == len(wanted):
+                    break  # every wanted path is located: the rest of the file can wait
                 if not everything and stack and stack[-1].path is None:
                     stack.pop()
                     skipped_depth = 1

@@ -15,6 +15,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from reconciler import logs
 from reconciler.desired.interpolate import InterpolationError, has_reference, interpolate
 from reconciler.desired.model import (
     DEFAULT_INACTIVATION_LIMIT,
@@ -158,6 +159,7 @@ def _fill_webhook(
         if value is not None and isinstance(raw, str) and isinstance(header_name, str):
             template = raw if has_reference(raw) else None
             headers.append(WebhookHeader(header_name, Secret(value, template=template)))
+            logs.register_secret(value)  # from here on, no log line can carry it
     if problems or url is None:
         return None, problems
     return _FilledWebhook(name, url, tuple(headers)), []

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from reconciler import logs
 from reconciler.cli import main
 from reconciler.desired import InvalidDesiredState, load_desired_state
 from reconciler.desired.model import DesiredWorker, InactivationLimit
@@ -75,6 +76,7 @@ def test_header_values_are_secrets_that_remember_their_template() -> None:
     assert headers["X-Template"] == Secret("${not-a-variable}")
     assert headers["X-Template"].template is None
     assert "t0ken" not in repr(state)
+    assert "t0ken" not in logs.scrub("sent Bearer t0ken")
 
 
 def test_policy_count_and_defaults(tmp_path: Path) -> None:

@@ -62,7 +62,8 @@ def load_desired_state(path: str | Path, environ: Mapping[str, str] | None = Non
             values = FileValues(source.name, data)
             files.append(values)
             pending[source.name] += file_problems(values, PLACEHOLDER in source.text)
-    for name, problem in merge_problems(files):
+    every_file_read = not problems and len(files) == len(sources)
+    for name, problem in merge_problems(files, every_file_read):
         pending[name].append(problem)
     webhook, webhook_problems = _webhook(files, environ)
     for name, problem in webhook_problems:

@@ -181,8 +181,13 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def merge_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
-    """The checks across every file of a directory: each answer names the file it is in."""
+def merge_problems(
+    files: list[FileValues], every_file_read: bool = True
+) -> list[tuple[str, PathProblem]]:
+    """The checks across every file of a directory: each answer names the file it is in.
+
+    When some file could not be read, a missing `version` may be in it: that goes unsaid.
+    """
     owner: dict[str, str] = {}  # single-file key -> the file that gives it
     problems: list[tuple[str, PathProblem]] = []
     for values in files:
@@ -194,7 +199,7 @@ def merge_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
                 other = (owner_name, (key,))
                 message = f"{key!r} may be given in one file only"
                 problems.append((values.name, PathProblem((key,), message, True, other)))
-    if files and "version" not in owner:
+    if files and every_file_read and "version" not in owner:
         message = "no file gives the format version: add `version: 1`"
         problems.append((files[0].name, PathProblem((), message)))
     return problems + _worker_merge_problems(files, _scope_prefix(files, owner.get("scope")))

@@ -125,6 +125,14 @@ def test_every_problem_is_reported_sorted_by_file_and_place(tmp_path: Path) -> N
     assert "3 problems found" in str(raised.value)
 
 
+def test_a_file_that_cannot_be_read_hides_no_version(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("version: 1\nworkers: [\n")
+    (tmp_path / "b.yaml").write_text("workers: []\n")
+    with pytest.raises(InvalidDesiredState) as raised:
+        load_desired_state(tmp_path, environ={})
+    assert [Path(p.location.file).name for p in raised.value.problems] == ["a.yaml"]
+
+
 def test_missing_path(tmp_path: Path) -> None:
     with pytest.raises(InvalidDesiredState, match="no such file or directory"):
         load_desired_state(tmp_path / "absent.yaml", environ={})

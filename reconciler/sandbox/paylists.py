@@ -186,7 +186,7 @@ def create(
     conn: sqlite3.Connection, client_id: int, new: NewPaylist, process_delay_ms: int
 ) -> sqlite3.Row:
     """The paylist with `new`'s key: the original on a replay, else a new one (409, 400)."""
-    existing = conn.execute(
+    existing: sqlite3.Row | None = conn.execute(
         "SELECT * FROM paylists WHERE client_id = ? AND idempotence_key = ?",
         (client_id, new.idempotence_key),
     ).fetchone()

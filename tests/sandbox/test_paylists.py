@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from decimal import Decimal
 from typing import Any
 
@@ -21,7 +22,7 @@ from tests.sandbox.paying import (
     post_json,
     snapshot,
 )
-from tests.sandbox.support import ClientAccess, Controls, assert_problem
+from tests.sandbox.support import ClientAccess, Controls, assert_problem, service_client
 
 
 @pytest.fixture
@@ -316,3 +317,22 @@ def test_1000_payments_are_accepted_and_1001_are_413(
     created = post_json(api, PAYLISTS, paylist(*items[:1000]))
     assert created.status_code == 200
     assert paylist_payments(api, created.json()["id"])["totalElements"] == 1000
+
+
+def test_concurrent_posts_of_one_paylist_create_it_once(
+    sandbox: SandboxServer, api: httpx.Client, email: str
+) -> None:
+    body = paylist(payment(email, "1.00"), payment(email, "2.00"))
+    answers: list[httpx.Response] = []
+
+    def post() -> None:
+        with service_client(sandbox.base_url, sandbox.token) as client:
+            answers.append(post_json(client, PAYLISTS, body))
+
+    threads = [threading.Thread(target=post) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert {(a.status_code, a.json()["id"]) for a in answers} == {(200, answers[0].json()["id"])}
+    assert len(_all_payments(api)) == 2

@@ -81,11 +81,11 @@ class NewPaylist:
         Amounts compare by value (10.5 is 10.50) and emails ignoring case, as the payment's
         own key does.
         """
-        payments_ = [
+        lines = [
             [item.description, to_cents(item.amount), item.worker_email.lower()]
             for item in self.items
         ]
-        return json.dumps([self.description, payments_], ensure_ascii=False)
+        return json.dumps([self.description, lines], ensure_ascii=False)
 
 
 def _read_amount(reader: ObjectReader) -> Decimal | None:

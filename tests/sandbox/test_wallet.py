@@ -134,6 +134,7 @@ def test_journals_are_per_client(
         ({"amount": "10"}, 400, "number"),
         ({}, 400, "required"),
         ({"amount": Decimal("1"), "note": "x"}, 400, "note"),
+        ({"amount": Decimal("1000000000000000")}, 400, "balance would pass"),
     ],
 )
 def test_a_bad_top_up_is_refused_and_changes_nothing(

@@ -61,9 +61,10 @@ def main(log_format: logs.LogFormat, log_level: str) -> None:
 
 
 def _register() -> None:
-    from reconciler.cli import sandbox
+    from reconciler.cli import sandbox, validate
 
     main.add_command(sandbox.sandbox)
+    main.add_command(validate.validate)
 
 
 _register()

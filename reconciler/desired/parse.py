@@ -50,7 +50,12 @@ def parse(source: SourceText) -> tuple[object, list[Problem]]:
     if forbidden is not None:  # parsers disagree on these: refuse them before either reads
         return UNPARSED, [_forbidden_problem(source, forbidden)]
     try:
-        data = yaml_rs.loads(source.text, parse_datetime=False, alias_limits=_NO_ALIASES)
+        data = yaml_rs.loads(
+            source.text,
+            parse_datetime=False,  # dates stay text: the schema has no date fields
+            alias_limits=_NO_ALIASES,
+            duplicate_key_policy=yaml_rs.DuplicateKeyPolicy.Error,
+        )
     except yaml_rs.YAMLDecodeError as error:
         problems = _tab_problems(source) or scan(source).problems
         return UNPARSED, problems or [_fast_parser_problem(source, error)]

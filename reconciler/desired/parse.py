@@ -17,11 +17,8 @@ import yaml
 import yaml_rs
 
 from reconciler.desired.model import Location
-from reconciler.desired.problems import Problem
+from reconciler.desired.problems import Problem, YamlPath
 from reconciler.desired.source import SourceText
-
-#: A place in a document: mapping keys as written (always strings) and sequence indexes.
-YamlPath = tuple[str | int, ...]
 
 #: Aliases are refused (no replay at all), so an alias bomb costs nothing.
 _NO_ALIASES = yaml_rs.AliasLimits(

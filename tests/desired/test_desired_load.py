@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from reconciler import logs
 from reconciler.cli import main
-from reconciler.desired import InvalidDesiredState, load_desired_state
+from reconciler.desired import InvalidDesiredState, load_desired_state, rules, schema
 from reconciler.desired.model import DesiredWorker, InactivationLimit
 from reconciler.secrets import Secret
 
@@ -178,6 +178,10 @@ def test_validation_touches_no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("validation tried to use the network")
 
+    # Start cold, so building the validators and checking the domains happen under the patch.
+    schema._validators.cache_clear()
+    schema.desired_state_schema.cache_clear()
+    rules._domain_problem.cache_clear()
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)

@@ -82,7 +82,7 @@ def _format_option(command: F) -> F:
     )(command)
 
 
-class _Moment(click.ParamType):
+class _Moment(click.ParamType):  # type: ignore[type-arg]  # generic in newer click only
     """An ISO 8601 date or timestamp; without an offset it is UTC."""
 
     name = "TIMESTAMP"

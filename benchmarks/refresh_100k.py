@@ -155,7 +155,7 @@ def main() -> int:
     logs.configure("json", "warning")
     pages = math.ceil(args.workers / PAGE_SIZE)
     print(f"machine: {platform.machine()} {platform.processor()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}")  # fmt: skip
+          f"Python {platform.python_version()}, load average {os.getloadavg()}")  # fmt: skip
     with SandboxServer() as server:
         started = time.perf_counter()
         _seed(server.base_url, server.token, args.workers)
@@ -194,6 +194,7 @@ def main() -> int:
     print(f"canned service (medians): {canned_times[0]:.2f} s at 0 ms, "
           f"{canned_times[LATENCY_MS]:.2f} s at {LATENCY_MS} ms")  # fmt: skip
     passed = measured <= TOLERANCE * floor and peak < MEMORY_LIMIT_MB
+    print(f"load average at the end (1, 5, 15 min): {os.getloadavg()}")
     print("PASS" if passed else "FAIL")
     return 0 if passed else 1
 

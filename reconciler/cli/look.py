@@ -171,10 +171,13 @@ def webhook_show(connection: ConnectionOptions, output_format: str | None) -> No
     """Show the webhook configuration; header values are masked."""
     found = _read(connection, ServiceClient.get_webhook)
     if found is None:
-        if _chosen_format(output_format) == "table":
-            click.echo("No webhook is configured.")
+        chosen = _chosen_format(output_format)
+        if chosen == "json":
+            click.echo("null")
+        elif chosen == "csv":
+            _write_csv([], WEBHOOK_COLUMNS)  # the header alone: no configuration, no row
         else:
-            click.echo("null" if _chosen_format(output_format) == "json" else "")
+            click.echo("No webhook is configured.")
         return
     _print_record(found, WEBHOOK_COLUMNS, output_format, title="Webhook")
 

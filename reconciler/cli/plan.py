@@ -15,7 +15,7 @@ import click
 
 from reconciler import __version__, logs
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
-from reconciler.desired import DesiredState, load_desired_state
+from reconciler.desired import load_desired_state
 from reconciler.plan import Plan, PlanOptions, diff
 from reconciler.plan.model import LiveState
 from reconciler.plan.refresh import refresh
@@ -141,8 +141,9 @@ def _plan(
     path: Path, options: PlanOptions, connection: ConnectionOptions
 ) -> tuple[Plan, LiveState, str]:
     with _collector_paused():
-        desired = load_desired_state(path)  # every problem is reported before any call
-        _register_header_values(desired)
+        # Every problem is reported before any call; header values are registered with the
+        # log scrubber as they are read.
+        desired = load_desired_state(path)
         with open_client(connection, read_only=True) as client, _progress() as on_progress:
             live = refresh(client, on_progress)
             token = client.config.token.reveal()
@@ -166,12 +167,6 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def _register_header_values(desired: DesiredState) -> None:
-    if desired.webhook is not None:
-        for header in desired.webhook.headers:
-            logs.register_secret(header.value.reveal())
 
 
 def _print(result: Plan, fmt: str, show_unmanaged: bool) -> None:

@@ -19,6 +19,7 @@ from reconciler import logs
 from reconciler.apply.converge import LiveAgreements, landed, refusals
 from reconciler.apply.ledger import Ledger, Outcome
 from reconciler.apply.schedule import (
+    MAX_BATCH,
     InactivationStep,
     InvitationStep,
     WebhookStep,
@@ -133,7 +134,10 @@ def _first_line(error: BaseException) -> str:
 
 
 class Executor:
-    """Applies plans through `service`, `parallelism` requests at a time."""
+    """Applies plans through `service`, `parallelism` requests at a time.
+
+    `batch_size` is the number of invitations per request (at most the contract's 100).
+    """
 
     def __init__(
         self,
@@ -142,11 +146,13 @@ class Executor:
         parallelism: int = DEFAULT_PARALLELISM,
         progress: Progress | None = None,
         stop: threading.Event | None = None,
+        batch_size: int = MAX_BATCH,
     ) -> None:
         if parallelism < 1:
             raise ValueError("parallelism must be at least 1")
         self._service = service
         self._parallelism = parallelism
+        self._batch_size = batch_size
         self._progress = progress or _NoProgress()
         self.stop = stop or threading.Event()
         self._reread = _Reread(service.list_workers)
@@ -172,7 +178,9 @@ class Executor:
         ]
         if invitations:
             self._progress.phase("inviting", len(invitations))
-            self._run(lambda batch: self._invite(batch, ledger), batches(invitations))
+            self._run(
+                lambda batch: self._invite(batch, ledger), batches(invitations, self._batch_size)
+            )
         if steps.webhook is not None:
             self._progress.phase("webhook", 1)
             self._set_webhook(steps.webhook, ledger)

@@ -65,11 +65,11 @@ def _register() -> None:
 
     main.add_command(sandbox.sandbox)
     main.add_command(validate.validate)
+    for command in look.COMMANDS:
+        main.add_command(command)
     main.add_command(plan.plan)
     main.add_command(plan.drift)
     main.add_command(apply.apply)
-    for command in look.COMMANDS:
-        main.add_command(command)
 
 
 _register()

@@ -146,12 +146,12 @@ def read_invitation(
     ), []
 
 
-def duplicates_within(items: Sequence[Invitation], indexes: Sequence[int]) -> list[FieldError]:
+def duplicates_within(indexed: Sequence[tuple[int, Invitation]]) -> list[FieldError]:
     """The same email (ignoring case) or the same externalId twice in one batch."""
     errors = []
     first_email: dict[str, int] = {}
     first_external: dict[str, int] = {}
-    for index, item in zip(indexes, items, strict=True):
+    for index, item in indexed:
         if (seen := first_email.setdefault(item.email_key, index)) != index:
             errors.append(FieldError(f"repeats the email of item {seen}", "workerEmail", index))
         external_id = item.external_id
@@ -171,16 +171,17 @@ def read_batch(body: object) -> list[Invitation]:
         raise Problem(400, "the batch is empty: send 1 to 100 invitation items")
     if len(body) > MAX_BATCH:
         raise Problem(413, f"the batch holds {len(body)} items; at most {MAX_BATCH} are allowed")
-    items, errors = [], []
+    indexed: list[tuple[int, Invitation]] = []
+    errors: list[FieldError] = []
     for index, value in enumerate(body):
         item, item_errors = read_invitation(value, index)
         errors += item_errors
         if item is not None:
-            items.append((index, item))
-    errors += duplicates_within([item for _, item in items], [index for index, _ in items])
+            indexed.append((index, item))
+    errors += duplicates_within(indexed)
     if errors:
         raise validation_problem(sorted(errors, key=lambda e: e.index or 0), "the batch")
-    return [item for _, item in items]
+    return [item for _, item in indexed]
 
 
 # --- agreements: queries --------------------------------------------------------------------

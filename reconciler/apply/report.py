@@ -1,43 +1,55 @@
-"""The ledger for people (a rich table and a summary line) and for machines (JSON)."""
+"""The ledger for people (aligned columns and a summary line) and for machines (JSON).
+
+The table is laid out by hand rather than with rich's `Table`: at 10,000 rows rich takes
+seconds, plain aligned columns (as `kubectl get` prints them) take milliseconds.
+"""
 
 from __future__ import annotations
 
-import io
 import json
 
-from reconciler.apply.ledger import Ledger, Outcome
+import click
 
-_STYLES = {Outcome.APPLIED: "green", Outcome.FAILED: "bold red", Outcome.SKIPPED: "yellow"}
+from reconciler.apply.ledger import Entry, Ledger, Outcome
+
+_COLOURS = {Outcome.APPLIED: "green", Outcome.FAILED: "red", Outcome.SKIPPED: "yellow"}
+_HEADINGS = ("ADDRESS", "ACTION", "OUTCOME", "AGREEMENT", "DETAIL")
+_GAP = "  "
 
 
-def ledger_text(ledger: Ledger, *, color: bool = False, width: int = 120) -> str:
-    """The ledger as a table, one row per change, then the summary line."""
-    from rich.console import Console
-    from rich.table import Table
+def _cells(entry: Entry) -> tuple[str, str, str, str, str]:
+    agreement = "" if entry.agreement_id is None else str(entry.agreement_id)
+    return entry.address, entry.action, str(entry.outcome), agreement, entry.detail or ""
 
-    buffer = io.StringIO()
-    console = Console(
-        file=buffer, force_terminal=color, no_color=not color, width=width, highlight=False
-    )
+
+def ledger_text(ledger: Ledger, *, color: bool = False) -> str:
+    """The ledger as aligned columns, one row per change, then the summary line."""
     entries = ledger.entries
+    lines: list[str] = []
     if entries:
-        table = Table(title="Apply ledger", title_justify="left", show_lines=False)
-        table.add_column("Address", no_wrap=True)
-        table.add_column("Action")
-        table.add_column("Outcome")
-        table.add_column("Agreement", justify="right")
-        table.add_column("Detail", overflow="fold")
-        for entry in entries:
-            table.add_row(
-                entry.address,
-                entry.action,
-                f"[{_STYLES[entry.outcome]}]{entry.outcome}[/]",
-                "" if entry.agreement_id is None else str(entry.agreement_id),
-                entry.detail or "",
-            )
-        console.print(table)
-    console.print(ledger.summary_line(), markup=False)
-    return buffer.getvalue()
+        rows = [_cells(entry) for entry in entries]
+        widths = [max(len(row[i]) for row in [_HEADINGS, *rows]) for i in range(4)]
+
+        def line(cells: tuple[str, ...], outcome: Outcome | None = None) -> str:
+            address, action, result, agreement, detail = cells
+            result_cell = result.ljust(widths[2])
+            if color and outcome is not None:
+                result_cell = click.style(result_cell, fg=_COLOURS[outcome], bold=True)
+            parts = [
+                address.ljust(widths[0]),
+                action.ljust(widths[1]),
+                result_cell,
+                agreement.rjust(widths[3]),
+                detail,
+            ]
+            return _GAP.join(parts).rstrip()
+
+        heading = line(_HEADINGS)
+        lines.append(click.style(heading, bold=True) if color else heading)
+        lines += [line(row, entry.outcome) for row, entry in zip(rows, entries, strict=True)]
+        lines.append("")
+    lines.append(ledger.summary_line())
+    return "\n".join(lines) + "\n"
 
 
 def ledger_json(ledger: Ledger) -> str:

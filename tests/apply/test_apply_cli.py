@@ -51,8 +51,8 @@ def test_plan_then_apply_then_plan_again_shows_no_changes(demo: SandboxServer) -
         ('worker["ENG-006"]', "inactivate"),
         ("webhook", "webhook_update"),
     ]:
-        row = next(line for line in applied.stdout.splitlines() if f"│ {address} " in line)
-        assert action in row and "applied" in row, row
+        row = next(line for line in applied.stdout.splitlines() if line.startswith(address))
+        assert row.split()[1:3] == [action, "applied"], row
     assert applied.stdout.rstrip().endswith("Apply complete: 3 applied.")
     again = cli("plan", str(QUICKSTART), "--detailed-exitcode", server=demo)
     assert again.returncode == 0, again.stdout + again.stderr

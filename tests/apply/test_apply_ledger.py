@@ -103,11 +103,15 @@ def test_text_is_a_table_and_the_summary_line() -> None:
     ledger = Ledger(CHANGES[:2])
     ledger.record(0, Outcome.APPLIED, agreement_id=41)
     ledger.record(1, Outcome.SKIPPED, "agreement 2 no longer exists")
-    text = ledger_text(ledger)
-    assert "\x1b[" not in text
-    row = next(line for line in text.splitlines() if 'worker["ENG-002"]' in line)
-    assert "inactivate" in row and "skipped" in row and "agreement 2 no longer exists" in row
-    assert text.rstrip().endswith("Run apply again to converge.")
+    assert ledger_text(ledger).splitlines() == [
+        "ADDRESS            ACTION      OUTCOME  AGREEMENT  DETAIL",
+        'worker["ENG-001"]  invite      applied         41',
+        'worker["ENG-002"]  inactivate  skipped             agreement 2 no longer exists',
+        "",
+        "Apply incomplete: 1 applied, 0 failed, 1 skipped. Run apply again to converge.",
+    ]
+    coloured = ledger_text(ledger, color=True)
+    assert "\x1b[" in coloured and "skipped" in coloured
 
 
 def test_an_empty_plan_is_complete() -> None:

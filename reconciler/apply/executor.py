@@ -236,8 +236,8 @@ class Executor:
             return False
         _log.debug("inactivated", agreement_id=agreement, changed=result.changed)
         if not step.replace:
-            note = None if result.changed else "already inactivated"
-            ledger.record(step.index, Outcome.APPLIED, note, agreement_id=agreement)
+            already = None if result.changed else "already inactivated"
+            ledger.record(step.index, Outcome.APPLIED, already, agreement_id=agreement)
         return True
 
     def _confirm_inactivated(self, agreement_id: int, error: ServiceError) -> bool:
@@ -271,7 +271,7 @@ class Executor:
             except ServiceError as error:
                 pending = self._after_refusal(pending, error, ambiguous_rounds > 0, ledger)
                 continue
-            agreements = [result.agreement_id for result in results]
+            agreements: list[int | None] = [result.agreement_id for result in results]
             if len(agreements) != len(pending):
                 agreements = [None] * len(pending)  # an answer without one per item: no ids
             for step, agreement in zip(pending, agreements, strict=True):

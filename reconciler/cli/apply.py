@@ -44,7 +44,7 @@ class ApplyRefused(ReconcilerError):
     """Apply would not start: nothing was changed."""
 
 
-class Duration(click.ParamType):
+class Duration(click.ParamType):  # type: ignore[type-arg]
     """A duration such as `90s`, `30m`, `1h`, `1h30m` or `2d` (a bare number is seconds)."""
 
     name = "duration"

@@ -13,10 +13,7 @@ both sides on this machine). Passes when the 50 ms run is within 1.5x of the flo
 
 from __future__ import annotations
 
-import argparse
 import math
-import os
-import platform
 import sys
 import tempfile
 import time
@@ -25,8 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.apply_support import control, run_apply, seed, write_desired  # noqa: E402
-from reconciler import logs  # noqa: E402
+from benchmarks.apply_support import control, run_apply, seed, start, write_desired  # noqa: E402
 from reconciler.sandbox import SandboxServer  # noqa: E402
 
 PARALLELISM = 4
@@ -49,13 +45,7 @@ def one_run(server: SandboxServer, desired: Path, removed: list[int], latency: i
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--invitations", type=int, default=10_000)
-    parser.add_argument("--inactivations", type=int, default=1_000)
-    args = parser.parse_args()
-    logs.configure("json", "warning")
-    print(f"machine: {platform.machine()} {platform.processor()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}")  # fmt: skip
+    args = start(__doc__ or "", invitations=10_000, inactivations=1_000)
     removed = list(range(1, args.inactivations + 1))
     kept_from = args.inactivations + 1
     with tempfile.TemporaryDirectory() as folder, SandboxServer() as server:

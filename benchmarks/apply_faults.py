@@ -15,9 +15,6 @@ entry may have failed as "already open". The small version of this is
 
 from __future__ import annotations
 
-import argparse
-import os
-import platform
 import sys
 import tempfile
 from collections import Counter
@@ -27,8 +24,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.apply_support import control, run_apply, seed, workers, write_desired  # noqa: E402
-from reconciler import logs  # noqa: E402
+from benchmarks.apply_support import control, run_apply, seed, start, workers, write_desired  # noqa: E402
 from reconciler.sandbox import SandboxServer  # noqa: E402
 
 FAULTS = {
@@ -61,13 +57,7 @@ def mismatches(ledger: dict[str, Any], live: list[dict[str, Any]]) -> list[str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--invitations", type=int, default=500)
-    parser.add_argument("--inactivations", type=int, default=100)
-    args = parser.parse_args()
-    logs.configure("json", "warning")
-    print(f"machine: {platform.machine()} {platform.processor()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}")  # fmt: skip
+    args = start(__doc__ or "", invitations=500, inactivations=100)
     print(f"faults: {FAULTS}")
     removed = list(range(1, args.inactivations + 1))
     new = range(100_001, 100_001 + args.invitations)

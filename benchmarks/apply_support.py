@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import platform
 import subprocess
 import sys
 import time
@@ -108,3 +110,17 @@ def workers(base_url: str, token: str) -> list[dict[str, Any]]:
         if body.get("last", True):
             return found
         page += 1
+
+
+def start(doc: str, invitations: int, inactivations: int) -> argparse.Namespace:
+    """Parse the sizes a benchmark takes, set up logging, and say which machine this is."""
+    from reconciler import logs
+
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--invitations", type=int, default=invitations)
+    parser.add_argument("--inactivations", type=int, default=inactivations)
+    args = parser.parse_args()
+    logs.configure("json", "warning")
+    print(f"machine: {platform.machine()} {platform.processor()}, {os.cpu_count()} cores, "
+          f"Python {platform.python_version()}")  # fmt: skip
+    return args

@@ -259,3 +259,31 @@ def test_bad_options_say_what_is_wrong_before_any_request(
     assert result.exit_code == status
     assert message in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_target_and_replace_shape_what_apply_does_against_the_embedded_sandbox(
+    tmp_path: Path,
+) -> None:
+    database = ["--sandbox", "--sandbox-db", str(tmp_path / "sandbox.db")]
+    runner = CliRunner()
+    targeted = runner.invoke(
+        main,
+        ["apply", str(QUICKSTART), *database, "--auto-approve", "--target", "ENG-004"],
+        catch_exceptions=False,
+    )
+    assert targeted.exit_code == 0, targeted.output
+    assert "Apply complete: 1 applied." in targeted.output
+    assert 'worker["ENG-006"]' not in targeted.output.split("ADDRESS")[1]
+    replaced = runner.invoke(
+        main,
+        ["apply", str(QUICKSTART), *database, "--auto-approve", "--replace", "ENG-002"],
+        catch_exceptions=False,
+    )
+    assert replaced.exit_code == 0, replaced.output
+    ledger = replaced.output.split("ADDRESS")[1].splitlines()
+    row = next(line for line in ledger if line.startswith('worker["ENG-002"]'))
+    assert row.split()[1:3] == ["replace", "applied"]
+    assert "inactivated, then invited again" in row
+    assert "Apply complete: 3 applied." in replaced.output  # ENG-002, ENG-006 and the webhook
+    again = runner.invoke(main, ["plan", str(QUICKSTART), *database, "--detailed-exitcode"])
+    assert again.exit_code == 0, again.output

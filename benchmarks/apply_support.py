@@ -112,13 +112,17 @@ def workers(base_url: str, token: str) -> list[dict[str, Any]]:
         page += 1
 
 
-def start(doc: str, invitations: int, inactivations: int) -> argparse.Namespace:
+def start(
+    doc: str, invitations: int, inactivations: int, runs: int | None = None
+) -> argparse.Namespace:
     """Parse the sizes a benchmark takes, set up logging, and say which machine this is."""
     from reconciler import logs
 
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--invitations", type=int, default=invitations)
     parser.add_argument("--inactivations", type=int, default=inactivations)
+    if runs is not None:
+        parser.add_argument("--runs", type=int, default=runs, help="timed runs (median)")
     args = parser.parse_args()
     logs.configure("json", "warning")
     print(f"machine: {platform.machine()} {platform.processor()}, {os.cpu_count()} cores, "

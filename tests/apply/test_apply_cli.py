@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import pty
@@ -10,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
@@ -106,6 +108,7 @@ def test_a_saved_plan_applies_without_asking_and_ignores_changes_it_does_not_tou
     assert "Apply complete: 3 applied." in result.stdout
 
 
+CANARY = "cAnArY-7Qx9Lw2Zr4Tk8Vp3Mn6Bj"  # high entropy: found nowhere by chance
 HOOKED = """\
 version: 1
 policy: {prune: false}
@@ -123,23 +126,25 @@ def test_a_saved_plan_reads_header_values_again_and_refuses_when_they_changed(
     desired = tmp_path / "hook.yaml"
     desired.write_text(HOOKED)
     saved = tmp_path / "plan.json"
-    made = cli("plan", str(desired), "--out", str(saved), server=demo, HOOK_TOKEN="first-9f3a")
+    made = cli("plan", str(desired), "--out", str(saved), server=demo, HOOK_TOKEN=CANARY)
     assert made.returncode == 0, made.stderr
-    assert "first-9f3a" not in saved.read_text()
+    assert CANARY not in saved.read_text()
     since = demo_controls.last_seq()
     changed = cli("apply", str(saved), server=demo, HOOK_TOKEN="second-77c1")
     assert changed.returncode == 1
     assert "${HOOK_TOKEN} no longer has the value the plan was made with" in changed.stderr
     assert writes_since(demo_controls, since) == []
-    same = cli("apply", str(saved), server=demo, HOOK_TOKEN="first-9f3a")
+    same = cli("--log-level", "debug", "apply", str(saved), server=demo, HOOK_TOKEN=CANARY)
     assert same.returncode == 0, same.stderr
-    assert "first-9f3a" not in same.stdout + same.stderr
+    said = same.stdout + same.stderr
+    raw = CANARY.encode()
+    for form in (CANARY, raw.hex(), base64.b64encode(raw).decode(), quote(CANARY, safe="")):
+        assert form not in said
+    assert demo.token not in said
     with client_for(demo) as client:
         webhook = client.get_webhook()
     assert webhook is not None
-    assert [(h.name, h.value.reveal()) for h in webhook.headers] == [
-        ("X-Webhook-Token", "first-9f3a")
-    ]
+    assert [(h.name, h.value.reveal()) for h in webhook.headers] == [("X-Webhook-Token", CANARY)]
 
 
 def test_a_saved_plan_past_its_expiry_is_refused(

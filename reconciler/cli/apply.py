@@ -9,12 +9,13 @@ the exit status is 0 only when every change was applied.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -29,9 +30,10 @@ from reconciler.apply.progress import progress_for
 from reconciler.apply.report import ledger_json, ledger_text
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.plan import _progress as refresh_progress
-from reconciler.desired import load_desired_state
+from reconciler.desired import DesiredState, load_desired_state
 from reconciler.errors import ReconcilerError
 from reconciler.plan import Plan, PlanOptions, WebhookCreate, WebhookUpdate, diff
+from reconciler.plan.model import LiveState
 from reconciler.plan.refresh import refresh
 from reconciler.plan.saved import DEFAULT_MAX_AGE, SavedPlan, is_saved_plan, load_saved_plan
 from reconciler.render import renderer_for
@@ -146,20 +148,18 @@ def apply(
             hint="review with `reconciler plan`, then apply with --auto-approve, or apply a "
             "saved plan made with `reconciler plan --out`",
         )
-    desired = load_desired_state(source) if saved is None else None
-    options = PlanOptions(
-        targets=frozenset(targets), excludes=frozenset(excludes), replaces=frozenset(replaces)
-    )
+    make_plan: Callable[[LiveState, ServiceClient], Plan]
+    if saved is not None:
+        make_plan = functools.partial(_resume, saved, max_age=plan_ttl or DEFAULT_MAX_AGE)
+    else:
+        options = PlanOptions(
+            targets=frozenset(targets), excludes=frozenset(excludes), replaces=frozenset(replaces)
+        )
+        make_plan = functools.partial(_plan_file, load_desired_state(source), options, fmt)
     with open_client(connection, read_only=False, parallelism=parallelism) as client:
         with refresh_progress() as on_progress:
             live = refresh(client, on_progress)
-        if saved is not None:
-            plan = _resume(saved, live, client, plan_ttl or DEFAULT_MAX_AGE)
-        else:
-            assert desired is not None
-            plan = diff(desired, live, options)
-            _register_header_values(plan)
-            _show(plan, fmt)
+        plan = make_plan(live, client)
         if not plan.has_changes:  # the plan said so; the ledger is empty and complete
             _print_ledger(Ledger(()), fmt)
             return
@@ -172,7 +172,20 @@ def apply(
         raise click.exceptions.Exit(1)
 
 
-def _resume(saved: SavedPlan, live: Any, client: ServiceClient, max_age: timedelta) -> Plan:
+def _plan_file(
+    desired: DesiredState, options: PlanOptions, fmt: str, live: LiveState, client: ServiceClient
+) -> Plan:
+    """Plan the file against the live state, and show it."""
+    plan = diff(desired, live, options)
+    _register_header_values(plan)
+    _show(plan, fmt)
+    return plan
+
+
+def _resume(
+    saved: SavedPlan, live: LiveState, client: ServiceClient, *, max_age: timedelta
+) -> Plan:
+    """The saved plan, if it still holds (`StalePlan` otherwise)."""
     plan = saved.resume(
         live, token=client.config.token.reveal(), environ=os.environ, max_age=max_age
     )

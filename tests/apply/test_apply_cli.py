@@ -56,6 +56,9 @@ def test_plan_then_apply_then_plan_again_shows_no_changes(demo: SandboxServer) -
         row = next(line for line in applied.stdout.splitlines() if line.startswith(address))
         assert row.split()[1:3] == [action, "applied"], row
     assert applied.stdout.rstrip().endswith("Apply complete: 3 applied.")
+    lines = applied.stderr.splitlines()
+    progress = [json.loads(line) for line in lines if "apply progress" in line]
+    assert progress[-1]["done"] == progress[-1]["total"] == 3  # no terminal: log lines
     again = cli("plan", str(QUICKSTART), "--detailed-exitcode", server=demo)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "No changes." in again.stdout
@@ -234,6 +237,8 @@ def test_on_a_terminal_it_asks_and_only_yes_applies(
     status, output = _apply_on_a_terminal(demo, "yes")
     assert status == 0, output
     assert "Apply complete: 3 applied." in output
+    assert "3/3" in output  # the progress bar, drawn on the terminal
+    assert "apply progress" not in output  # log lines are for runs without a terminal
     with client_for(demo) as client:
         statuses = {w.external_id: w.status for w in client.list_workers()}
     assert statuses["ENG-004"] == WorkerStatus.INVITATION_SENT

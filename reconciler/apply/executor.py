@@ -90,7 +90,7 @@ class _NoProgress:
         pass
 
 
-class _Reread:
+class SharedReread:
     """Re-reads of the workers, shared between threads.
 
     A thread that needs to know what landed after its request failed at time T may use any
@@ -155,7 +155,7 @@ class Executor:
         self._batch_size = batch_size
         self._progress = progress or _NoProgress()
         self.stop = stop or threading.Event()
-        self._reread = _Reread(service.list_workers)
+        self._reread = SharedReread(service.list_workers)
 
     def apply(self, plan: Plan) -> Ledger:
         """Carry out `plan`; every change ends in the ledger as applied, failed or skipped."""
@@ -261,12 +261,14 @@ class Executor:
         while pending:
             if self.stop.is_set():
                 return  # the rest is settled as skipped at the end
-            sent_at = time.monotonic()
             try:
                 results = self._service.invite_workers([step.invitation for step in pending])
             except AmbiguousOutcome as error:
+                # Only a read that starts after the failure was seen may judge it: the service
+                # commits before it answers (or drops the connection), not before it is sent.
+                failed_at = time.monotonic()
                 ambiguous_rounds += 1
-                pending = self._after_ambiguity(pending, error, sent_at, ambiguous_rounds, ledger)
+                pending = self._after_ambiguity(pending, error, failed_at, ambiguous_rounds, ledger)
                 continue
             except ServiceError as error:
                 pending = self._after_refusal(pending, error, ambiguous_rounds > 0, ledger)
@@ -282,14 +284,14 @@ class Executor:
         self,
         pending: list[InvitationStep],
         error: AmbiguousOutcome,
-        sent_at: float,
+        failed_at: float,
         rounds: int,
         ledger: Ledger,
     ) -> list[InvitationStep]:
         """Re-read, count what landed as done, and return what must be sent again."""
         _log.info("invitation outcome unknown; re-reading", batch=len(pending), round=rounds)
         try:
-            live = self._reread.after(sent_at)
+            live = self._reread.after(failed_at)
         except ServiceError as read_error:
             reason = (
                 f"outcome unknown ({_first_line(error)}), and re-reading the workers failed "

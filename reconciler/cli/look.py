@@ -171,10 +171,13 @@ def webhook_show(connection: ConnectionOptions, output_format: str | None) -> No
     """Show the webhook configuration; header values are masked."""
     found = _read(connection, ServiceClient.get_webhook)
     if found is None:
-        if _chosen_format(output_format) == "table":
-            click.echo("No webhook is configured.")
+        chosen = _chosen_format(output_format)
+        if chosen == "json":
+            click.echo("null")
+        elif chosen == "csv":
+            _write_csv([], WEBHOOK_COLUMNS)  # the header alone: no configuration, no row
         else:
-            click.echo("null" if _chosen_format(output_format) == "json" else "")
+            click.echo("No webhook is configured.")
         return
     _print_record(found, WEBHOOK_COLUMNS, output_format, title="Webhook")
 
@@ -218,7 +221,7 @@ def _print_rows(
         for column in columns:
             table.add_column(column, overflow="fold")
         for row in rows:
-            table.add_row(*(_cell(getattr(row, column)) for column in columns))
+            table.add_row(*(_table_cell(getattr(row, column)) for column in columns))
         Console().print(table)
 
 
@@ -235,7 +238,7 @@ def _print_record(
         table.add_column("field", style="bold")
         table.add_column("value", overflow="fold")
         for column in columns:
-            table.add_row(column, _cell(getattr(row, column)))
+            table.add_row(column, _table_cell(getattr(row, column)))
         Console().print(table)
 
 
@@ -271,8 +274,16 @@ def _json_value(value: Any) -> Any:
     return value
 
 
+def _table_cell(value: Any) -> str:
+    """A cell of a table for people: times to the second, else as in CSV."""
+    if isinstance(value, datetime):
+        text = value.isoformat(sep=" ", timespec="seconds")
+        return text.removesuffix("+00:00") + " UTC" if text.endswith("+00:00") else text
+    return _cell(value)
+
+
 def _cell(value: Any) -> str:
-    """A value as a table or CSV cell: amounts as written (12.50), secrets masked."""
+    """A value as a CSV cell: amounts as written (12.50), secrets masked, times in full."""
     if value is None:
         return ""
     if isinstance(value, Secret):

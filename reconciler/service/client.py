@@ -24,16 +24,7 @@ from reconciler import logs
 from reconciler.errors import ReconcilerError
 from reconciler.service import decode, encode
 from reconciler.service.config import ClientConfig
-from reconciler.service.errors import (
-    Conflict,
-    Forbidden,
-    InvalidRequest,
-    NotFound,
-    PayloadTooLarge,
-    ServiceError,
-    Unauthorized,
-    UnexpectedResponse,
-)
+from reconciler.service.errors import NotFound, UnexpectedResponse
 from reconciler.service.models import (
     STATUS_IDS,
     InactivationResult,
@@ -56,18 +47,6 @@ T = TypeVar("T")
 
 #: The most invitations one bulk request may carry (contract: more answers 413).
 MAX_INVITATION_BATCH = 100
-
-_log = logs.get_logger("reconciler.service")
-
-_ERROR_CLASSES: dict[int, type[ServiceError]] = {
-    400: InvalidRequest,
-    401: Unauthorized,
-    403: Forbidden,
-    404: NotFound,
-    409: Conflict,
-    413: PayloadTooLarge,
-    422: InvalidRequest,
-}
 
 
 class ClientIdUnknown(ReconcilerError):

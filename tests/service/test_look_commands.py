@@ -82,6 +82,9 @@ def test_webhook_show_masks_header_values(account: Any) -> None:
 def test_webhook_show_without_a_webhook(sandbox: Any) -> None:
     assert _run(sandbox, "webhook", "show", "--format", "json").strip() == "null"
     assert "No webhook is configured." in _run(sandbox, "webhook", "show", "--format", "table")
+    assert _run(sandbox, "webhook", "show", "--format", "csv").splitlines() == [
+        "url,enabled,event_types,headers,client_id,updated_at"
+    ]
 
 
 def test_json_is_the_default_off_a_terminal(account: Any) -> None:

@@ -27,9 +27,9 @@ from reconciler.desired.model import (
     Policy,
     WebhookHeader,
 )
-from reconciler.desired.parse import UNPARSED, YamlPath, scan
+from reconciler.desired.parse import UNPARSED, scan
 from reconciler.desired.parse import parse as parse_yaml
-from reconciler.desired.problems import InvalidDesiredState, Problem
+from reconciler.desired.problems import InvalidDesiredState, PathProblem, Problem, YamlPath
 from reconciler.desired.rules import (
     PLACEHOLDER,
     FileValues,
@@ -37,7 +37,7 @@ from reconciler.desired.rules import (
     merge_problems,
     webhook_url_problem,
 )
-from reconciler.desired.schema import PathProblem, schema_problems
+from reconciler.desired.schema import schema_problems
 from reconciler.desired.source import SourceText, read_sources
 from reconciler.secrets import Secret
 

@@ -17,8 +17,7 @@ from urllib.parse import urlsplit
 import pycountry
 from email_validator import EmailNotValidError, validate_email
 
-from reconciler.desired.parse import YamlPath
-from reconciler.desired.schema import PathProblem
+from reconciler.desired.problems import PathProblem, YamlPath
 
 PLACEHOLDER = "TODO(export)"
 #: Header names the service refuses (its own framing headers), in lower case.

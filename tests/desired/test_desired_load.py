@@ -133,6 +133,34 @@ def test_a_file_that_cannot_be_read_hides_no_version(tmp_path: Path) -> None:
     assert [Path(p.location.file).name for p in raised.value.problems] == ["a.yaml"]
 
 
+@pytest.mark.parametrize(
+    ("data", "line", "column"),
+    [
+        (b"version: 1\nworkers: '\xc3\xa9\xff'\n", 2, 12),  # counted in characters, not bytes
+        (b"\xfe\xffversion: 1\n", 1, 1),
+        (b"version: 1\r\n# caf\xe9\r\n", 2, 6),
+    ],
+)
+def test_bytes_that_are_not_utf8_are_located(
+    tmp_path: Path, data: bytes, line: int, column: int
+) -> None:
+    path = tmp_path / "desired.yaml"
+    path.write_bytes(data)
+    with pytest.raises(InvalidDesiredState) as raised:
+        load_desired_state(path, environ={})
+    [problem] = raised.value.problems
+    assert (problem.location.line, problem.location.column) == (line, column)
+    assert "not UTF-8" in problem.message
+
+
+def test_a_byte_order_mark_is_accepted_and_columns_ignore_it(tmp_path: Path) -> None:
+    path = tmp_path / "desired.yaml"
+    path.write_bytes(b"\xef\xbb\xbfversion: 2\n")
+    with pytest.raises(InvalidDesiredState) as raised:
+        load_desired_state(path, environ={})
+    assert [(p.location.line, p.location.column) for p in raised.value.problems] == [(1, 10)]
+
+
 def test_missing_path(tmp_path: Path) -> None:
     with pytest.raises(InvalidDesiredState, match="no such file or directory"):
         load_desired_state(tmp_path / "absent.yaml", environ={})

@@ -192,10 +192,17 @@ def _resume(
     _register_header_values(plan)
     click.echo(
         f"Applying the saved plan made at {saved.created_at.isoformat()} "
-        f"(reconciler {saved.tool_version}): {plan.summary.line()}.",
+        f"(reconciler {saved.tool_version}): {_changes_line(plan)}.",
         err=True,
     )
     return plan
+
+
+def _changes_line(plan: Plan) -> str:
+    """'1 to invite, 1 to inactivate, 1 to update': a saved plan keeps no drift or unmanaged."""
+    counts = plan.summary.as_dict()
+    words = ("invite", "inactivate", "replace", "create", "update")
+    return ", ".join(f"{counts[word]} to {word}" for word in words if counts[word])
 
 
 def _register_header_values(plan: Plan) -> None:

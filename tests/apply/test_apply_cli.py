@@ -108,6 +108,7 @@ def test_a_saved_plan_applies_without_asking_and_ignores_changes_it_does_not_tou
     result = cli("apply", str(saved), server=demo)  # stdin is no terminal: no question asked
     assert result.returncode == 0, result.stderr
     assert "Applying the saved plan made at" in result.stderr
+    assert "1 to invite, 1 to inactivate, 1 to update." in result.stderr
     assert "Apply complete: 3 applied." in result.stdout
 
 

@@ -41,7 +41,8 @@ MAX_RUNS = 3
 
 def mismatches(ledger: dict[str, Any], live: list[dict[str, Any]]) -> list[str]:
     """Entries whose outcome the sandbox's state contradicts."""
-    open_ids = {w["externalId"] for w in live if w["status"] in ("ACTIVE", "INVITATION_SENT")}
+    open_statuses = ("ACTIVE", "INVITATION_SENT", "VERIFICATION_PENDING")
+    open_ids = {w["externalId"] for w in live if w["status"] in open_statuses}
     status = {w["agreementId"]: w["status"] for w in live}
     wrong = []
     for entry in ledger["changes"]:

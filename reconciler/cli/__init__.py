@@ -61,7 +61,7 @@ def main(log_format: logs.LogFormat, log_level: str) -> None:
 
 
 def _register() -> None:
-    from reconciler.cli import look, plan, sandbox, validate
+    from reconciler.cli import apply, look, plan, sandbox, validate
 
     main.add_command(sandbox.sandbox)
     main.add_command(validate.validate)
@@ -69,6 +69,7 @@ def _register() -> None:
         main.add_command(command)
     main.add_command(plan.plan)
     main.add_command(plan.drift)
+    main.add_command(apply.apply)
 
 
 _register()

@@ -1,0 +1,162 @@
+"""The ledger: how every change of a plan ended (applied, failed or skipped), and why.
+
+The executor's threads record outcomes as they settle; the ledger is the run's answer, printed
+as a table or JSON at the end, and the test of success: a run is complete only when every
+change was applied.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from reconciler.plan.changes import (
+    Change,
+    Inactivate,
+    Invite,
+    Replace,
+    WebhookCreate,
+    WebhookUpdate,
+)
+
+#: The `format_version` of the ledger's JSON document.
+LEDGER_FORMAT_VERSION = "1.0"
+
+_ACTIONS: dict[type, str] = {
+    Invite: "invite",
+    Inactivate: "inactivate",
+    Replace: "replace",
+    WebhookCreate: "webhook_create",
+    WebhookUpdate: "webhook_update",
+}
+
+
+class Outcome(enum.StrEnum):
+    """How a change ended."""
+
+    APPLIED = "applied"
+    FAILED = "failed"  # with the service's reason
+    SKIPPED = "skipped"  # not attempted, or nothing left to do; with why
+
+
+def action_of(change: Change) -> str:
+    """The change's action in the ledger's (and the saved plan's) words."""
+    return _ACTIONS[type(change)]
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One change's line in the ledger.
+
+    `detail` says why for failed and skipped, and carries a note for an applied change that
+    took an unusual road (already inactivated, landed although the answer was lost).
+    `agreement_id` is the agreement inactivated or created, when the service said it.
+    """
+
+    address: str
+    action: str
+    outcome: Outcome
+    detail: str | None = None
+    agreement_id: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "address": self.address,
+            "action": self.action,
+            "outcome": str(self.outcome),
+            "detail": self.detail,
+            "agreement_id": self.agreement_id,
+        }
+
+
+class Ledger:
+    """The outcome of each change of one apply, in the plan's order; safe to record from threads.
+
+    Each change settles once: a second `record` for the same change is a bug in the executor
+    and raises, because a ledger that could say "applied" twice could hide a double invitation.
+    """
+
+    def __init__(
+        self, changes: Iterable[Change], on_settle: Callable[[Entry], None] | None = None
+    ) -> None:
+        self._changes = tuple(changes)
+        self._entries: dict[int, Entry] = {}
+        self._lock = threading.Lock()
+        self._on_settle = on_settle
+        self.interrupted = False
+
+    @property
+    def changes(self) -> tuple[Change, ...]:
+        return self._changes
+
+    def record(
+        self,
+        index: int,
+        outcome: Outcome,
+        detail: str | None = None,
+        *,
+        agreement_id: int | None = None,
+    ) -> Entry:
+        """Settle change number `index` of the plan."""
+        change = self._changes[index]
+        entry = Entry(change.address, action_of(change), outcome, detail, agreement_id)
+        with self._lock:
+            if index in self._entries:
+                raise RuntimeError(f"{change.address} was already settled: {self._entries[index]}")
+            self._entries[index] = entry
+        if self._on_settle is not None:
+            self._on_settle(entry)
+        return entry
+
+    def is_settled(self, index: int) -> bool:
+        with self._lock:
+            return index in self._entries
+
+    def settle_the_rest(self, detail: str) -> None:
+        """Mark every change not settled yet as skipped, saying why (an interrupt, a stop)."""
+        for index in range(len(self._changes)):
+            if not self.is_settled(index):
+                self.record(index, Outcome.SKIPPED, detail)
+
+    @property
+    def entries(self) -> list[Entry]:
+        """The settled entries, in the plan's order."""
+        with self._lock:
+            return [self._entries[index] for index in sorted(self._entries)]
+
+    def counts(self) -> Counter[Outcome]:
+        return Counter(entry.outcome for entry in self.entries)
+
+    @property
+    def complete(self) -> bool:
+        """Whether every change of the plan was applied (the only exit status 0)."""
+        entries = self.entries
+        return len(entries) == len(self._changes) and all(
+            entry.outcome is Outcome.APPLIED for entry in entries
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ledger as the JSON document `apply --format json` prints."""
+        counts = self.counts()
+        return {
+            "format_version": LEDGER_FORMAT_VERSION,
+            "complete": self.complete,
+            "interrupted": self.interrupted,
+            "summary": {str(outcome): counts.get(outcome, 0) for outcome in Outcome},
+            "changes": [entry.as_dict() for entry in self.entries],
+        }
+
+    def summary_line(self) -> str:
+        """'Apply complete: 4 applied.' or 'Apply incomplete: 2 applied, 1 failed, 1 skipped.'"""
+        counts = self.counts()
+        parts = [f"{counts.get(outcome, 0)} {outcome}" for outcome in Outcome]
+        if not self._changes:
+            return "Apply complete: nothing to do."
+        if self.complete:
+            return f"Apply complete: {parts[0]}."
+        state = "interrupted" if self.interrupted else "incomplete"
+        return f"Apply {state}: {', '.join(parts)}. Run apply again to converge."

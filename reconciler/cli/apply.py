@@ -1,0 +1,293 @@
+"""`reconciler apply PATH|PLAN`: make the account match the file or a saved plan, safely.
+
+From a desired-state PATH it plans, shows the plan and asks on a terminal (`--auto-approve`
+skips the question; without a terminal it refuses). From a saved PLAN (told apart by content)
+it re-reads the live state and applies without asking, unless the plan is stale or too old.
+Either way a plan over the safety threshold needs `--force`. The ledger is printed at the end;
+the exit status is 0 only when every change was applied.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+from types import FrameType
+from typing import Any, ClassVar
+
+import click
+
+from reconciler import logs
+from reconciler.apply import DEFAULT_PARALLELISM, Executor, Ledger
+from reconciler.apply.progress import progress_for
+from reconciler.apply.report import ledger_json, ledger_text
+from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
+from reconciler.cli.plan import _progress as refresh_progress
+from reconciler.desired import DesiredState, load_desired_state
+from reconciler.errors import ReconcilerError
+from reconciler.plan import Plan, PlanOptions, WebhookCreate, WebhookUpdate, diff
+from reconciler.plan.model import LiveState
+from reconciler.plan.refresh import refresh
+from reconciler.plan.saved import DEFAULT_MAX_AGE, SavedPlan, is_saved_plan, load_saved_plan
+from reconciler.render import renderer_for
+from reconciler.service.client import ServiceClient
+
+_log = logs.get_logger("reconciler.apply")
+
+
+class ApplyRefused(ReconcilerError):
+    """Apply would not start: nothing was changed."""
+
+
+class Duration(click.ParamType):  # type: ignore[type-arg]
+    """A duration such as `90s`, `30m`, `1h`, `1h30m` or `2d` (a bare number is seconds)."""
+
+    name = "duration"
+    _PART = re.compile(r"(\d+(?:\.\d+)?)([dhms])")
+    _UNITS: ClassVar[dict[str, int]] = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, timedelta):
+            return value
+        text = str(value).strip().lower()
+        seconds: float | None = None
+        if re.fullmatch(r"\d+(\.\d+)?", text):
+            seconds = float(text)
+        elif text and self._PART.sub("", text) == "":
+            seconds = sum(
+                float(number) * self._UNITS[unit] for number, unit in self._PART.findall(text)
+            )
+        if seconds is None or seconds <= 0:
+            self.fail(f"{value!r} is not a positive duration such as 90s, 30m, 1h or 1h30m", param)
+        return timedelta(seconds=seconds)
+
+
+@click.command("apply")
+@click.argument("source", metavar="PATH|PLAN", type=click.Path(exists=True, path_type=Path))
+@click.option("--auto-approve", is_flag=True, help="Apply a planned PATH without asking.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Apply a plan over the safety threshold (too many inactivations, or every owned worker).",
+)
+@click.option(
+    "--parallelism",
+    type=click.IntRange(1, 64),
+    default=DEFAULT_PARALLELISM,
+    show_default=True,
+    help="How many requests run at once (inactivations, and invitation batches of 100).",
+)
+@click.option(
+    "--plan-ttl",
+    type=Duration(),
+    default=None,
+    help="How old a saved PLAN may be (default 1h): 90s, 30m, 1h30m...",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="The ledger at the end: a table, or JSON on stdout (the plan then goes to stderr).",
+)
+@click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    metavar="ID",
+    help="Apply only this externalId (or `webhook`); repeatable. PATH only.",
+)
+@click.option(
+    "--exclude",
+    "excludes",
+    multiple=True,
+    metavar="ID",
+    help="Leave this externalId out. PATH only.",
+)
+@click.option(
+    "--replace",
+    "replaces",
+    multiple=True,
+    metavar="ID",
+    help="Inactivate this worker and invite it again (the only fix for drift). PATH only.",
+)
+@connection_options
+def apply(
+    source: Path,
+    auto_approve: bool,
+    force: bool,
+    parallelism: int,
+    plan_ttl: timedelta | None,
+    fmt: str,
+    targets: tuple[str, ...],
+    excludes: tuple[str, ...],
+    replaces: tuple[str, ...],
+    connection: ConnectionOptions,
+) -> None:
+    """Apply the desired state at PATH (after a plan and a question) or a saved PLAN."""
+    saved = load_saved_plan(source) if is_saved_plan(source) else None
+    if saved is not None and (targets or excludes or replaces):
+        raise ApplyRefused(
+            "--target, --exclude and --replace shape a plan; a saved plan is already shaped",
+            hint="pass them to `reconciler plan --out` instead",
+        )
+    if saved is None and plan_ttl is not None:
+        raise ApplyRefused(f"--plan-ttl is for a saved plan, and {source} is a desired-state file")
+    if saved is None and not auto_approve and not sys.stdin.isatty():
+        raise ApplyRefused(
+            "no terminal to ask for confirmation on, and --auto-approve was not given: "
+            "nothing was changed",
+            hint="review with `reconciler plan`, then apply with --auto-approve, or apply a "
+            "saved plan made with `reconciler plan --out`",
+        )
+    make_plan: Callable[[LiveState, ServiceClient], Plan]
+    if saved is not None:
+        make_plan = functools.partial(_resume, saved, max_age=plan_ttl or DEFAULT_MAX_AGE)
+    else:
+        options = PlanOptions(
+            targets=frozenset(targets), excludes=frozenset(excludes), replaces=frozenset(replaces)
+        )
+        make_plan = functools.partial(_plan_file, load_desired_state(source), options, fmt)
+    with open_client(connection, read_only=False, parallelism=parallelism) as client:
+        with refresh_progress() as on_progress:
+            live = refresh(client, on_progress)
+        plan = make_plan(live, client)
+        if not plan.has_changes:  # the plan said so; the ledger is empty and complete
+            _print_ledger(Ledger(()), fmt)
+            return
+        plan.raise_if_unsafe(force)
+        if saved is None and not auto_approve:
+            _confirm(plan)
+        ledger = _execute(client, plan, parallelism)
+    _print_ledger(ledger, fmt)
+    if not ledger.complete:
+        raise click.exceptions.Exit(1)
+
+
+def _plan_file(
+    desired: DesiredState, options: PlanOptions, fmt: str, live: LiveState, client: ServiceClient
+) -> Plan:
+    """Plan the file against the live state, and show it."""
+    plan = diff(desired, live, options)
+    _register_header_values(plan)
+    _show(plan, fmt)
+    return plan
+
+
+def _resume(
+    saved: SavedPlan, live: LiveState, client: ServiceClient, *, max_age: timedelta
+) -> Plan:
+    """The saved plan, if it still holds (`StalePlan` otherwise)."""
+    plan = saved.resume(
+        live, token=client.config.token.reveal(), environ=os.environ, max_age=max_age
+    )
+    _register_header_values(plan)
+    click.echo(
+        f"Applying the saved plan made at {saved.created_at.isoformat()} "
+        f"(reconciler {saved.tool_version}): {_changes_line(plan)}.",
+        err=True,
+    )
+    return plan
+
+
+def _changes_line(plan: Plan) -> str:
+    """'1 to invite, 1 to inactivate, 1 to update': a saved plan keeps no drift or unmanaged."""
+    counts = plan.summary.as_dict()
+    words = ("invite", "inactivate", "replace", "create", "update")
+    return ", ".join(f"{counts[word]} to {word}" for word in words if counts[word])
+
+
+def _register_header_values(plan: Plan) -> None:
+    """Header values go into the request, so no log line or error may ever show them."""
+    for change in plan.changes:
+        if isinstance(change, WebhookCreate | WebhookUpdate):
+            for header in change.webhook.headers:
+                logs.register_secret(header.value.reveal())
+
+
+def _show(plan: Plan, fmt: str) -> None:
+    """The plan as text: on stdout, or on stderr when stdout carries the JSON ledger."""
+    to_stderr = fmt == "json"
+    stream = sys.stderr if to_stderr else sys.stdout
+    color = stream.isatty() and "NO_COLOR" not in os.environ
+    text = renderer_for("text", color=color).render(plan)
+    click.echo(text, nl=False, err=to_stderr, color=color)
+
+
+def _confirm(plan: Plan) -> None:
+    """Ask on the terminal, as Terraform does: only `yes` applies."""
+    click.echo(
+        f"\nDo you want to perform these actions? ({plan.summary.line()})\n"
+        "  Only 'yes' will be accepted to approve.\n",
+        err=True,
+    )
+    try:
+        answer = click.prompt("  Enter a value", default="", show_default=False, err=True)
+    except click.exceptions.Abort:
+        answer = ""
+    if answer.strip() != "yes":
+        raise ApplyRefused("apply cancelled: nothing was changed")
+
+
+def _execute(client: ServiceClient, plan: Plan, parallelism: int) -> Ledger:
+    """Run the plan with progress, turning the first Ctrl-C into a graceful stop."""
+    terminal = sys.stderr.isatty()
+    if not terminal:
+        _show_progress_lines()
+    stop = threading.Event()
+    with (
+        progress_for(len(plan.changes), terminal=terminal) as progress,
+        _graceful_interrupt(stop),
+    ):
+        ledger = Executor(client, parallelism=parallelism, progress=progress, stop=stop).apply(plan)
+    if ledger.interrupted:
+        click.echo("Interrupted: the requests in flight finished; nothing new was sent.", err=True)
+    return ledger
+
+
+def _show_progress_lines() -> None:
+    """Progress lines are info events; show them unless the user asked for errors only."""
+    import logging
+
+    if logging.getLogger().getEffectiveLevel() <= logging.WARNING:
+        logging.getLogger("reconciler.apply.progress").setLevel(logging.INFO)
+
+
+@contextmanager
+def _graceful_interrupt(stop: threading.Event) -> Iterator[None]:
+    """The first Ctrl-C stops sending and lets requests in flight end; a second quits at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals reach the main thread only (a test runner may call from another)
+        return
+
+    def on_interrupt(signum: int, frame: FrameType | None) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        click.echo(
+            "\nInterrupted: waiting for the requests in flight, sending nothing new "
+            "(Ctrl-C again to quit at once).",
+            err=True,
+        )
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _print_ledger(ledger: Ledger, fmt: str) -> None:
+    if fmt == "json":
+        click.echo(ledger_json(ledger), nl=False)
+        return
+    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    click.echo(ledger_text(ledger, color=color), nl=False, color=color)

@@ -1,0 +1,115 @@
+"""Helpers for apply's tests: run a plan through the real client, and compare with the sandbox."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from reconciler.apply import Executor, Ledger, Outcome
+from reconciler.desired.model import DesiredState
+from reconciler.plan import Plan, diff
+from reconciler.plan.refresh import refresh
+from reconciler.sandbox import SandboxServer
+from reconciler.service.client import ServiceClient
+from reconciler.service.models import Invitation, Worker, WorkerStatus
+from tests.plan.factories import desired_state, want
+
+INVITE_PATH = "/contract/workers/inviteWorkersBulkLocked"
+
+
+def worker(n: int, **fields: Any) -> Any:
+    """Desired worker number `n` (ENG-0000n, w0000n@example.com)."""
+    return want(f"ENG-{n:05d}", worker_email=f"w{n:05d}@example.com", **fields)
+
+
+def invitation(n: int) -> Invitation:
+    """The invitation for worker number `n`, to put it into the sandbox beforehand."""
+    return Invitation(
+        worker_name="Ada",
+        worker_surname="Lovelace",
+        type_of_worker="Worker",
+        worker_email=f"w{n:05d}@example.com",
+        country_iso="GB",
+        job_title="Engineer",
+        external_id=f"ENG-{n:05d}",
+    )
+
+
+def seed_workers(client: ServiceClient, numbers: Iterable[int]) -> None:
+    """Invite the workers with these numbers, 100 a request."""
+    pending = list(numbers)
+    for start in range(0, len(pending), 100):
+        client.invite_workers([invitation(n) for n in pending[start : start + 100]])
+
+
+def wanting(numbers: Iterable[int], **kwargs: Any) -> DesiredState:
+    """A desired state of these workers (scope ENG-, prune on)."""
+    return desired_state(*(worker(n) for n in numbers), **kwargs)
+
+
+def apply_once(
+    client: ServiceClient, desired: DesiredState, parallelism: int = 4
+) -> tuple[Plan, Ledger]:
+    """Refresh, plan and apply, as `reconciler apply --auto-approve --force` does."""
+    plan = diff(desired, refresh(client))
+    return plan, Executor(client, parallelism=parallelism).apply(plan)
+
+
+def assert_ledger_matches(ledger: Ledger, live: list[Worker]) -> None:
+    """Every invite the ledger says applied has an open agreement, every failed one none;
+    every inactivation applied is INACTIVATED, every other one still open."""
+    by_id: dict[str, list[Worker]] = {}
+    status = {w.agreement_id: w.status for w in live}
+    for w in live:
+        if w.external_id is not None and w.status.is_open:
+            by_id.setdefault(w.external_id, []).append(w)
+    for entry, change in zip(ledger.entries, ledger.changes, strict=True):
+        if entry.action == "invite":
+            holders = by_id.get(change.external_id, [])  # type: ignore[union-attr]
+            if entry.outcome is Outcome.APPLIED:
+                assert len(holders) == 1, entry
+                if entry.agreement_id is not None:
+                    assert holders[0].agreement_id == entry.agreement_id, entry
+            else:
+                assert holders == [], entry
+        elif entry.action == "inactivate":
+            inactive = status[change.agreement.agreement_id] == WorkerStatus.INACTIVATED  # type: ignore[union-attr]
+            assert inactive == (entry.outcome is Outcome.APPLIED), entry
+
+
+# --- the command line, as a user runs it ---------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICKSTART = ROOT / "examples" / "quickstart.yaml"
+SEED = ROOT / "examples" / "sandbox-seed.yaml"
+
+
+def cli_env(server: SandboxServer, **extra: str) -> dict[str, str]:
+    """The environment of a CLI run against `server`, with no stray `RECONCILER_*` settings."""
+    environ = {key: value for key, value in os.environ.items() if not key.startswith("RECONCILER_")}
+    return environ | {
+        "PYTHONPATH": str(ROOT),
+        "NO_COLOR": "1",
+        "RECONCILER_BASE_URL": server.base_url,
+        "RECONCILER_TOKEN": server.token,
+        **extra,
+    }
+
+
+def cli(
+    *args: str, server: SandboxServer, stdin: Any = subprocess.DEVNULL, **extra: str
+) -> subprocess.CompletedProcess[str]:
+    """`python -m reconciler ARGS` against `server`; stdin is no terminal unless given one."""
+    return subprocess.run(
+        [sys.executable, "-m", "reconciler", *args],
+        stdin=stdin,
+        capture_output=True,
+        text=True,
+        env=cli_env(server, **extra),
+        cwd=ROOT,
+        timeout=120,
+    )

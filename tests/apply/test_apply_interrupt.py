@@ -1,0 +1,75 @@
+"""Ctrl-C during apply: nothing new is sent, requests in flight finish, the ledger is printed."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from reconciler.sandbox import SandboxServer
+from reconciler.service.models import WorkerStatus
+from tests.apply.support import ROOT, cli_env, seed_workers
+from tests.sandbox.support import Controls
+from tests.service.helpers import client_for
+
+APPLY_OPTIONS = ("--auto-approve", "--force", "--parallelism", "2", "--format", "json")
+STATUS_PATH = "/contract-server/v2/general/worker/agreements/"
+NEWCOMERS = "\n".join(
+    f"  - {{externalId: ENG-{n:05d}, typeOfWorker: Worker, workerName: Ada, "
+    f"workerSurname: Lovelace, workerEmail: w{n:05d}@example.com, countryIso: GB}}"
+    for n in range(1000, 1150)
+)
+
+
+def test_ctrl_c_stops_sending_lets_requests_in_flight_finish_and_prints_the_ledger(
+    sandbox: SandboxServer, controls: Controls, tmp_path: Path
+) -> None:
+    with client_for(sandbox) as client:
+        seed_workers(client, range(1, 41))
+    desired = tmp_path / "workers.yaml"
+    desired.write_text(f'version: 1\nscope: {{externalIdPrefix: "ENG-"}}\nworkers:\n{NEWCOMERS}\n')
+    controls.set_faults(latency_ms=200)
+    since = controls.last_seq()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "reconciler", "apply", str(desired), *APPLY_OPTIONS],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=cli_env(sandbox),
+        cwd=ROOT,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not any(e["method"] == "POST" for e in controls.requests(since)):
+        assert process.poll() is None and time.monotonic() < deadline, "no inactivation started"
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    ended = controls.last_seq()
+
+    assert process.returncode == 1, stderr
+    assert "Interrupted" in stderr and "Traceback" not in stderr
+    ledger = json.loads(stdout)
+    assert ledger["interrupted"] is True and ledger["complete"] is False
+    outcomes = {c["address"]: c for c in ledger["changes"]}
+    assert len(outcomes) == 190  # every change is accounted for
+    applied = [c for c in ledger["changes"] if c["outcome"] == "applied"]
+    skipped = [c for c in ledger["changes"] if c["outcome"] == "skipped"]
+    assert 1 <= len(applied) < 40
+    assert len(applied) + len(skipped) == 190
+    assert {c["detail"] for c in skipped} == {"interrupted before it was sent"}
+    assert all(c["action"] == "inactivate" for c in applied)  # invitations never started
+
+    # What the ledger says is what the service holds, and the process sent nothing after it.
+    controls.set_faults()
+    posts = [e for e in controls.requests(since) if e["method"] == "POST"]
+    assert all(e["path"].startswith(STATUS_PATH) and e["status"] == 200 for e in posts)
+    assert len(posts) == len(applied)
+    with client_for(sandbox) as client:
+        status = {w.agreement_id: w.status for w in client.list_workers()}
+    inactivated = {a for a, s in status.items() if s == WorkerStatus.INACTIVATED}
+    assert inactivated == {c["agreement_id"] for c in applied}
+    assert all(e["method"] == "GET" for e in controls.requests(ended))

@@ -61,12 +61,13 @@ def main(log_format: logs.LogFormat, log_level: str) -> None:
 
 
 def _register() -> None:
-    from reconciler.cli import plan, sandbox, validate
+    from reconciler.cli import export, plan, sandbox, validate
 
     main.add_command(sandbox.sandbox)
     main.add_command(validate.validate)
     main.add_command(plan.plan)
     main.add_command(plan.drift)
+    main.add_command(export.export)
 
 
 _register()

@@ -61,9 +61,11 @@ def main(log_format: logs.LogFormat, log_level: str) -> None:
 
 
 def _register() -> None:
-    from reconciler.cli import export, plan, sandbox, validate
+    from reconciler.cli import export, look, plan, sandbox, validate
 
     main.add_command(sandbox.sandbox)
+    for command in look.COMMANDS:
+        main.add_command(command)
     main.add_command(validate.validate)
     main.add_command(plan.plan)
     main.add_command(plan.drift)

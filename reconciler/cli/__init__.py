@@ -64,9 +64,9 @@ def _register() -> None:
     from reconciler.cli import export, look, plan, sandbox, validate
 
     main.add_command(sandbox.sandbox)
+    main.add_command(validate.validate)
     for command in look.COMMANDS:
         main.add_command(command)
-    main.add_command(validate.validate)
     main.add_command(plan.plan)
     main.add_command(plan.drift)
     main.add_command(export.export)

@@ -8,9 +8,11 @@ import click
 
 from reconciler import logs
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
+from reconciler.cli.plan import _progress as progress
 from reconciler.errors import ReconcilerError
 from reconciler.export import PLACEHOLDER, Export, ExportOptions, SplitBy, render_export
 from reconciler.export.files import check_target, schema_ref, write_directory, write_file
+from reconciler.export.yamltext import quoted, scalar
 from reconciler.plan.refresh import refresh
 
 #: The file still holds `TODO(export)` placeholders that a person must fill in.
@@ -67,8 +69,9 @@ def export(
         split_by=SplitBy(split_by) if split_by is not None else None,
         schema_ref=schema_ref(_folder_of(out, split=split_by is not None)),
     )
-    with open_client(connection, read_only=True) as client:
-        live = refresh(client)
+    # plan's progress line while the account is read (drawn on a terminal only)
+    with open_client(connection, read_only=True) as client, progress() as on_progress:
+        live = refresh(client, on_progress)
     if live.webhook is not None:
         for header in live.webhook.headers:  # never in a log line, whatever happens next
             logs.register_secret(header.value.reveal())
@@ -114,11 +117,11 @@ def _report(result: Export, out: Path | None, options: ExportOptions) -> None:
             )
     if result.outside_scope:
         count = _count(result.outside_scope, "open agreement")
-        say(f"{count} outside the scope {options.scope_prefix!r} left out.")
+        say(f"{count} outside the scope {quoted(options.scope_prefix or '')} left out.")
     for conflict in result.conflicts:
         others = ", ".join(str(other.agreement_id) for other in conflict.others)
         say(
-            f"Warning: {conflict.external_id!r} has several open agreements; exported "
+            f"Warning: {scalar(conflict.external_id)} has several open agreements; exported "
             f"{conflict.exported.agreement_id}, not {others}: a plan reports a conflict."
         )
     if result.unfinished:
@@ -127,12 +130,15 @@ def _report(result: Export, out: Path | None, options: ExportOptions) -> None:
             f"{PLACEHOLDER} (listed at the top of the file) before validate, plan or apply:"
         )
         for item in result.unfinished:
-            say(f"  {item.external_id} ({item.email}, {item.status}): {', '.join(item.fields)}")
+            fields = ", ".join(item.fields)
+            say(f"  {scalar(item.external_id)} ({scalar(item.email)}, {item.status}): {fields}")
     if result.header_variables:
         say("Set these variables to the webhook's header values before validate, plan or apply")
         say("(the values are secrets and were not written):")
         for variable in result.header_variables:
-            say(f"  {variable.variable}  (header {variable.header})")
+            say(f"  {variable.variable}  (header {scalar(variable.header)})")
+    if out is not None:
+        say(f"Next: reconciler validate {out} && reconciler plan {out}")
 
 
 def _stderr(line: str) -> None:

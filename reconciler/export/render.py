@@ -41,7 +41,6 @@ FIELD_ORDER = (
     "jobTitle",
 )
 _SLUG_LENGTH = 60
-_UNSET = {SplitBy.COUNTRY: "is not shown yet", SplitBy.JOB_TITLE: "is not set"}
 _UNANSWERED_NOTE = (
     "# The service does not show these values until the worker answers the invitation, so they\n"
     f"# are written as {PLACEHOLDER}: fill each one in (`reconciler validate` refuses the file\n"
@@ -113,9 +112,11 @@ def render_export(live: LiveState, options: ExportOptions) -> Export:
             with_workers_key=True,
             what=_scope_text(options),
         )
-        files = (ExportedFile("", text),)
+        files: tuple[ExportedFile, ...] = (ExportedFile("", text),)
     else:
-        files = _split_files(options, entries, settings, unmanaged_lines, conflict_lines)
+        files = _split_files(
+            options, options.split_by, entries, settings, unmanaged_lines, conflict_lines
+        )
     return Export(
         files=files,
         workers=len(entries),
@@ -309,8 +310,30 @@ def _file_text(
     return "\n".join(lines) + "\n"
 
 
+@dataclass(frozen=True, slots=True)
+class _Grouping:
+    """How `--split-by` groups workers: the value, and how files and comments name it."""
+
+    field: str
+    prefix: str  # of the file names
+    key: Callable[[_Entry], str | None]
+    unset_slug: str
+    unset_text: str
+
+
+_GROUPINGS = {
+    SplitBy.COUNTRY: _Grouping(
+        "countryIso", "country", lambda entry: entry.country_iso, "unknown", "is not shown yet"
+    ),
+    SplitBy.JOB_TITLE: _Grouping(
+        "jobTitle", "job-title", lambda entry: entry.job_title, "none", "is not set"
+    ),
+}
+
+
 def _split_files(
     options: ExportOptions,
+    split_by: SplitBy,
     entries: Sequence[_Entry],
     settings: tuple[list[str], list[str]],
     unmanaged_lines: list[str],
@@ -327,18 +350,12 @@ def _split_files(
         what="The settings; the workers are in the other files of this directory.",
     )
     files = [ExportedFile(SETTINGS_FILE, settings_text)]
-    key: Callable[[_Entry], str | None] = (
-        (lambda entry: entry.country_iso)
-        if options.split_by is SplitBy.COUNTRY
-        else (lambda entry: entry.job_title)
-    )
+    grouping = _GROUPINGS[split_by]
     groups: dict[str | None, list[_Entry]] = defaultdict(list)
     for entry in entries:
-        groups[key(entry)].append(entry)
-    for name, value in _group_file_names(options.split_by, groups):
-        field = "countryIso" if options.split_by is SplitBy.COUNTRY else "jobTitle"
-        shown = f"is {quoted(value)}" if value is not None else _UNSET[options.split_by]
-        group_what = _scope_text(options, f" whose {field} {shown}")
+        groups[grouping.key(entry)].append(entry)
+    for name, value in _group_file_names(grouping, groups):
+        shown = grouping.unset_text if value is None else f"is {quoted(value)}"
         text = _file_text(
             options,
             groups[value],
@@ -346,28 +363,23 @@ def _split_files(
             settings_after=[],
             notes=[],
             with_workers_key=True,
-            what=group_what,
+            what=_scope_text(options, f" whose {grouping.field} {shown}"),
         )
         files.append(ExportedFile(name, text))
     return tuple(files)
 
 
 def _group_file_names(
-    split_by: SplitBy | None, groups: dict[str | None, list[_Entry]]
+    grouping: _Grouping, groups: dict[str | None, list[_Entry]]
 ) -> list[tuple[str, str | None]]:
-    """A distinct, stable file name for each group: unknown values first, then sorted."""
-    prefix = "country" if split_by is SplitBy.COUNTRY else "job-title"
+    """A distinct, stable file name for each group: the unset value first, then sorted."""
     taken = {SETTINGS_FILE}
     named: list[tuple[str, str | None]] = []
     values: list[str | None] = [None] if None in groups else []
     values += sorted(value for value in groups if value is not None)
     for value in values:
-        slug = (
-            ("unknown" if split_by is SplitBy.COUNTRY else "none")
-            if value is None
-            else _slug(value)
-        )
-        stem, number = f"{prefix}-{slug}", 1
+        slug = grouping.unset_slug if value is None else _slug(value)
+        stem, number = f"{grouping.prefix}-{slug}", 1
         name = f"{stem}.yaml"
         while name in taken:  # "Engineer" and "engineer" slug alike
             number += 1

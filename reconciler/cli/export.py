@@ -127,7 +127,7 @@ def _report(result: Export, out: Path | None, options: ExportOptions) -> None:
     if result.unfinished:
         say(
             f"{_count(len(result.unfinished), 'worker')} not answered yet: fill in each "
-            f"{PLACEHOLDER} (listed at the top of the file) before validate, plan or apply:"
+            f"{PLACEHOLDER} (listed at the top of its file) before validate, plan or apply:"
         )
         for item in result.unfinished:
             fields = ", ".join(item.fields)

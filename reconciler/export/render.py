@@ -8,6 +8,7 @@ named) can be tested with plain values.
 from __future__ import annotations
 
 import re
+import textwrap
 import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -41,6 +42,7 @@ FIELD_ORDER = (
     "jobTitle",
 )
 _SLUG_LENGTH = 60
+_COMMENT_WIDTH = 94
 _UNANSWERED_NOTE = (
     "# The service does not show these values until the worker answers the invitation, so they\n"
     f"# are written as {PLACEHOLDER}: fill each one in (`reconciler validate` refuses the file\n"
@@ -280,7 +282,7 @@ def _preamble(options: ExportOptions, what: str) -> list[str]:
     return [
         f"# yaml-language-server: $schema={options.schema_ref}",
         "# Written by `reconciler export` from the live account.",
-        f"# {what}",
+        *(f"# {line}" for line in textwrap.wrap(what, _COMMENT_WIDTH, break_long_words=False)),
     ]
 
 

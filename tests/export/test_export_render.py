@@ -449,3 +449,23 @@ def test_unmanaged_and_conflict_notes_go_to_the_settings_file() -> None:
     settings = render_export(live, options).files[0]
     assert settings.name == SETTINGS_FILE
     assert "agreementId: 3" in settings.text and "exported agreementId 1" in settings.text
+
+
+def test_unfinished_workers_are_listed_at_the_top_before_any_key() -> None:
+    live = live_state(agreement(1, "ENG-001"), agreement(2, "ENG-002", "INVITATION_SENT"))
+    text = only_text(render_export(live, ENG))
+    header = text[: text.index("\nversion: 1\n")]
+    assert all(line.startswith("#") for line in header.splitlines())
+    assert (
+        "#   - ENG-002 eng-002@example.com (INVITATION_SENT): "
+        "typeOfWorker, workerName, workerSurname, countryIso\n"
+    ) in header
+    assert "ENG-001" not in header
+
+
+def test_long_descriptions_are_wrapped_as_comments() -> None:
+    live = live_state(agreement(1, "ENG-001", job_title="A very long job title " * 5))
+    export = render_export(live, ExportOptions("ENG-", split_by=SplitBy.JOB_TITLE))
+    for file in export.files:
+        head = file.text.split("\nworkers:")[0].split("\nversion:")[0]
+        assert all(line.startswith("#") and len(line) <= 100 for line in head.splitlines())

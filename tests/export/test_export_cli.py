@@ -23,6 +23,7 @@ import pytest
 
 from reconciler.export import PLACEHOLDER
 from reconciler.sandbox import SandboxServer
+from tests.export.support import fill, placeholder_lines
 from tests.sandbox.support import Controls, service_client
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -142,25 +143,6 @@ def run(
         cwd=cwd,
         timeout=120,
     )
-
-
-def fill(text: str) -> str:
-    """What a person does with each placeholder: write a true value."""
-    values = {"typeOfWorker": "Worker", "countryIso": "GB"}
-    return re.sub(
-        rf"^(    (\w+): ){re.escape(PLACEHOLDER)}$",
-        lambda match: match.group(1) + values.get(match.group(2), "Filled"),
-        text,
-        flags=re.MULTILINE,
-    )
-
-
-def placeholder_lines(text: str) -> set[int]:
-    return {
-        number
-        for number, line in enumerate(text.splitlines(), 1)
-        if line.endswith(f": {PLACEHOLDER}") and not line.startswith("#")
-    }
 
 
 def assert_no_changes(plan: subprocess.CompletedProcess[str]) -> None:

@@ -11,10 +11,11 @@ import pytest
 
 from reconciler.desired import InvalidDesiredState, load_desired_state
 from reconciler.export import PLACEHOLDER, Export, ExportOptions, SplitBy, render_export
-from reconciler.export.render import FIELD_ORDER, SETTINGS_FILE, header_variables
+from reconciler.export.render import SETTINGS_FILE, header_variables
 from reconciler.plan import diff
 from reconciler.plan.model import LiveState
 from reconciler.service.models import Worker
+from tests.export.support import fill, placeholder_lines
 from tests.plan.factories import agreement, live_state, live_webhook
 
 ENG = ExportOptions(scope_prefix="ENG-")
@@ -131,19 +132,6 @@ def test_one_worker(live: Worker, lines: str, placeholders: tuple[str, ...]) -> 
     assert worker_block(only_text(export), "ENG-001") == lines
     assert [item.fields for item in export.unfinished] == ([placeholders] if placeholders else [])
     assert export.needs_placeholders is bool(placeholders)
-
-
-def test_fields_are_in_the_order_of_the_spec() -> None:
-    assert FIELD_ORDER == (
-        "externalId",
-        "typeOfWorker",
-        "workerName",
-        "workerSurname",
-        "workerLegalName",
-        "workerEmail",
-        "countryIso",
-        "jobTitle",
-    )
 
 
 def test_an_unmappable_country_is_explained_in_the_comment_block() -> None:
@@ -332,30 +320,15 @@ def test_the_same_live_state_gives_the_same_bytes_in_any_service_order() -> None
     assert only_text(render_export(LiveState(tuple(shuffled), live.webhook), options)) == first
 
 
-def fill(text: str) -> str:
-    """What a person does with the placeholders: a true value in each."""
-    values = {"typeOfWorker": "Worker", "countryIso": "GB"}
-    return re.sub(
-        rf"^(    (\w+): ){re.escape(PLACEHOLDER)}$",
-        lambda match: match.group(1) + values.get(match.group(2), "Filled"),
-        text,
-        flags=re.MULTILINE,
-    )
-
-
 def test_an_unfinished_export_fails_validation_at_exactly_its_placeholders(
     tmp_path: Path,
 ) -> None:
     text = only_text(render_export(mixed_account(), ENG))
-    placeholder_lines = {
-        number
-        for number, line in enumerate(text.splitlines(), 1)
-        if line.endswith(f": {PLACEHOLDER}") and not line.startswith("#")
-    }
-    assert len(placeholder_lines) == 8  # two unanswered invitations, four fields each
+    expected = placeholder_lines(text)
+    assert len(expected) == 8  # two unanswered invitations, four fields each
     with pytest.raises(InvalidDesiredState) as raised:
         load(tmp_path, text, {"WEBHOOK_HEADER_X_WEBHOOK_TOKEN": "t0k3n"})
-    assert {problem.location.line for problem in raised.value.problems} == placeholder_lines
+    assert {problem.location.line for problem in raised.value.problems} == expected
     assert any(PLACEHOLDER in problem.message for problem in raised.value.problems)
 
 

@@ -8,6 +8,7 @@ then `validate` and `plan` must agree that nothing is left to change.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -226,11 +227,22 @@ def test_validate_refuses_the_unfilled_export_at_exactly_its_placeholders(
 
 def test_the_same_account_exports_the_same_bytes(account: Account, tmp_path: Path) -> None:
     first = run("export", "--include-unmanaged", server=account.server, cwd=tmp_path)
-    second = run("export", "--include-unmanaged", server=account.server, cwd=tmp_path)
+    # Debug logs too: no header value in any of them, plain or encoded.
+    second = run(
+        "--log-level",
+        "debug",
+        "export",
+        "--include-unmanaged",
+        server=account.server,
+        cwd=tmp_path,
+    )
     assert first.returncode == second.returncode == 2
     assert first.stdout == second.stdout and first.stdout
     assert first.stdout.count("#     agreementId: ") == account.unmanaged
     assert "OPS-" in first.stdout  # no scope: every externalId
+    everything = first.stdout + first.stderr + second.stderr
+    for form in (SECRET, base64.b64encode(SECRET.encode()).decode(), SECRET.encode().hex()):
+        assert form not in everything
 
 
 @pytest.mark.parametrize("split_by", ["country", "jobTitle"])
@@ -340,3 +352,38 @@ def test_a_fully_answered_account_exports_ready_and_plans_no_changes(tmp_path: P
         )
         assert_no_changes(plan)
         assert f"{account.unmanaged + account.outside_scope} unmanaged" in plan.stdout
+
+
+def test_the_quickstart_demo_account_exports_and_plans_empty(tmp_path: Path) -> None:
+    """The README's example: the embedded sandbox, seeded with the demo account."""
+    environ = {key: value for key, value in os.environ.items() if not key.startswith("RECONCILER_")}
+    environ |= {"PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    sandbox = ("--sandbox", "--sandbox-db", str(tmp_path / "sandbox.db"))
+    out = tmp_path / "workers.yaml"
+
+    def reconciler(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "reconciler", *args],
+            capture_output=True,
+            text=True,
+            env=environ,
+            cwd=tmp_path,
+            timeout=120,
+        )
+
+    exported = reconciler("export", "--scope-prefix", "ENG-", "--out", str(out), *sandbox)
+    assert exported.returncode == 2, exported.stderr
+    text = out.read_text()
+    assert re.findall(r"externalId: (\S+)", text) == [
+        "ENG-001",
+        "ENG-002",
+        "ENG-003",
+        "ENG-005",
+        "ENG-006",
+    ]
+    assert "#   - ENG-003 alan@example.com (INVITATION_SENT)" in text
+    assert "OPS-001" not in text and "freelance@example.com" not in text
+    out.write_text(fill(text))
+    plan = reconciler("plan", str(out), "--detailed-exitcode", *sandbox)
+    assert_no_changes(plan)
+    assert "2 unmanaged" in plan.stdout  # Freelance Fred and OPS-001

@@ -104,44 +104,44 @@ def _report(result: Export, out: Path | None, options: ExportOptions) -> None:
     """What the person must know, on stderr: counts, what is left out, what to do next."""
     where = "stdout" if out is None else str(out)
     webhook = " and the webhook" if result.webhook else ""
-    say = _stderr
-    say(f"Exported {_count(result.workers, 'worker')}{webhook} to {where}.")
+    _say(f"Exported {_count(result.workers, 'worker')}{webhook} to {where}.")
     if result.unmanaged:
         count = _count(len(result.unmanaged), "open agreement")
         if options.include_unmanaged:
-            say(f"{count} without an externalId listed as a comment (unmanaged).")
+            _say(f"{count} without an externalId listed as a comment (unmanaged).")
         else:
-            say(
+            _say(
                 f"{count} without an externalId left out (unmanaged); --include-unmanaged "
                 "lists them in the file, with how to bring them under management."
             )
     if result.outside_scope:
         count = _count(result.outside_scope, "open agreement")
-        say(f"{count} outside the scope {quoted(options.scope_prefix or '')} left out.")
+        _say(f"{count} outside the scope {quoted(options.scope_prefix or '')} left out.")
     for conflict in result.conflicts:
         others = ", ".join(str(other.agreement_id) for other in conflict.others)
-        say(
+        _say(
             f"Warning: {scalar(conflict.external_id)} has several open agreements; exported "
             f"{conflict.exported.agreement_id}, not {others}: a plan reports a conflict."
         )
     if result.unfinished:
-        say(
-            f"{_count(len(result.unfinished), 'worker')} not answered yet: fill in each "
-            f"{PLACEHOLDER} (listed at the top of its file) before validate, plan or apply:"
+        _say(
+            f"{_count(len(result.unfinished), 'worker')} with values the service does not show "
+            f"yet: fill in each {PLACEHOLDER} (listed at the top of its file) before validate, "
+            "plan or apply:"
         )
         for item in result.unfinished:
             fields = ", ".join(item.fields)
-            say(f"  {scalar(item.external_id)} ({scalar(item.email)}, {item.status}): {fields}")
-    if result.header_variables:
-        say("Set these variables to the webhook's header values before validate, plan or apply")
-        say("(the values are secrets and were not written):")
-        for variable in result.header_variables:
-            say(f"  {variable.variable}  (header {scalar(variable.header)})")
+            _say(f"  {scalar(item.external_id)} ({scalar(item.email)}, {item.status}): {fields}")
     if out is not None:
-        say(f"Next: reconciler validate {out} && reconciler plan {out}")
+        _say(f"Next: reconciler validate {out} && reconciler plan {out}")
+    if result.header_variables:  # last, where a person looks for what to do
+        _say("Set these variables to the webhook's header values before validate, plan or apply")
+        _say("(the values are secrets and were not written):")
+        for variable in result.header_variables:
+            _say(f"  {variable.variable}  (header {scalar(variable.header)})")
 
 
-def _stderr(line: str) -> None:
+def _say(line: str) -> None:
     click.echo(line, err=True)
 
 

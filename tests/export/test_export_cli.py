@@ -175,7 +175,7 @@ def test_export_fill_validate_plan_shows_no_changes(account: Account, tmp_path: 
     text = out.read_text(encoding="utf-8")
     assert text.startswith("# yaml-language-server: $schema=")
     assert exported.stdout == ""
-    assert f"{account.unanswered} workers not answered yet" in exported.stderr
+    assert f"{account.unanswered} workers with values the service does not show" in exported.stderr
     assert f"{account.unmanaged} open agreements without an externalId left out" in exported.stderr
     assert f"{account.outside_scope} open agreements outside the scope" in exported.stderr
     for variable in HEADER_VARIABLES:

@@ -21,10 +21,12 @@ from rich.table import Table
 
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.secrets import MASK, Secret
+from reconciler.service.client import ServiceClient
 from reconciler.service.decode import DecodeError, parse_timestamp
-from reconciler.service.models import WorkerStatus
+from reconciler.service.models import WebhookHeader, WorkerStatus
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 _FORMATS = ("table", "json", "csv")
 
@@ -82,7 +84,7 @@ def _format_option(command: F) -> F:
     )(command)
 
 
-class _Moment(click.ParamType):
+class _Moment(click.ParamType):  # type: ignore[type-arg]  # generic in newer click only
     """An ISO 8601 date or timestamp; without an offset it is UTC."""
 
     name = "TIMESTAMP"
@@ -107,8 +109,7 @@ class _Moment(click.ParamType):
 @connection_options
 def workers(connection: ConnectionOptions, status: str | None, output_format: str | None) -> None:
     """List the account's workers (one row per agreement)."""
-    with open_client(connection, read_only=True) as client:
-        rows = client.list_workers(status.upper() if status else None)
+    rows = _read(connection, lambda client: client.list_workers(status.upper() if status else None))
     _print_rows(rows, WORKER_COLUMNS, output_format, title="Workers")
 
 
@@ -117,8 +118,7 @@ def workers(connection: ConnectionOptions, status: str | None, output_format: st
 @connection_options
 def wallet(connection: ConnectionOptions, output_format: str | None) -> None:
     """Show the wallet and its balance."""
-    with open_client(connection, read_only=True) as client:
-        found = client.get_wallet()
+    found = _read(connection, ServiceClient.get_wallet)
     _print_record(found, WALLET_COLUMNS, output_format, title="Wallet")
 
 
@@ -127,8 +127,7 @@ def wallet(connection: ConnectionOptions, output_format: str | None) -> None:
 @connection_options
 def transactions(connection: ConnectionOptions, output_format: str | None) -> None:
     """List the wallet's journal entries, oldest first."""
-    with open_client(connection, read_only=True) as client:
-        rows = client.list_transactions()
+    rows = _read(connection, ServiceClient.list_transactions)
     _print_rows(rows, JOURNAL_COLUMNS, output_format, title="Wallet journal")
 
 
@@ -146,8 +145,7 @@ def payments(
     """List the account's payments in a date range (the service's defaults: all, until now)."""
     if since is not None and until is not None and since >= until:
         raise click.BadParameter("--since must be before --until", param_hint="--since")
-    with open_client(connection, read_only=True) as client:
-        rows = client.list_payments(since, until)
+    rows = _read(connection, lambda client: client.list_payments(since, until))
     _print_rows(rows, PAYMENT_COLUMNS, output_format, title="Payments")
 
 
@@ -157,8 +155,7 @@ def payments(
 @connection_options
 def paylist(connection: ConnectionOptions, paylist_id: int, output_format: str | None) -> None:
     """List the payments of one paylist."""
-    with open_client(connection, read_only=True) as client:
-        rows = client.list_paylist_payments(paylist_id)
+    rows = _read(connection, lambda client: client.list_paylist_payments(paylist_id))
     _print_rows(rows, PAYMENT_COLUMNS, output_format, title=f"Paylist {paylist_id}")
 
 
@@ -172,8 +169,7 @@ def webhook() -> None:
 @connection_options
 def webhook_show(connection: ConnectionOptions, output_format: str | None) -> None:
     """Show the webhook configuration; header values are masked."""
-    with open_client(connection, read_only=True) as client:
-        found = client.get_webhook()
+    found = _read(connection, ServiceClient.get_webhook)
     if found is None:
         if _chosen_format(output_format) == "table":
             click.echo("No webhook is configured.")
@@ -193,6 +189,12 @@ COMMANDS: tuple[click.Command, ...] = (
 )
 
 
+def _read(connection: ConnectionOptions, read: Callable[[ServiceClient], T]) -> T:
+    """What `read` returns from a read-only client of the connection."""
+    with open_client(connection, read_only=True) as client:
+        return read(client)
+
+
 # -- output ------------------------------------------------------------------------------------
 
 
@@ -206,17 +208,17 @@ def _print_rows(
     rows: Sequence[object], columns: Sequence[str], output_format: str | None, *, title: str
 ) -> None:
     chosen = _chosen_format(output_format)
-    records = [_record(row, columns) for row in rows]
     if chosen == "json":
+        records = [_record(row, columns) for row in rows]
         click.echo(json.dumps(records, indent=2, ensure_ascii=False))
     elif chosen == "csv":
-        _write_csv(records, columns)
+        _write_csv(rows, columns)
     else:
-        table = Table(title=f"{title} ({len(records)})", title_justify="left")
+        table = Table(title=f"{title} ({len(rows)})", title_justify="left")
         for column in columns:
             table.add_column(column, overflow="fold")
-        for record in records:
-            table.add_row(*(_cell(record[column]) for column in columns))
+        for row in rows:
+            table.add_row(*(_cell(getattr(row, column)) for column in columns))
         Console().print(table)
 
 
@@ -224,25 +226,24 @@ def _print_record(
     row: object, columns: Sequence[str], output_format: str | None, *, title: str
 ) -> None:
     chosen = _chosen_format(output_format)
-    record = _record(row, columns)
     if chosen == "json":
-        click.echo(json.dumps(record, indent=2, ensure_ascii=False))
+        click.echo(json.dumps(_record(row, columns), indent=2, ensure_ascii=False))
     elif chosen == "csv":
-        _write_csv([record], columns)
+        _write_csv([row], columns)
     else:
         table = Table(title=title, title_justify="left", show_header=False)
         table.add_column("field", style="bold")
         table.add_column("value", overflow="fold")
         for column in columns:
-            table.add_row(column, _cell(record[column]))
+            table.add_row(column, _cell(getattr(row, column)))
         Console().print(table)
 
 
-def _write_csv(records: Iterable[dict[str, Any]], columns: Sequence[str]) -> None:
+def _write_csv(rows: Iterable[object], columns: Sequence[str]) -> None:
     writer = csv.writer(sys.stdout, lineterminator="\n")
     writer.writerow(columns)
-    for record in records:
-        writer.writerow(_cell(record[column]) for column in columns)
+    for row in rows:
+        writer.writerow(_cell(getattr(row, column)) for column in columns)
 
 
 def _record(row: object, columns: Sequence[str]) -> dict[str, Any]:
@@ -271,13 +272,19 @@ def _json_value(value: Any) -> Any:
 
 
 def _cell(value: Any) -> str:
+    """A value as a table or CSV cell: amounts as written (12.50), secrets masked."""
     if value is None:
         return ""
+    if isinstance(value, Secret):
+        return MASK
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, list):
-        return ", ".join(
-            f"{item['name']}: {item['value']}" if isinstance(item, dict) else str(item)
-            for item in value
-        )
+    if isinstance(value, enum.Enum):
+        return str(value.value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, WebhookHeader):
+        return f"{value.name}: {MASK}"
+    if isinstance(value, list | tuple):
+        return ", ".join(_cell(item) for item in value)
     return str(value)

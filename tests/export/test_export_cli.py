@@ -21,7 +21,9 @@ from typing import Any
 
 import httpx
 import pytest
+from click.testing import CliRunner, Result
 
+from reconciler.cli import main
 from reconciler.export import PLACEHOLDER
 from reconciler.sandbox import SandboxServer
 from tests.export.support import fill, placeholder_lines
@@ -280,27 +282,42 @@ def test_split_by_directory_validates_and_plans_no_changes(
     assert_no_changes(plan)
 
 
+def invoke(*args: str, server: SandboxServer, token: str | None = None) -> Result:
+    """The command in this process (for the paths around the main ones): the same code."""
+    return CliRunner().invoke(
+        main,
+        list(args),
+        env={"RECONCILER_BASE_URL": server.base_url, "RECONCILER_TOKEN": token or server.token},
+        catch_exceptions=False,
+    )
+
+
 def test_refuses_to_overwrite_without_force(account: Account, tmp_path: Path) -> None:
     out = tmp_path / "workers.yaml"
     out.write_text("mine\n")
-    refused = run("export", "--out", str(out), server=account.server, cwd=tmp_path)
-    assert refused.returncode == 1
+    since = last_seq(account.server)
+    refused = invoke("export", "--out", str(out), server=account.server)
+    assert refused.exit_code == 1
     assert "exists: refusing to overwrite it" in refused.stderr and "--force" in refused.stderr
     assert out.read_text() == "mine\n"
-    forced = run("export", "--out", str(out), "--force", server=account.server, cwd=tmp_path)
-    assert forced.returncode == 2
+    assert last_seq(account.server) == since  # refused before reading the account
+    forced = invoke("export", "--out", str(out), "--force", server=account.server)
+    assert forced.exit_code == 2
     assert out.read_text().startswith("# yaml-language-server: $schema=")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["workers.yaml"]  # no temporary left
 
     folder = tmp_path / "people"
     folder.mkdir()
     (folder / "old.yaml").write_text("old\n")
+    (folder / "README.md").write_text("keep\n")
     args = ("export", "--split-by", "country", "--out", str(folder))
-    refused = run(*args, server=account.server, cwd=tmp_path)
-    assert refused.returncode == 1 and "is not empty" in refused.stderr
-    forced = run(*args, "--force", server=account.server, cwd=tmp_path)
-    assert forced.returncode == 2
+    refused = invoke(*args, server=account.server)
+    assert refused.exit_code == 1 and "is not empty" in refused.stderr
+    forced = invoke(*args, "--force", server=account.server)
+    assert forced.exit_code == 2
+    assert f"Removed {folder / 'old.yaml'}" in forced.stderr
     assert not (folder / "old.yaml").exists() and (folder / "00-settings.yaml").is_file()
+    assert (folder / "README.md").read_text() == "keep\n"
 
 
 @pytest.mark.parametrize(
@@ -308,27 +325,19 @@ def test_refuses_to_overwrite_without_force(account: Account, tmp_path: Path) ->
     [
         (("--split-by", "country"), "--split-by writes a directory"),
         (("--scope-prefix", ""), "--scope-prefix cannot be empty"),
+        (("--out", "."), "is a directory"),
     ],
 )
-def test_bad_options_exit_1(
-    account: Account, tmp_path: Path, args: tuple[str, ...], message: str
-) -> None:
-    result = run("export", *args, server=account.server, cwd=tmp_path)
-    assert (result.returncode, result.stdout) == (1, "")
-    assert message in result.stderr and "Traceback" not in result.stderr
+def test_bad_options_exit_1(account: Account, args: tuple[str, ...], message: str) -> None:
+    result = invoke("export", *args, server=account.server)
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert message in result.stderr
 
 
 def test_a_bad_token_exits_1_and_writes_nothing(account: Account, tmp_path: Path) -> None:
     out = tmp_path / "workers.yaml"
-    result = run(
-        "export",
-        "--out",
-        str(out),
-        server=account.server,
-        cwd=tmp_path,
-        RECONCILER_TOKEN="not-a-token",
-    )
-    assert result.returncode == 1 and "Traceback" not in result.stderr
+    result = invoke("export", "--out", str(out), server=account.server, token="not-a-token")
+    assert result.exit_code == 1 and "Error:" in result.stderr
     assert not out.exists()
 
 

@@ -182,7 +182,7 @@ class Inactivate(_Held):
     agreement: Worker
 
     actions: ClassVar[tuple[str, ...]] = ("delete",)
-    verb: ClassVar[str] = "inactivated"
+    verb: ClassVar[str] = "inactivated (no longer in the file)"
     after: ClassVar[None] = None
     fields: ClassVar[tuple[FieldChange, ...]] = ()
 

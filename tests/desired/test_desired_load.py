@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from reconciler import logs
 from reconciler.cli import main
 from reconciler.desired import InvalidDesiredState, load_desired_state
 from reconciler.desired.model import DesiredWorker, InactivationLimit
@@ -75,6 +76,7 @@ def test_header_values_are_secrets_that_remember_their_template() -> None:
     assert headers["X-Template"] == Secret("${not-a-variable}")
     assert headers["X-Template"].template is None
     assert "t0ken" not in repr(state)
+    assert "t0ken" not in logs.scrub("sent Bearer t0ken")
 
 
 def test_policy_count_and_defaults(tmp_path: Path) -> None:
@@ -121,6 +123,14 @@ def test_every_problem_is_reported_sorted_by_file_and_place(tmp_path: Path) -> N
     assert places == sorted(places)
     assert len(raised.value.problems) == 3  # missing event_types, http url, an incomplete worker
     assert "3 problems found" in str(raised.value)
+
+
+def test_a_file_that_cannot_be_read_hides_no_version(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("version: 1\nworkers: [\n")
+    (tmp_path / "b.yaml").write_text("workers: []\n")
+    with pytest.raises(InvalidDesiredState) as raised:
+        load_desired_state(tmp_path, environ={})
+    assert [Path(p.location.file).name for p in raised.value.problems] == ["a.yaml"]
 
 
 def test_missing_path(tmp_path: Path) -> None:

@@ -61,7 +61,7 @@ def main(log_format: logs.LogFormat, log_level: str) -> None:
 
 
 def _register() -> None:
-    from reconciler.cli import apply, look, plan, sandbox, validate
+    from reconciler.cli import apply, export, look, plan, sandbox, validate
 
     main.add_command(sandbox.sandbox)
     main.add_command(validate.validate)
@@ -70,6 +70,7 @@ def _register() -> None:
     main.add_command(plan.plan)
     main.add_command(plan.drift)
     main.add_command(apply.apply)
+    main.add_command(export.export)
 
 
 _register()

@@ -1,0 +1,163 @@
+"""The disk side of an export: where the schema is, and writing without ever half-writing.
+
+A file is written to a temporary file beside it and renamed over the target, so a reader (or a
+crash) sees the old file or the new one, never a mix. A new directory is built beside its final
+place and renamed into it; an existing one gets every new file written first and only then the
+renames, so a failure while writing leaves what was there untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from reconciler.errors import ReconcilerError
+from reconciler.export.model import SCHEMA_ID, ExportedFile
+
+SCHEMA_PATH = Path("schemas", "desired-state.schema.json")
+#: The files a directory of desired state is merged from (what `validate` and `plan` read).
+_MERGED_SUFFIXES = (".yaml", ".yml")
+
+
+class ExportError(ReconcilerError):
+    """The export could not be written where it was asked to go."""
+
+
+def schema_ref(directory: Path) -> str:
+    """The modeline's target for a file in `directory`: a relative path to the project's schema
+    when `directory` is inside a checkout that has one (looking up to its git root), else the
+    schema's `$id`."""
+    start = directory.resolve()
+    for folder in (start, *start.parents):
+        candidate = folder / SCHEMA_PATH
+        if candidate.is_file():
+            return Path(os.path.relpath(candidate, start)).as_posix()
+        if (folder / ".git").exists():
+            break
+    return SCHEMA_ID
+
+
+def check_target(out: Path, *, directory: bool, force: bool) -> None:
+    """Refuse, before anything is read from the service, a target that would be overwritten."""
+    if directory:
+        if out.exists() and not out.is_dir():
+            raise ExportError(f"{out} is a file: --split-by writes a directory of files")
+        if out.is_dir() and any(out.iterdir()) and not force:
+            raise ExportError(
+                f"{out} is not empty: refusing to overwrite it",
+                hint="add --force to replace its *.yaml and *.yml files, or pick a new directory",
+            )
+        parent = out.absolute().parent
+    else:
+        if out.is_dir():
+            raise ExportError(
+                f"{out} is a directory: give a file name, or add --split-by to write one file per "
+                "group into it"
+            )
+        if out.exists() and not force:
+            raise ExportError(
+                f"{out} exists: refusing to overwrite it", hint="add --force to replace it"
+            )
+        parent = out.absolute().parent
+    if not parent.is_dir():
+        raise ExportError(f"cannot write {out}: the folder {parent} does not exist")
+
+
+def write_file(out: Path, text: str) -> None:
+    """Write `text` to `out` atomically (a temporary file renamed over it)."""
+    with _reported(out):
+        mode = out.stat().st_mode & 0o777 if out.exists() else _default_mode()
+        temporary = _write_temporary(out.absolute().parent, out.name, text, mode)
+        try:
+            os.replace(temporary, out)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+
+
+def write_directory(out: Path, files: Sequence[ExportedFile]) -> list[Path]:
+    """Write `files` into the directory `out`; returns the old `*.yaml`/`*.yml` files removed.
+
+    Every file is written before anything is renamed, so a failure leaves the directory as it
+    was. Old merged files that the export does not write are removed: left there, they would be
+    merged with the new ones.
+    """
+    with _reported(out):
+        if not out.exists():
+            _write_new_directory(out, files)
+            return []
+        written: list[tuple[Path, Path]] = []
+        try:
+            for file in files:
+                temporary = _write_temporary(out, file.name, file.text, _default_mode())
+                written.append((temporary, out / file.name))
+            names = {file.name for file in files}
+            stale = sorted(
+                entry
+                for entry in out.iterdir()
+                if entry.suffix in _MERGED_SUFFIXES and entry.name not in names and entry.is_file()
+            )
+            for temporary, target in written:
+                os.replace(temporary, target)
+            written = []
+            for entry in stale:
+                entry.unlink()
+            return stale
+        finally:
+            for temporary, _ in written:
+                temporary.unlink(missing_ok=True)
+
+
+def _write_new_directory(out: Path, files: Sequence[ExportedFile]) -> None:
+    parent = out.absolute().parent
+    building = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=parent))
+    try:
+        for file in files:
+            (building / file.name).write_text(file.text, encoding="utf-8")
+            (building / file.name).chmod(_default_mode())
+        building.chmod(0o777 & ~_umask())
+        os.rename(building, out)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+
+
+def _write_temporary(folder: Path, name: str, text: str, mode: int) -> Path:
+    """`text` in a hidden temporary file in `folder` (not merged: no .yaml suffix), synced."""
+    handle, raw_path = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    path = Path(raw_path)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        path.chmod(mode)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _default_mode() -> int:
+    return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    # The only way to read the umask is to set it; the command is single-threaded here.
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
+@contextlib.contextmanager
+def _reported(out: Path) -> Iterator[None]:
+    """An OSError becomes a message naming the target, not a traceback."""
+    try:
+        yield
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise ExportError(f"cannot write {out}: {reason}") from None

@@ -103,6 +103,7 @@ CASES = [
     ("ignoreChanges of an unknown field", VALID + "    ignoreChanges: [salary]\n", "one of"),
     ("ignoreChanges twice", VALID + "    ignoreChanges: [jobTitle, jobTitle]\n", "twice"),
     ("placeholder", VALID + "    workerEmailText: 'Hi TODO(export)'\n", "TODO(export)"),
+    ("placeholder email", HEAD + _worker(email="TODO(export)"), "unfilled TODO(export)"),
     ("count limit", "version: 1\npolicy: {maxInactivations: 3}\n", None),
     ("share limit", "version: 1\npolicy: {maxInactivations: '12.5%'}\n", None),
     ("negative limit", "version: 1\npolicy: {maxInactivations: -1}\n", "non-negative integer"),

@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
-from reconciler.desired.schema import SCHEMA_NAME, desired_state_schema
+from reconciler.desired.schema import SCHEMA_NAME, _inline, desired_state_schema
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 SCHEMA = REPOSITORY / "schemas" / SCHEMA_NAME
@@ -81,3 +82,30 @@ def test_the_schema_is_strict() -> None:
     schema = json.loads(SCHEMA.read_text())
     objects = [schema, *(d for d in schema["$defs"].values() if d.get("type") == "object")]
     assert all(o["additionalProperties"] is False for o in objects)
+
+
+def test_the_inlined_worker_schema_means_the_same() -> None:
+    schema = json.loads(SCHEMA.read_text())
+    worker = _inline(schema["$defs"]["worker"], schema["$defs"])
+    assert "$ref" not in json.dumps(worker)
+    inlined = jsonschema.Draft202012Validator(worker)
+    original = jsonschema.Draft202012Validator(
+        {**schema["$defs"]["worker"], "$defs": schema["$defs"]}
+    )
+    samples = [
+        *schema["$defs"]["worker"]["examples"],
+        {"externalId": "", "typeOfWorker": "Business", "workerName": "x" * 256, "colour": 1},
+        {
+            "externalId": "A",
+            "typeOfWorker": "Worker",
+            "workerName": " ",
+            "workerSurname": "B",
+            "workerEmail": "a@b.co",
+            "countryIso": "gb",
+            "ignoreChanges": ["salary"],
+        },
+    ]
+    for sample in samples:
+        assert sorted(e.message for e in inlined.iter_errors(sample)) == sorted(
+            e.message for e in original.iter_errors(sample)
+        )

@@ -29,7 +29,7 @@ from reconciler.apply import DEFAULT_PARALLELISM, Executor, Ledger
 from reconciler.apply.progress import progress_for
 from reconciler.apply.report import ledger_json, ledger_text
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
-from reconciler.cli.plan import _progress as refresh_progress
+from reconciler.cli.plan import refresh_progress
 from reconciler.desired import DesiredState, load_desired_state
 from reconciler.errors import ReconcilerError
 from reconciler.plan import Plan, PlanOptions, WebhookCreate, WebhookUpdate, diff

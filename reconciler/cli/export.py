@@ -8,7 +8,7 @@ import click
 
 from reconciler import logs
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
-from reconciler.cli.plan import _progress as progress
+from reconciler.cli.plan import refresh_progress
 from reconciler.errors import ReconcilerError
 from reconciler.export import PLACEHOLDER, Export, ExportOptions, SplitBy, render_export
 from reconciler.export.files import check_target, schema_ref, write_directory, write_file
@@ -70,7 +70,7 @@ def export(
         schema_ref=schema_ref(_folder_of(out, split=split_by is not None)),
     )
     # plan's progress line while the account is read (drawn on a terminal only)
-    with open_client(connection, read_only=True) as client, progress() as on_progress:
+    with open_client(connection, read_only=True) as client, refresh_progress() as on_progress:
         live = refresh(client, on_progress)
     if live.webhook is not None:
         for header in live.webhook.headers:  # never in a log line, whatever happens next

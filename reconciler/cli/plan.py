@@ -144,7 +144,7 @@ def _plan(
         # Every problem is reported before any call; header values are registered with the
         # log scrubber as they are read.
         desired = load_desired_state(path)
-        with open_client(connection, read_only=True) as client, _progress() as on_progress:
+        with open_client(connection, read_only=True) as client, refresh_progress() as on_progress:
             live = refresh(client, on_progress)
             token = client.config.token.reveal()
         _log.info("refreshed", agreements=len(live.workers), webhook=live.webhook is not None)
@@ -176,7 +176,7 @@ def _print(result: Plan, fmt: str, show_unmanaged: bool) -> None:
 
 
 @contextmanager
-def _progress() -> Iterator[Callable[[int], None] | None]:
+def refresh_progress() -> Iterator[Callable[[int], None] | None]:
     """A progress line on stderr while the refresh runs, only on a terminal."""
     if not sys.stderr.isatty():
         yield None

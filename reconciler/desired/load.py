@@ -178,7 +178,7 @@ def _build(files: list[FileValues], filled: _FilledWebhook | None) -> DesiredSta
     policy = Policy()
     for values in files:
         data = values.data
-        workers += [_worker(item) for item in data.get("workers", ())]
+        workers += [DesiredWorker.from_fields(item) for item in data.get("workers", ())]
         if "scope" in data:
             scope_prefix = data["scope"].get("externalIdPrefix")
         if "policy" in data:
@@ -199,21 +199,6 @@ def _build(files: list[FileValues], filled: _FilledWebhook | None) -> DesiredSta
         scope_prefix=scope_prefix,
         policy=policy,
         sources=tuple(values.name for values in files),
-    )
-
-
-def _worker(item: dict[str, Any]) -> DesiredWorker:
-    return DesiredWorker(
-        external_id=item["externalId"],
-        type_of_worker=item["typeOfWorker"],
-        worker_name=item["workerName"],
-        worker_surname=item["workerSurname"],
-        worker_email=item["workerEmail"],
-        country_iso=item["countryIso"],
-        worker_legal_name=item.get("workerLegalName"),
-        job_title=item.get("jobTitle"),
-        worker_email_text=item.get("workerEmailText"),
-        ignore_changes=frozenset(item.get("ignoreChanges", ())),
     )
 
 

@@ -6,8 +6,10 @@ so what a person writes is what is compared and what is sent.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 from reconciler.secrets import Secret
 
@@ -19,6 +21,19 @@ COMPARABLE_FIELDS = (
     "workerEmail",
     "jobTitle",
     "countryIso",
+)
+
+#: A worker's fields as the file and the API spell them, and the model's attribute for each.
+WORKER_FIELDS = (
+    ("externalId", "external_id"),
+    ("typeOfWorker", "type_of_worker"),
+    ("workerName", "worker_name"),
+    ("workerSurname", "worker_surname"),
+    ("workerLegalName", "worker_legal_name"),
+    ("workerEmail", "worker_email"),
+    ("countryIso", "country_iso"),
+    ("jobTitle", "job_title"),
+    ("workerEmailText", "worker_email_text"),
 )
 
 
@@ -49,6 +64,19 @@ class DesiredWorker:
     worker_email_text: str | None = None
     ignore_changes: frozenset[str] = frozenset()
     location: Location | None = field(default=None, compare=False)
+
+    @classmethod
+    def from_fields(cls, item: Mapping[str, Any]) -> DesiredWorker:
+        """A worker from its (already validated) fields, spelled as in the file."""
+        return cls(
+            **{attribute: item.get(name) for name, attribute in WORKER_FIELDS},
+            ignore_changes=frozenset(item.get("ignoreChanges", ())),
+        )
+
+    def as_fields(self) -> dict[str, str]:
+        """The fields that are set, spelled as in the file (`ignoreChanges` aside)."""
+        values = {name: getattr(self, attribute) for name, attribute in WORKER_FIELDS}
+        return {name: value for name, value in values.items() if value is not None}
 
 
 @dataclass(frozen=True, slots=True)

@@ -198,7 +198,7 @@ def write_saved_plan(path: Path, document: Mapping[str, Any]) -> None:
 def _change_record(change: Change, header_key: bytes) -> dict[str, Any]:
     record: dict[str, Any] = {"address": change.address}
     if isinstance(change, Invite):
-        record.update(action="invite", worker=_worker_record(change.worker))
+        record.update(action="invite", worker=change.worker.as_fields())
     elif isinstance(change, Inactivate):
         record.update(
             action="inactivate",
@@ -209,30 +209,12 @@ def _change_record(change: Change, header_key: bytes) -> dict[str, Any]:
         record.update(
             action="replace",
             agreementId=change.agreement.agreement_id,
-            worker=_worker_record(change.worker),
+            worker=change.worker.as_fields(),
         )
     else:
         action = "webhook_create" if isinstance(change, WebhookCreate) else "webhook_update"
         record.update(action=action, webhook=_webhook_record(change.webhook, header_key))
     return record
-
-
-_WORKER_FIELDS = (
-    ("externalId", "external_id"),
-    ("typeOfWorker", "type_of_worker"),
-    ("workerName", "worker_name"),
-    ("workerSurname", "worker_surname"),
-    ("workerLegalName", "worker_legal_name"),
-    ("workerEmail", "worker_email"),
-    ("countryIso", "country_iso"),
-    ("jobTitle", "job_title"),
-    ("workerEmailText", "worker_email_text"),
-)
-
-
-def _worker_record(worker: DesiredWorker) -> dict[str, Any]:
-    record = {api: getattr(worker, attribute) for api, attribute in _WORKER_FIELDS}
-    return {name: value for name, value in record.items() if value is not None}
 
 
 def _webhook_record(webhook: DesiredWebhook, header_key: bytes) -> dict[str, Any]:
@@ -333,7 +315,7 @@ def _rebuild(
 ) -> Change:
     action = record["action"]
     if action == "invite":
-        return Invite(_desired_worker(record["worker"]))
+        return Invite(DesiredWorker.from_fields(record["worker"]))
     if action in ("inactivate", "replace"):
         agreement = index.by_agreement.get(record["agreementId"])
         if agreement is None:
@@ -343,7 +325,7 @@ def _rebuild(
             )
         if action == "inactivate":
             return Inactivate(record["externalId"], agreement)
-        worker = _desired_worker(record["worker"])
+        worker = DesiredWorker.from_fields(record["worker"])
         return Replace(agreement, worker, ())
     webhook = _desired_webhook(record["webhook"], header)
     change = diff_webhook(webhook, index.webhook)
@@ -414,20 +396,6 @@ def _check_record(record: Any) -> None:
     for key in _REQUIRED_WORKER_FIELDS:
         if "worker" in record and not isinstance(worker.get(key), str):
             raise KeyError(f"{record['address']}: worker without {key}")
-
-
-def _desired_worker(record: dict[str, Any]) -> DesiredWorker:
-    return DesiredWorker(
-        external_id=record["externalId"],
-        type_of_worker=record["typeOfWorker"],
-        worker_name=record["workerName"],
-        worker_surname=record["workerSurname"],
-        worker_email=record["workerEmail"],
-        country_iso=record["countryIso"],
-        worker_legal_name=record.get("workerLegalName"),
-        job_title=record.get("jobTitle"),
-        worker_email_text=record.get("workerEmailText"),
-    )
 
 
 def _desired_webhook(

@@ -61,9 +61,10 @@ def main(log_format: logs.LogFormat, log_level: str) -> None:
 
 
 def _register() -> None:
-    from reconciler.cli import plan, sandbox
+    from reconciler.cli import plan, sandbox, validate
 
     main.add_command(sandbox.sandbox)
+    main.add_command(validate.validate)
     main.add_command(plan.plan)
     main.add_command(plan.drift)
 

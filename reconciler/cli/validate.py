@@ -1,0 +1,70 @@
+"""`reconciler validate PATH`: check the desired-state file(s) only, with no network."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from reconciler.desired import InvalidDesiredState, Problem, load_desired_state
+
+
+@click.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="text: file:line:col lines; json: a list of objects; github: workflow annotations.",
+)
+def validate(path: Path, output_format: str) -> None:
+    """Check the desired-state file, or directory of files, at PATH: exit 0 valid, 1 invalid."""
+    try:
+        state = load_desired_state(path)
+    except InvalidDesiredState as error:
+        click.echo(_render(error.problems, output_format))
+        raise click.exceptions.Exit(1) from None
+    if output_format == "json":
+        click.echo("[]")
+    elif output_format == "text":
+        count = len(state.workers)
+        webhook = "a webhook" if state.webhook is not None else "no webhook"
+        click.echo(f"{path}: valid ({count} worker{'' if count == 1 else 's'}, {webhook})")
+
+
+def _render(problems: list[Problem], output_format: str) -> str:
+    if output_format == "json":
+        rows = [
+            {
+                "file": problem.location.file,
+                "line": problem.location.line,
+                "column": problem.location.column,
+                "message": problem.message,
+            }
+            for problem in problems
+        ]
+        return json.dumps(rows, indent=2)
+    if output_format == "github":
+        return "\n".join(_annotation(problem) for problem in problems)
+    count = len(problems)
+    lines = [str(problem) for problem in problems]
+    lines.append(f"{count} problem{'' if count == 1 else 's'} found")
+    return "\n".join(lines)
+
+
+def _annotation(problem: Problem) -> str:
+    """A GitHub workflow command; its data escapes %, CR and LF, its properties also : and ,."""
+    location = problem.location
+    file = _escape(location.file, properties=True)
+    message = _escape(problem.message, properties=False)
+    return f"::error file={file},line={location.line},col={location.column}::{message}"
+
+
+def _escape(text: str, *, properties: bool) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if properties:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text

@@ -1,0 +1,42 @@
+"""`${VAR}` in the webhook url and header values: taken from the environment, never from files."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+_REFERENCE = re.compile(r"\$\$\{|\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}|\$\{")
+
+
+class InterpolationError(ValueError):
+    """A reference that cannot be filled: a missing variable or a malformed `${`."""
+
+
+def has_reference(text: str) -> bool:
+    """Whether `text` takes anything from the environment (an escaped `$${` does not)."""
+    return any(match["name"] for match in _REFERENCE.finditer(text))
+
+
+def interpolate(text: str, environ: Mapping[str, str]) -> str:
+    """`text` with each `${NAME}` replaced by the variable's value and each `$${` by `${`."""
+    missing: list[str] = []
+
+    def replace(match: re.Match[str]) -> str:
+        name = match["name"]
+        if match[0] == "$${":
+            return "${"
+        if name is None:
+            raise InterpolationError(
+                "a `${` that is not a `${NAME}` reference: write `$${` for a literal `${`"
+            )
+        if name not in environ:
+            missing.append(name)
+            return ""
+        return environ[name]
+
+    result = _REFERENCE.sub(replace, text)
+    if missing:
+        names = ", ".join(missing)
+        plural = "s" if len(missing) > 1 else ""
+        raise InterpolationError(f"environment variable{plural} {names} not set")
+    return result

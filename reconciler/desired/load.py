@@ -1,0 +1,227 @@
+"""`load_desired_state`: a file or a directory in, a validated `DesiredState` out.
+
+The order of work keeps the common case fast: parse every file with the fast parser, run both
+layers of checks on plain values, and only when something is wrong pay for a marked pass over
+the files concerned to say where each problem was written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from reconciler.desired.interpolate import InterpolationError, has_reference, interpolate
+from reconciler.desired.model import (
+    DEFAULT_INACTIVATION_LIMIT,
+    DesiredState,
+    DesiredWebhook,
+    DesiredWorker,
+    InactivationLimit,
+    Location,
+    Policy,
+    WebhookHeader,
+)
+from reconciler.desired.parse import UNPARSED, YamlPath, scan
+from reconciler.desired.parse import parse as parse_yaml
+from reconciler.desired.problems import InvalidDesiredState, Problem
+from reconciler.desired.rules import (
+    PLACEHOLDER,
+    FileValues,
+    file_problems,
+    merge_problems,
+    webhook_url_problem,
+)
+from reconciler.desired.schema import PathProblem, schema_problems
+from reconciler.desired.source import SourceText, read_sources
+from reconciler.secrets import Secret
+
+
+def load_desired_state(path: str | Path, environ: Mapping[str, str] | None = None) -> DesiredState:
+    """Read, validate and model the desired state at `path` (a file or a directory).
+
+    `environ` fills `${VAR}` references (default: the process environment). Raises
+    `InvalidDesiredState` listing every problem, each with its file, line and column.
+    """
+    environ = os.environ if environ is None else environ
+    sources, problems = read_sources(path)
+    files: list[FileValues] = []
+    pending: dict[str, list[PathProblem]] = defaultdict(list)
+    for source in sources:
+        data, parse_problems = parse_yaml(source)
+        if data is UNPARSED:
+            problems += parse_problems
+            continue
+        pending[source.name] += schema_problems(data)
+        if isinstance(data, dict):
+            values = FileValues(source.name, data)
+            files.append(values)
+            pending[source.name] += file_problems(values, PLACEHOLDER in source.text)
+    for name, problem in merge_problems(files):
+        pending[name].append(problem)
+    webhook, webhook_problems = _webhook(files, environ)
+    for name, problem in webhook_problems:
+        pending[name].append(problem)
+    pending = {name: found for name, found in pending.items() if found}
+    if problems or pending:
+        raise InvalidDesiredState([*problems, *_locate(sources, pending)])
+    return _build(sources, files, webhook)
+
+
+def _locate(sources: list[SourceText], pending: dict[str, list[PathProblem]]) -> list[Problem]:
+    """Turn paths into lines and columns: one marked pass over each file concerned."""
+    wanted: dict[str, set[YamlPath]] = defaultdict(set)
+    for name, found in pending.items():
+        for problem in found:
+            wanted[name].update(_prefixes(problem.path))
+            if problem.other is not None:
+                wanted[problem.other[0]].update(_prefixes(problem.other[1]))
+    by_name = {source.name: source for source in sources}
+    marks = {name: scan(by_name[name], paths).marks for name, paths in wanted.items()}
+
+    def where(name: str, path: YamlPath, at_key: bool = False) -> Location:
+        found = marks.get(name, {})
+        if at_key and path in found and found[path].key is not None:
+            line, column = found[path].key  # type: ignore[misc]
+            return Location(name, line, column)
+        while path and path not in found:
+            path = path[:-1]
+        line, column = found[path].value if path in found else (1, 1)
+        return Location(name, line, column)
+
+    located = []
+    for name, found in pending.items():
+        for problem in found:
+            message = problem.message
+            if problem.other is not None:
+                other = where(*problem.other, at_key=problem.at_key)
+                place = f"line {other.line}" if other.file == name else str(other)
+                message = f"{message}: first at {place}"
+            located.append(Problem(where(name, problem.path, problem.at_key), message))
+    return located
+
+
+def _prefixes(path: YamlPath) -> Iterable[YamlPath]:
+    return (path[:length] for length in range(len(path) + 1))
+
+
+@dataclass(frozen=True, slots=True)
+class _FilledWebhook:
+    """The webhook's url and headers with their `${VAR}` references filled."""
+
+    name: str
+    url: str
+    headers: tuple[WebhookHeader, ...]
+
+
+def _webhook(
+    files: list[FileValues], environ: Mapping[str, str]
+) -> tuple[_FilledWebhook | None, list[tuple[str, PathProblem]]]:
+    """The filled webhook of the one file that gives it, or the problems filling it."""
+    for values in files:
+        webhook = values.data.get("webhook")
+        if isinstance(webhook, dict):
+            return _fill_webhook(values.name, webhook, environ)
+    return None, []
+
+
+def _fill_webhook(
+    name: str, webhook: dict[str, Any], environ: Mapping[str, str]
+) -> tuple[_FilledWebhook | None, list[tuple[str, PathProblem]]]:
+    problems: list[tuple[str, PathProblem]] = []
+
+    def fill(text: object, path: YamlPath) -> str | None:
+        if not isinstance(text, str):
+            return None
+        try:
+            return interpolate(text, environ)
+        except InterpolationError as error:
+            problems.append((name, PathProblem(path, str(error))))
+            return None
+
+    url = fill(webhook.get("url"), ("webhook", "url"))
+    if url is not None and (reason := webhook_url_problem(url)):
+        problems.append((name, PathProblem(("webhook", "url"), reason)))
+    headers = []
+    raw_headers = webhook.get("headers")
+    for index, header in enumerate(raw_headers if isinstance(raw_headers, list) else []):
+        if not isinstance(header, dict):
+            continue
+        raw, header_name = header.get("value"), header.get("name")
+        value = fill(raw, ("webhook", "headers", index, "value"))
+        if value is not None and isinstance(raw, str) and isinstance(header_name, str):
+            template = raw if has_reference(raw) else None
+            headers.append(WebhookHeader(header_name, Secret(value, template=template)))
+    if problems or url is None:
+        return None, problems
+    return _FilledWebhook(name, url, tuple(headers)), []
+
+
+def _build(
+    sources: list[SourceText], files: list[FileValues], filled: _FilledWebhook | None
+) -> DesiredState:
+    """The model of values that passed every check, each worker with where it was written."""
+    by_name = {source.name: source for source in sources}
+    workers: list[DesiredWorker] = []
+    webhook = None
+    scope_prefix = None
+    policy = Policy()
+    for values in files:
+        data = values.data
+        items = data.get("workers", ())
+        wanted = {("workers", index) for index in range(len(items))} | {("webhook",)}
+        marks = scan(by_name[values.name], wanted).marks
+        for index, item in enumerate(items):
+            line, column = marks[("workers", index)].value
+            workers.append(_worker(item, Location(values.name, line, column)))
+        if "scope" in data:
+            scope_prefix = data["scope"].get("externalIdPrefix")
+        if "policy" in data:
+            policy = Policy(
+                prune=data["policy"].get("prune", True),
+                max_inactivations=_limit(data["policy"].get("maxInactivations")),
+            )
+        if filled is not None and filled.name == values.name:
+            line, column = marks[("webhook",)].value
+            webhook = DesiredWebhook(
+                url=filled.url,
+                headers=filled.headers,
+                event_types=frozenset(data["webhook"]["event_types"]),
+                enabled=data["webhook"].get("enabled", True),
+                location=Location(values.name, line, column),
+            )
+    return DesiredState(
+        workers=tuple(workers),
+        webhook=webhook,
+        scope_prefix=scope_prefix,
+        policy=policy,
+        sources=tuple(source.name for source in sources),
+    )
+
+
+def _worker(item: dict[str, Any], location: Location) -> DesiredWorker:
+    return DesiredWorker(
+        external_id=item["externalId"],
+        type_of_worker=item["typeOfWorker"],
+        worker_name=item["workerName"],
+        worker_surname=item["workerSurname"],
+        worker_email=item["workerEmail"],
+        country_iso=item["countryIso"],
+        worker_legal_name=item.get("workerLegalName"),
+        job_title=item.get("jobTitle"),
+        worker_email_text=item.get("workerEmailText"),
+        ignore_changes=frozenset(item.get("ignoreChanges", ())),
+        location=location,
+    )
+
+
+def _limit(value: object) -> InactivationLimit:
+    if value is None:
+        return DEFAULT_INACTIVATION_LIMIT
+    if isinstance(value, str):
+        return InactivationLimit(Decimal(value.removesuffix("%")), is_share=True)
+    return InactivationLimit(Decimal(str(value)), is_share=False)

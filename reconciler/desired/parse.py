@@ -1,0 +1,206 @@
+"""YAML to values, and values back to the line and column where they were written.
+
+Two parsers, each for what it does best. yaml-rs (Rust) turns a file into Python values about
+fifteen times faster than PyYAML and refuses duplicate keys; it follows YAML 1.2, so `NO` stays
+the string Norway's code is. PyYAML's C event parser is only run when something is wrong: its
+events carry marks, so one pass over them locates syntax errors, duplicate keys, aliases and
+any value a later check refused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass, field
+
+import yaml
+import yaml_rs
+
+from reconciler.desired.model import Location
+from reconciler.desired.problems import Problem
+from reconciler.desired.source import SourceText
+
+#: A place in a document: mapping keys as written (always strings) and sequence indexes.
+YamlPath = tuple[str | int, ...]
+
+#: Aliases are refused (no replay at all), so an alias bomb costs nothing.
+_NO_ALIASES = yaml_rs.AliasLimits(
+    max_total_replayed_events=0, max_replay_stack_depth=0, max_alias_expansions_per_anchor=0
+)
+_LINE_COLUMN = re.compile(r"line (\d+), column (\d+)")
+_NODE_EVENTS = (yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)
+_END_EVENTS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+
+
+class Unparsed:
+    """Marks a file that could not be read as YAML (its problems say why)."""
+
+
+UNPARSED = Unparsed()
+
+
+def parse(source: SourceText) -> tuple[object, list[Problem]]:
+    """The values of a file, or `UNPARSED` and the located problems that prevented them."""
+    try:
+        data = yaml_rs.loads(source.text, parse_datetime=False, alias_limits=_NO_ALIASES)
+    except yaml_rs.YAMLDecodeError as error:
+        problems = _tab_problems(source) or scan(source).problems
+        return UNPARSED, problems or [_fast_parser_problem(source, error)]
+    if data is None:
+        message = "the file is empty: expected a mapping with keys such as version and workers"
+        return UNPARSED, [Problem(Location(source.name, 1, 1), message)]
+    if isinstance(data, list):
+        # yaml-rs answers a list for several documents too: only the marks tell them apart.
+        problems = [p for p in scan(source).problems if "document" in p.message]
+        if problems:
+            return UNPARSED, problems
+    return data, []
+
+
+@dataclass(frozen=True, slots=True)
+class Marks:
+    """Where a node was written: its key (for a mapping value) and the value itself."""
+
+    key: tuple[int, int] | None
+    value: tuple[int, int]
+
+
+@dataclass(slots=True)
+class Scan:
+    """What one pass over a file's events found."""
+
+    problems: list[Problem] = field(default_factory=list)
+    marks: dict[YamlPath, Marks] = field(default_factory=dict)
+    aliases: list[tuple[int, int]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Frame:
+    path: YamlPath | None  # None inside a complex key, whose contents are never located
+    is_mapping: bool
+    expecting_key: bool = True
+    key: str | None = None
+    key_mark: tuple[int, int] | None = None
+    index: int = 0
+    keys: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+
+def scan(source: SourceText, wanted: Collection[YamlPath] = ()) -> Scan:
+    """One pass over the marked events: syntax errors, duplicate keys, aliases, and the
+    marks of the `wanted` paths (pass every prefix too, so a missing key falls back)."""
+    result = Scan()
+    # Only the contents of a wanted path's ancestors are followed: the rest is never located.
+    parents = {path[:-1] for path in wanted if path}
+    stack: list[_Frame] = []
+    documents = 0
+    try:
+        for event in yaml.parse(source.text, Loader=yaml.CSafeLoader):
+            if isinstance(event, _NODE_EVENTS):
+                _node(source, event, stack, wanted, parents, result)
+            elif isinstance(event, _END_EVENTS):
+                stack.pop()
+            elif isinstance(event, yaml.DocumentStartEvent):
+                documents += 1
+                if documents == 2:
+                    message = "a desired-state file holds one YAML document; this is a second"
+                    result.problems.append(_problem(source, _mark(event), message))
+    except yaml.MarkedYAMLError as error:
+        result.problems.append(_syntax_problem(source, error))
+    if result.aliases:
+        # One problem, not one per alias: an alias bomb would otherwise print thousands.
+        count = len(result.aliases)
+        message = (
+            f"YAML aliases (*name) are not supported ({count} alias{'' if count == 1 else 'es'}"
+            " in this file): write the value out"
+        )
+        result.problems.append(_problem(source, result.aliases[0], message))
+    return result
+
+
+def _node(
+    source: SourceText,
+    event: yaml.Event,
+    stack: list[_Frame],
+    wanted: Collection[YamlPath],
+    parents: Collection[YamlPath],
+    result: Scan,
+) -> None:
+    mark = _mark(event)
+    key_mark = None
+    path: YamlPath | None = ()
+    if stack:
+        frame = stack[-1]
+        if frame.is_mapping and frame.expecting_key:
+            frame.expecting_key = False
+            frame.key_mark = mark
+            if isinstance(event, yaml.ScalarEvent):
+                frame.key = event.value
+                first = frame.keys.setdefault(event.value, mark)
+                if first != mark:
+                    message = (
+                        f"duplicate key {event.value!r}: "
+                        f"first at line {first[0]}, column {first[1]}"
+                    )
+                    result.problems.append(_problem(source, mark, message))
+            elif isinstance(event, yaml.AliasEvent):
+                frame.key = None
+                result.aliases.append(mark)
+            else:  # a complex key: its contents are followed only to keep the stack right
+                frame.key = None
+                stack.append(_Frame(None, isinstance(event, yaml.MappingStartEvent)))
+            return
+        if frame.is_mapping:
+            frame.expecting_key = True
+            key_mark = frame.key_mark
+            path = None if frame.path is None or frame.key is None else (*frame.path, frame.key)
+        else:
+            path = None if frame.path is None else (*frame.path, frame.index)
+            frame.index += 1
+    if path is not None and path in wanted:
+        result.marks[path] = Marks(key_mark, mark)
+    if isinstance(event, yaml.AliasEvent):
+        result.aliases.append(mark)
+    elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+        followed = path if path in parents else None
+        stack.append(_Frame(followed, isinstance(event, yaml.MappingStartEvent)))
+
+
+def _mark(event: yaml.Event) -> tuple[int, int]:
+    return event.start_mark.line + 1, event.start_mark.column + 1
+
+
+def _problem(source: SourceText, mark: tuple[int, int], message: str) -> Problem:
+    return Problem(Location(source.name, mark[0], mark[1]), message)
+
+
+def _syntax_problem(source: SourceText, error: yaml.MarkedYAMLError) -> Problem:
+    mark = error.problem_mark or error.context_mark
+    where = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+    message = f"invalid YAML: {error.problem or error.context}"
+    if error.context and error.problem and error.context_mark is not None:
+        context_line = error.context_mark.line + 1
+        message += f" ({error.context} that starts at line {context_line})"
+    return _problem(source, where, message)
+
+
+def _tab_problems(source: SourceText) -> list[Problem]:
+    """Tabs in indentation, which YAML forbids, reported as such rather than as a parse error."""
+    if "\t" not in source.text:
+        return []
+    problems = []
+    for number, line in enumerate(source.text.splitlines(), start=1):
+        content = line.lstrip(" \t")
+        indentation = line[: len(line) - len(content)]
+        if "\t" in indentation and content:
+            message = "a tab in the indentation: YAML indents with spaces only"
+            problems.append(_problem(source, (number, indentation.index("\t") + 1), message))
+    return problems
+
+
+def _fast_parser_problem(source: SourceText, error: yaml_rs.YAMLDecodeError) -> Problem:
+    """The fast parser's own word, for the rare file it refuses and PyYAML accepts."""
+    text = str(error)
+    found = _LINE_COLUMN.search(text)
+    where = (int(found[1]), int(found[2])) if found else (1, 1)
+    detail = text.splitlines()[-1].strip() if text else "the file could not be parsed"
+    return _problem(source, where, f"invalid YAML: {detail}")

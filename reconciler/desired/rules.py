@@ -1,0 +1,233 @@
+"""The second layer: what the schema cannot say (real countries and emails, duplicates, scope).
+
+Every check reads plain values (the parsed file) and answers `PathProblem`s; nothing here knows
+where a value was written, so the checks stay small and the locating happens once, at the end.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+from urllib.parse import urlsplit
+
+import pycountry
+from email_validator import EmailNotValidError, validate_email
+
+from reconciler.desired.parse import YamlPath
+from reconciler.desired.schema import PathProblem
+
+PLACEHOLDER = "TODO(export)"
+#: Header names the service refuses (its own framing headers), in lower case.
+REFUSED_HEADER_NAMES = frozenset({"host", "content-length", "content-type", "transfer-encoding"})
+#: Keys that may appear in one file only when a directory is merged.
+SINGLE_FILE_KEYS = ("version", "scope", "policy", "webhook")
+
+_COUNTRIES = frozenset(country.alpha_2 for country in pycountry.countries)
+_TWO_LETTERS = re.compile("[A-Z]{2}")  # anything else is the schema's to refuse
+_COMMON_MISTAKES = {"UK": "GB", "EN": "GB"}
+# An unquoted local part of plain characters: email-validator checks nothing more in it than
+# its length, so only the domain needs the (slower) full check, once per domain.
+_ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+_PLAIN_LOCAL_PART = re.compile(rf"{_ATEXT}(?:\.{_ATEXT})*")
+_MAX_LOCAL_PART = 64
+_MAX_ADDRESS = 254
+
+
+@dataclass(frozen=True, slots=True)
+class FileValues:
+    """One file's parsed values (a mapping), under the name its problems are reported with."""
+
+    name: str
+    data: dict[Any, Any]
+
+
+def file_problems(values: FileValues, has_placeholder: bool) -> list[PathProblem]:
+    """The meaning checks that need one file only."""
+    data = values.data
+    problems: list[PathProblem] = []
+    workers = data.get("workers")
+    if isinstance(workers, list):
+        for index, worker in enumerate(workers):
+            if isinstance(worker, dict):
+                problems += _worker_problems(worker, ("workers", index))
+    webhook = data.get("webhook")
+    if isinstance(webhook, dict):
+        problems += _header_problems(values.name, webhook.get("headers"))
+    policy = data.get("policy")
+    if isinstance(policy, dict):
+        problems += _policy_problems(policy.get("maxInactivations"))
+    if has_placeholder:
+        problems += [
+            PathProblem(path, f"an unfilled {PLACEHOLDER} placeholder: write the real value")
+            for path in _placeholder_paths(data, ())
+        ]
+    return problems
+
+
+def _worker_problems(worker: dict[Any, Any], path: YamlPath) -> Iterator[PathProblem]:
+    country = worker.get("countryIso")
+    if isinstance(country, str) and _TWO_LETTERS.fullmatch(country) and country not in _COUNTRIES:
+        message = f"{country!r} is not an ISO 3166-1 alpha-2 country code"
+        if country in _COMMON_MISTAKES:
+            message += f" (did you mean {_COMMON_MISTAKES[country]!r}?)"
+        yield PathProblem((*path, "countryIso"), message)
+    email = worker.get("workerEmail")
+    if isinstance(email, str) and email.strip():
+        reason = email_problem(email)
+        if reason is not None:
+            yield PathProblem((*path, "workerEmail"), f"invalid email {email!r}: {reason}")
+
+
+def email_problem(address: str) -> str | None:
+    """Why `address` is not a valid email (no DNS look-up), or None when it is."""
+    local, at, domain = address.rpartition("@")
+    plain = (
+        at
+        and len(local) <= _MAX_LOCAL_PART
+        and len(address) <= _MAX_ADDRESS
+        and _PLAIN_LOCAL_PART.fullmatch(local)
+    )
+    if plain:
+        return _domain_problem(domain)
+    return _address_problem(address)
+
+
+@cache
+def _domain_problem(domain: str) -> str | None:
+    return _address_problem(f"a@{domain}")
+
+
+def _address_problem(address: str) -> str | None:
+    try:
+        validate_email(address, check_deliverability=False)
+    except EmailNotValidError as error:
+        return str(error)
+    return None
+
+
+def _header_problems(name_of_file: str, headers: object) -> Iterator[PathProblem]:
+    if not isinstance(headers, list):
+        return
+    first_by_name: dict[str, int] = {}
+    for index, header in enumerate(headers):
+        name = header.get("name") if isinstance(header, dict) else None
+        if not isinstance(name, str):
+            continue
+        path = ("webhook", "headers", index, "name")
+        if name.lower() in REFUSED_HEADER_NAMES:
+            yield PathProblem(path, f"the service sets the {name} header itself: remove it")
+        first = first_by_name.setdefault(name.lower(), index)
+        if first != index:
+            other = (name_of_file, ("webhook", "headers", first, "name"))
+            yield PathProblem(path, f"header {name!r} is given twice (ignoring case)", other=other)
+
+
+def _policy_problems(limit: object) -> Iterator[PathProblem]:
+    if isinstance(limit, str) and limit.endswith("%"):
+        try:
+            share = float(limit[:-1])
+        except ValueError:
+            return  # the schema already refused it
+        if share > 100:
+            message = f"maxInactivations {limit!r} is more than 100%"
+            yield PathProblem(("policy", "maxInactivations"), message)
+
+
+def _placeholder_paths(value: object, path: YamlPath) -> Iterator[YamlPath]:
+    if isinstance(value, str):
+        if PLACEHOLDER in value:
+            yield path
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _placeholder_paths(item, (*path, str(key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _placeholder_paths(item, (*path, index))
+
+
+def webhook_url_problem(url: str) -> str | None:
+    """Why the service would refuse this webhook URL, or None."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError as error:
+        return f"not a valid URL: {error}"
+    if not host or parts.scheme not in ("https", "http"):
+        return f"the webhook url must be an absolute https:// URL; got {url!r}"
+    if parts.scheme == "http" and not _is_loopback(host):
+        return (
+            "plain http:// is allowed only to a loopback host (localhost, 127.0.0.1, ::1): "
+            "use https"
+        )
+    return None
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def merge_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
+    """The checks across every file of a directory: each answer names the file it is in."""
+    problems: list[tuple[str, PathProblem]] = []
+    owner: dict[str, str] = {}
+    for values in files:
+        for key in SINGLE_FILE_KEYS:
+            if key not in values.data:
+                continue
+            first = owner.setdefault(key, values.name)
+            if first != values.name:
+                message = f"{key!r} may be given in one file only"
+                problems.append(
+                    (values.name, PathProblem((key,), message, at_key=True, other=(first, (key,))))
+                )
+    if files and "version" not in owner:
+        message = "no file gives the format version: add `version: 1`"
+        problems.append((files[0].name, PathProblem((), message)))
+    prefix = _scope_prefix(files, owner.get("scope"))
+    ids: dict[str, tuple[str, YamlPath]] = {}
+    emails: dict[str, tuple[str, YamlPath]] = {}
+    for values in files:
+        workers = values.data.get("workers")
+        for index, worker in enumerate(workers if isinstance(workers, list) else []):
+            if not isinstance(worker, dict):
+                continue
+            path: YamlPath = ("workers", index)
+            external_id = worker.get("externalId")
+            if isinstance(external_id, str):
+                here = (*path, "externalId")
+                first = ids.setdefault(external_id, (values.name, here))
+                if first != (values.name, here):
+                    message = f"externalId {external_id!r} is given twice"
+                    problems.append((values.name, PathProblem(here, message, other=first)))
+                if prefix is not None and not external_id.startswith(prefix):
+                    message = (
+                        f"externalId {external_id!r} is outside the scope: "
+                        f"scope.externalIdPrefix is {prefix!r}"
+                    )
+                    problems.append((values.name, PathProblem(here, message)))
+            email = worker.get("workerEmail")
+            if isinstance(email, str):
+                here = (*path, "workerEmail")
+                first = emails.setdefault(email.lower(), (values.name, here))
+                if first != (values.name, here):
+                    message = f"workerEmail {email!r} is given twice (ignoring case)"
+                    problems.append((values.name, PathProblem(here, message, other=first)))
+    return problems
+
+
+def _scope_prefix(files: list[FileValues], name: str | None) -> str | None:
+    for values in files:
+        if values.name == name:
+            scope = values.data.get("scope")
+            prefix = scope.get("externalIdPrefix") if isinstance(scope, dict) else None
+            return prefix if isinstance(prefix, str) and prefix else None
+    return None

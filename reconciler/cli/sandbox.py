@@ -1,0 +1,154 @@
+"""`reconciler sandbox serve`: the local sandbox of the workforce service, on a loopback port."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import threading
+from collections import Counter
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import click
+import httpx
+
+from reconciler.errors import ReconcilerError
+from reconciler.sandbox import SandboxServer
+from reconciler.sandbox.seed import SeedError
+
+_PAGE_SIZE = 200
+
+
+@click.group()
+def sandbox() -> None:
+    """The local sandbox of the workforce service (for demos and tests)."""
+
+
+@sandbox.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=0, help="Port; 0 (default) picks a free one."
+)
+@click.option(
+    "--db",
+    default=":memory:",
+    show_default=True,
+    help="SQLite file; it keeps the account (and the demo token) across runs.",
+)
+@click.option(
+    "--seed",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="YAML account loaded into the demo client when the database is created.",
+)
+@click.option("--process-delay-ms", type=click.IntRange(min=0), default=500, show_default=True)
+@click.option("--event-retry-base-ms", type=click.IntRange(min=0), default=250, show_default=True)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Start, read the demo account over HTTP, print a summary, and stop.",
+)
+def serve(
+    host: str,
+    port: int,
+    db: str,
+    seed: Path | None,
+    process_delay_ms: int,
+    event_retry_base_ms: int,
+    check: bool,
+) -> None:
+    """Serve the sandbox until stopped; the first line on stdout says where and how to call it."""
+    server = SandboxServer(
+        db=db,
+        host=host,
+        port=port,
+        process_delay_ms=process_delay_ms,
+        event_retry_base_ms=event_retry_base_ms,
+        seed=seed,
+    )
+    _start(server)
+    try:
+        first_line = {"base_url": server.base_url, "client_id": server.client_id}
+        click.echo(json.dumps({**first_line, "token": server.token}))
+        if seed is not None and not server.seeded:
+            click.echo(
+                f"note: {db} already held the demo account, so --seed was not applied "
+                "(a seed loads only into a new database)",
+                err=True,
+            )
+        if check:
+            click.echo(_summary(server))
+        else:
+            _wait_for_stop()
+    finally:
+        server.stop()
+
+
+def _start(server: SandboxServer) -> None:
+    try:
+        server.start()
+    except SeedError as error:
+        raise ReconcilerError(str(error)) from None
+    except sqlite3.Error as error:
+        raise ReconcilerError(f"cannot use the database {server.db}: {error}") from None
+    except OSError as error:
+        raise ReconcilerError(
+            f"cannot listen on {server.host}:{server.port}: {error.strerror or error}",
+            hint="pick another --port, or 0 for a free one",
+        ) from None
+
+
+def _wait_for_stop() -> None:
+    """Block until Ctrl-C or SIGTERM."""
+    stop = threading.Event()
+
+    def on_signal(_signum: int, _frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _summary(server: SandboxServer) -> str:
+    """What the demo account holds, read over HTTP as any client would."""
+    headers = {"Authorization": f"Bearer {server.token}"}
+    try:
+        with httpx.Client(base_url=server.base_url, headers=headers, timeout=10) as client:
+            workers = _all_workers(client)
+            webhook = client.get("/webhooks/clients")
+    except httpx.HTTPError as error:
+        raise ReconcilerError(f"the sandbox did not answer: {error}") from None
+    statuses = Counter(worker["status"] for worker in workers)
+    lines = [
+        f"The sandbox answers at {server.base_url} (demo client {server.client_id}).",
+        f"Workers: {len(workers)} agreements",
+    ]
+    lines += [f"  {status:<22}{count}" for status, count in sorted(statuses.items())]
+    if webhook.status_code == 404:
+        lines.append("Webhook: none")
+    else:
+        config = webhook.json()
+        state = "enabled" if config["enabled"] else "disabled"
+        lines.append(
+            f"Webhook: {config['url']} ({state}), events {', '.join(config['event_types'])}"
+        )
+    return "\n".join(lines)
+
+
+def _all_workers(client: httpx.Client) -> list[dict[str, Any]]:
+    workers: list[dict[str, Any]] = []
+    page = 0
+    while True:
+        answer = client.get("/contract/workers/list", params={"page": page, "size": _PAGE_SIZE})
+        answer.raise_for_status()
+        body = answer.json()
+        workers += body["content"]
+        if body["last"]:
+            return workers
+        page += 1

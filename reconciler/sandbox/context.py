@@ -1,0 +1,34 @@
+"""What every handler reaches through `request.app.state.sandbox`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from starlette.requests import Request
+
+from reconciler.sandbox.faults import Faults
+from reconciler.sandbox.requestlog import RequestLog
+from reconciler.sandbox.store import Store
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """The sandbox's clock settings, short in tests."""
+
+    process_delay_ms: int = 500
+    event_retry_base_ms: int = 250
+
+
+@dataclass
+class Sandbox:
+    """The state of one running sandbox."""
+
+    store: Store
+    timing: Timing = field(default_factory=Timing)
+    faults: Faults = field(default_factory=Faults)
+    requests: RequestLog = field(default_factory=RequestLog)
+
+
+def sandbox_of(request: Request) -> Sandbox:
+    sandbox: Sandbox = request.app.state.sandbox
+    return sandbox

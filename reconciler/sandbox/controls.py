@@ -1,0 +1,118 @@
+"""The sandbox's own test controls under `/_sandbox/` (no token; not part of the service)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from reconciler.sandbox import clients, workers
+from reconciler.sandbox.bodies import read_json
+from reconciler.sandbox.context import sandbox_of
+from reconciler.sandbox.faults import FaultSettings
+from reconciler.sandbox.params import path_id, query_integer
+from reconciler.sandbox.problems import validation_problem
+from reconciler.sandbox.validation import ObjectReader
+
+
+async def create_client(request: Request) -> Response:
+    """`{name?, balance?, over_draft_limit?, enabled?}` -> 201 `{client_id, token, wallet_id}`."""
+    reader = ObjectReader(
+        await read_json(request, optional=True), ("name", "balance", "over_draft_limit", "enabled")
+    )
+    name = reader.string("name", required=False)
+    balance = reader.money("balance")
+    over_draft_limit = reader.money("over_draft_limit")
+    enabled = reader.boolean("enabled", default=True)
+    if not reader.ok:
+        raise validation_problem(reader.errors)
+    with sandbox_of(request).store.write() as conn:
+        count = conn.execute("SELECT COUNT(*) FROM clients").fetchone()[0]
+        client = clients.create_client(
+            conn,
+            name=name or f"Client {count + 1}",
+            balance_cents=balance or 0,
+            over_draft_limit_cents=over_draft_limit or 0,
+            enabled=bool(enabled),
+        )
+    return JSONResponse(
+        {"client_id": client.client_id, "token": client.token, "wallet_id": client.wallet_id},
+        status_code=201,
+    )
+
+
+async def move_agreement(request: Request) -> Response:
+    """`{status, firstName?, lastName?, legalName?, countryIso?}` -> the worker as listed."""
+    agreement_id = path_id(request, "agreementId", what="agreement")
+    reader = ObjectReader(
+        await read_json(request), ("status", "firstName", "lastName", "legalName", "countryIso")
+    )
+    status = reader.choice("status", workers.MOVABLE_STATUSES)
+    answers = workers.Answers(
+        first_name=reader.string("firstName", required=False),
+        last_name=reader.string("lastName", required=False),
+        legal_name=reader.string("legalName", required=False),
+        country_iso=reader.country("countryIso", required=False),
+    )
+    if not reader.ok or status is None:
+        raise validation_problem(reader.errors)
+    with sandbox_of(request).store.write() as conn:
+        row = workers.move_agreement(conn, agreement_id, status, answers)
+    return JSONResponse(workers.worker_json(row))
+
+
+async def faults(request: Request) -> Response:
+    """POST sets the faults (`{}` clears them), GET shows them."""
+    sandbox = sandbox_of(request)
+    if request.method == "POST":
+        reader = ObjectReader(
+            await read_json(request, optional=True),
+            ("latency_ms", "error_rate", "error_status", "rate_limit_per_s", "drop_rate", "seed"),
+        )
+        one = Decimal(1)
+        latency_ms = reader.integer("latency_ms", minimum=0, maximum=60_000)
+        error_rate = reader.number("error_rate", minimum=Decimal(0), maximum=one)
+        error_status = reader.integer("error_status", minimum=400, maximum=599)
+        rate = reader.number("rate_limit_per_s", minimum=Decimal("0.001"), maximum=Decimal("1e6"))
+        drop_rate = reader.number("drop_rate", minimum=Decimal(0), maximum=one)
+        seed = reader.integer("seed", minimum=-(2**63), maximum=2**63 - 1)
+        if not reader.ok:
+            raise validation_problem(reader.errors)
+        sandbox.faults.configure(
+            FaultSettings(
+                latency_ms=latency_ms or 0,
+                error_rate=float(error_rate or 0),
+                error_status=error_status or 503,
+                rate_limit_per_s=None if rate is None else float(rate),
+                drop_rate=float(drop_rate or 0),
+                seed=seed,
+            )
+        )
+    return JSONResponse(sandbox.faults.settings.to_json())
+
+
+async def requests(request: Request) -> Response:
+    """The service requests completed after `since` (default 0: all of them)."""
+    since = query_integer(request.query_params, "since") or 0
+    return JSONResponse(sandbox_of(request).requests.since(since))
+
+
+async def reset(request: Request) -> Response:
+    """Empty every table, recreate the demo client (same id and token), clear faults and log."""
+    sandbox = sandbox_of(request)
+    with sandbox.store.write() as conn:
+        demo = clients.reset(conn)
+    sandbox.faults.configure(FaultSettings())
+    sandbox.requests.clear()
+    return JSONResponse({"client_id": demo.client_id, "token": demo.token})
+
+
+ROUTES = [
+    Route("/_sandbox/clients", create_client, methods=["POST"]),
+    Route("/_sandbox/agreements/{agreementId}/status", move_agreement, methods=["POST"]),
+    Route("/_sandbox/faults", faults, methods=["GET", "POST"]),
+    Route("/_sandbox/requests", requests, methods=["GET"]),
+    Route("/_sandbox/reset", reset, methods=["POST"]),
+]

@@ -1,0 +1,68 @@
+"""Spring Data paging: 0-based `page`, `size` default 20 clamped to 200, and the page envelope."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from reconciler.sandbox.params import query_integer
+from reconciler.sandbox.problems import FieldError, validation_problem
+
+DEFAULT_SIZE = 20
+MAX_SIZE = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Paging:
+    """A requested page: `page` is 0-based, `size` already clamped."""
+
+    page: int
+    size: int
+
+    @property
+    def offset(self) -> int:
+        return self.page * self.size
+
+    @classmethod
+    def from_query(cls, params: Mapping[str, str]) -> Paging:
+        page = query_integer(params, "page")
+        size = query_integer(params, "size")
+        errors = []
+        if page is not None and page < 0:
+            errors.append(FieldError("must be 0 or more (pages count from 0)", field="page"))
+        if size is not None and size < 1:
+            errors.append(FieldError("must be 1 or more", field="size"))
+        if errors:
+            raise validation_problem(errors, what="the query")
+        return cls(page=page or 0, size=min(size or DEFAULT_SIZE, MAX_SIZE))
+
+
+def _sort(sorted_: bool) -> dict[str, bool]:
+    return {"empty": not sorted_, "sorted": sorted_, "unsorted": not sorted_}
+
+
+def spring_page(
+    content: Sequence[object], paging: Paging, total: int, *, sorted_: bool = True
+) -> dict[str, object]:
+    """The full page envelope of interface §2.8 around `content`."""
+    total_pages = -(-total // paging.size)
+    return {
+        "content": list(content),
+        "pageable": {
+            "sort": _sort(sorted_),
+            "offset": paging.offset,
+            "pageNumber": paging.page,
+            "pageSize": paging.size,
+            "paged": True,
+            "unpaged": False,
+        },
+        "last": paging.page + 1 >= total_pages,
+        "totalPages": total_pages,
+        "totalElements": total,
+        "first": paging.page == 0,
+        "size": paging.size,
+        "number": paging.page,
+        "sort": _sort(sorted_),
+        "numberOfElements": len(content),
+        "empty": not content,
+    }

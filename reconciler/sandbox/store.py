@@ -1,0 +1,101 @@
+"""SQLite persistence: one connection, one lock, one transaction per request.
+
+Every request runs inside `read()` or `write()`. Writes start with `BEGIN IMMEDIATE` under a
+process-wide lock, so two requests never interleave and a failure anywhere rolls the whole
+request back: a crash never leaves half a batch. Files use WAL; tests use `:memory:`.
+
+Each resource module owns its tables (a `SCHEMA` tuple of statements); `app.SCHEMA` gathers
+them, so a new resource adds its own module without touching this one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+MEMORY = ":memory:"
+
+_META_SCHEMA = (
+    """
+    CREATE TABLE IF NOT EXISTS sandbox_meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    )
+    """,
+)
+
+
+class Store:
+    """The sandbox's database."""
+
+    def __init__(self, path: str | Path, schema: Sequence[str]) -> None:
+        self.path = str(path)
+        self._lock = threading.RLock()
+        # isolation_level=None: transactions are ours (BEGIN/COMMIT), never implicit.
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._conn.row_factory = sqlite3.Row
+        self._conn.execute("PRAGMA foreign_keys = ON")
+        if self.path != MEMORY:
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute("PRAGMA synchronous = NORMAL")
+        with self.write() as conn:
+            for statement in (*_META_SCHEMA, *schema):
+                conn.execute(statement)
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction: committed when the block ends, rolled back if it raises."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: one consistent snapshot (a count and a page agree)."""
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                yield self._conn
+            finally:
+                self._conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def empty_tables(conn: sqlite3.Connection) -> None:
+    """Delete every row of every table but `sandbox_meta`, and restart the id sequences."""
+    tables = [
+        row["name"]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    ]
+    conn.execute("PRAGMA defer_foreign_keys = ON")
+    for table in tables:
+        if table != "sandbox_meta":
+            conn.execute(f'DELETE FROM "{table}"')
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").fetchone():
+        conn.execute("DELETE FROM sqlite_sequence")
+
+
+def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM sandbox_meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row["value"])
+
+
+def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute(
+        "INSERT INTO sandbox_meta (key, value) VALUES (?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )

@@ -1,0 +1,63 @@
+"""Shared fixtures: the sandbox on a loopback port, its controls, and clients of the service.
+
+One sandbox server runs per test process; the `sandbox` fixture resets it before each test
+(every table emptied, the demo client recreated with its token, faults and request log
+cleared), so each test sees a fresh sandbox without paying for a server start. A test that
+needs other settings (a file database, other timings) starts its own `SandboxServer`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from reconciler.sandbox import SandboxServer
+from tests.sandbox.support import ClientAccess, Controls, service_client
+
+
+@pytest.fixture(scope="session")
+def _sandbox_server() -> Iterator[SandboxServer]:
+    with SandboxServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def _controls(_sandbox_server: SandboxServer) -> Iterator[Controls]:
+    controls = Controls(_sandbox_server.base_url)
+    yield controls
+    controls.close()
+
+
+@pytest.fixture
+def sandbox(_sandbox_server: SandboxServer, _controls: Controls) -> SandboxServer:
+    """A fresh in-memory sandbox (the shared server, reset); `.base_url`, `.token`, ..."""
+    _controls.reset()
+    return _sandbox_server
+
+
+@pytest.fixture
+def controls(sandbox: SandboxServer, _controls: Controls) -> Controls:
+    """The `/_sandbox/` controls of the fresh sandbox."""
+    return _controls
+
+
+@pytest.fixture
+def api(sandbox: SandboxServer) -> Iterator[httpx.Client]:
+    """An httpx client of the service as the demo client."""
+    with service_client(sandbox.base_url, sandbox.token) as client:
+        yield client
+
+
+@pytest.fixture
+def other_client(controls: Controls) -> ClientAccess:
+    """A second client (company) of the same sandbox."""
+    return controls.create_client(name="Other company")
+
+
+@pytest.fixture
+def other_api(sandbox: SandboxServer, other_client: ClientAccess) -> Iterator[httpx.Client]:
+    """An httpx client of the service as the second client."""
+    with service_client(sandbox.base_url, other_client.token) as client:
+        yield client

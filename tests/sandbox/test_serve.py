@@ -1,0 +1,113 @@
+"""`reconciler sandbox serve` as a subprocess: the first line, serving, --check, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SEED = ROOT / "examples" / "sandbox-seed.yaml"
+
+
+def reconciler(*args: str) -> list[str]:
+    return [sys.executable, "-m", "reconciler", *args]
+
+
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        reconciler(*args), env=ENV, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_serve_prints_the_first_line_serves_and_stops_cleanly_on_sigterm() -> None:
+    process = subprocess.Popen(
+        reconciler("sandbox", "serve", "--port", "0"),
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        first = json.loads(process.stdout.readline())
+        assert set(first) == {"base_url", "client_id", "token"}
+        assert first["base_url"].startswith("http://127.0.0.1:")
+        answer = httpx.get(
+            f"{first['base_url']}/contract/workers/list",
+            headers={"Authorization": f"Bearer {first['token']}"},
+        )
+        assert answer.status_code == 200
+        assert answer.json()["totalElements"] == 0
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=15) == 0
+    finally:
+        process.kill()
+        process.wait()
+    assert "Traceback" not in process.stderr.read()  # type: ignore[union-attr]
+
+
+def test_check_summarises_the_seeded_demo_account() -> None:
+    done = run("sandbox", "serve", "--seed", str(SEED), "--check")
+    assert done.returncode == 0, done.stderr
+    first, *summary = done.stdout.splitlines()
+    assert set(json.loads(first)) == {"base_url", "client_id", "token"}
+    text = "\n".join(summary)
+    assert "Workers: 8 agreements" in text
+    assert [line.split() for line in summary if line.startswith("  ")] == [
+        ["ACTIVE", "5"],
+        ["ENDED", "1"],
+        ["INVITATION_SENT", "1"],
+        ["VERIFICATION_PENDING", "1"],
+    ]
+    assert "Webhook: https://hooks.example.com/workforce (enabled), events KYC" in text
+
+
+def test_a_file_database_keeps_the_token_across_runs(tmp_path: Path) -> None:
+    db = str(tmp_path / "sandbox.db")
+    first = run("sandbox", "serve", "--db", db, "--seed", str(SEED), "--check")
+    second = run("sandbox", "serve", "--db", db, "--seed", str(SEED), "--check")
+    assert first.returncode == second.returncode == 0, first.stderr + second.stderr
+    token = json.loads(first.stdout.splitlines()[0])["token"]
+    assert json.loads(second.stdout.splitlines()[0])["token"] == token
+    assert "Workers: 8 agreements" in second.stdout  # not seeded twice
+    assert "--seed was not applied" in second.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--seed", "{bad}"], ["is not a valid seed", "workers[0].country"]),
+        (["--db", "/nonexistent-dir/x.db"], ["cannot use the database"]),
+        (["--port", "{busy}"], ["cannot listen on", "hint"]),
+    ],
+)
+def test_errors_are_messages_not_tracebacks(
+    tmp_path: Path, args: list[str], words: list[str]
+) -> None:
+    bad_seed = tmp_path / "bad.yaml"
+    bad_seed.write_text(
+        "workers:\n  - {firstName: A, lastName: B, email: a@example.com, country: XX,"
+        " status: ACTIVE}\n"
+    )
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        args = [arg.replace("{bad}", str(bad_seed)).replace("{busy}", port) for arg in args]
+        done = run("sandbox", "serve", "--check", *args)
+    assert done.returncode == 1
+    assert done.stderr.startswith("Error: ")
+    assert "Traceback" not in done.stderr
+    for word in words:
+        assert word in done.stderr

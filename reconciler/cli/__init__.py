@@ -61,12 +61,14 @@ def main(log_format: logs.LogFormat, log_level: str) -> None:
 
 
 def _register() -> None:
-    from reconciler.cli import plan, sandbox, validate
+    from reconciler.cli import look, plan, sandbox, validate
 
     main.add_command(sandbox.sandbox)
     main.add_command(validate.validate)
     main.add_command(plan.plan)
     main.add_command(plan.drift)
+    for command in look.COMMANDS:
+        main.add_command(command)
 
 
 _register()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 
 from reconciler.secrets import Secret
 
@@ -122,3 +123,86 @@ class Webhook:
     client_id: int | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
+
+
+class PaymentStatus(OpenEnum):
+    """A payment's state: PENDING until its paylist is processed, then SUCCESS or FAILED."""
+
+    PENDING = "PENDING"
+    SUCCESS = "SUCCESS"
+    FAILED = "FAILED"
+
+
+class JournalOperation(OpenEnum):
+    WITHDRAWAL = "WITHDRAWAL"
+    DEPOSIT = "DEPOSIT"
+
+
+class JournalReason(OpenEnum):
+    PAYMENT = "PAYMENT"
+    TOP_UP = "TOP_UP"
+
+
+@dataclass(frozen=True, slots=True)
+class PaymentItem:
+    """One payment of a paylist being created (interface §2.3)."""
+
+    description: str
+    amount: Decimal
+    worker_email: str
+
+
+@dataclass(frozen=True, slots=True)
+class Paylist:
+    """A created paylist: a container of payments, with no status of its own (interface §2.3)."""
+
+    id: int
+    description: str
+    idempotence_key: str
+    client_id: int | None = None
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Payment:
+    """One payment (interface §2.4)."""
+
+    id: int
+    description: str
+    amount: Decimal
+    worker_email: str
+    paylist_id: int
+    status: PaymentStatus
+    idempotence_key: str | None = None
+    cause: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Wallet:
+    """The client's wallet and its balance (interface §2.5)."""
+
+    id: int
+    client_id: int
+    enabled: bool
+    balance: Decimal
+    over_draft_limit: Decimal
+    version: int | None = None
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """One ledger entry of the wallet (interface §2.6); `amount` is negative for a withdrawal."""
+
+    journal_id: int
+    amount: Decimal
+    operation: JournalOperation
+    reason: JournalReason
+    wallet_id: int | None = None
+    client_id: int | None = None
+    idempotence_key: str | None = None
+    payment_order_id: str | None = None
+    payment_purpose: str | None = None
+    created_at: datetime | None = None

@@ -1,0 +1,163 @@
+"""The connection options every command that talks to the service shares, and a ready client.
+
+`--base-url`/`RECONCILER_BASE_URL` and `RECONCILER_TOKEN`/`--token-file` reach a real service;
+`--sandbox` starts the embedded sandbox instead, on a SQLite file (seeded with the demo account
+when the file is new), and uses its demo client's token.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+import reconciler
+from reconciler import logs
+from reconciler.secrets import Secret
+from reconciler.service.client import ServiceClient
+from reconciler.service.config import ClientConfig, ConfigError, check_base_url, resolve_config
+
+DEFAULT_SANDBOX_DB = Path(".reconciler/sandbox.db")
+SANDBOX_SEED = Path("examples/sandbox-seed.yaml")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionOptions:
+    """What the shared options said; `connection_options` passes it as `connection`."""
+
+    base_url: str | None = None
+    token_file: Path | None = None
+    client_id: int | None = None
+    sandbox: bool = False
+    sandbox_db: Path = DEFAULT_SANDBOX_DB
+    sandbox_reset: bool = False
+
+
+_OPTION_NAMES = ("base_url", "token_file", "client_id", "sandbox", "sandbox_db", "sandbox_reset")
+
+
+def connection_options(command: F) -> F:
+    """Add the shared connection options to a click command; it receives `connection`."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        values = {name: kwargs.pop(name) for name in _OPTION_NAMES}
+        return command(*args, connection=ConnectionOptions(**values), **kwargs)
+
+    decorators = [
+        click.option(
+            "--base-url",
+            metavar="URL",
+            help="The service's address (default: $RECONCILER_BASE_URL). https, or http to "
+            "a loopback host.",
+        ),
+        click.option(
+            "--token-file",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Read the token from this file (default: $RECONCILER_TOKEN). Never a flag value.",
+        ),
+        click.option(
+            "--client-id",
+            type=click.IntRange(min=0),
+            envvar="RECONCILER_CLIENT_ID",
+            help="The client's id, needed only for the wallet (default: found from the account).",
+        ),
+        click.option(
+            "--sandbox",
+            is_flag=True,
+            help="Run against the embedded sandbox instead of a service.",
+        ),
+        click.option(
+            "--sandbox-db",
+            type=click.Path(dir_okay=False, path_type=Path),
+            default=DEFAULT_SANDBOX_DB,
+            show_default=True,
+            help="The embedded sandbox's SQLite file (with --sandbox).",
+        ),
+        click.option(
+            "--sandbox-reset",
+            is_flag=True,
+            help="Start the embedded sandbox afresh from the demo seed (with --sandbox).",
+        ),
+    ]
+    for decorate in reversed(decorators):
+        wrapper = decorate(wrapper)
+    return wrapper  # type: ignore[return-value]
+
+
+@contextmanager
+def open_client(
+    options: ConnectionOptions,
+    *,
+    read_only: bool,
+    parallelism: int | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Iterator[ServiceClient]:
+    """A ready client for the options, closed (and the embedded sandbox stopped) afterwards."""
+    if not options.sandbox:
+        if options.sandbox_reset:
+            raise ConfigError("--sandbox-reset only makes sense with --sandbox")
+        config = resolve_config(
+            base_url=options.base_url,
+            token_file=options.token_file,
+            client_id=options.client_id,
+            parallelism=parallelism,
+            environ=environ,
+        )
+        with ServiceClient(config, read_only=read_only) as client:
+            yield client
+        return
+    if options.base_url or options.token_file:
+        raise ConfigError("--sandbox runs its own service: leave out --base-url and --token-file")
+    with _embedded_sandbox(options.sandbox_db, reset=options.sandbox_reset) as server:
+        logs.register_secret(server.token)
+        config = ClientConfig(
+            base_url=check_base_url(server.base_url),
+            token=Secret(server.token),
+            token_source="the embedded sandbox's demo client",
+            client_id=options.client_id if options.client_id is not None else server.client_id,
+        )
+        if parallelism is not None:
+            config = replace(config, parallelism=parallelism)
+        with ServiceClient(config, read_only=read_only) as client:
+            yield client
+
+
+@contextmanager
+def _embedded_sandbox(db: Path, *, reset: bool) -> Iterator[Any]:
+    # Imported here: only the CLI joins the sandbox and the client.
+    from reconciler.sandbox import SandboxServer
+
+    if reset:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            db.with_name(db.name + suffix).unlink(missing_ok=True)
+    is_new = not db.exists()
+    try:
+        db.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConfigError(f"cannot create the sandbox's folder {db.parent}: {error}") from None
+    seed = _seed_file() if is_new else None
+    server = SandboxServer(db=str(db), seed=seed)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _seed_file() -> Path | None:
+    """The demo seed: beside the current directory's project, else beside the package."""
+    for candidate in (SANDBOX_SEED, Path(reconciler.__file__).parent.parent / SANDBOX_SEED):
+        if candidate.is_file():
+            return candidate
+    logs.get_logger("reconciler.cli").warning(
+        "demo seed not found; the embedded sandbox starts empty", looked_for=str(SANDBOX_SEED)
+    )
+    return None

@@ -1,0 +1,283 @@
+"""Commands for people who look rather than change: workers, wallet, journal, payments, webhook.
+
+Each reads through a read-only client and prints a table (on a terminal), JSON or CSV.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import enum
+import json
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
+from reconciler.secrets import MASK, Secret
+from reconciler.service.decode import DecodeError, parse_timestamp
+from reconciler.service.models import WorkerStatus
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_FORMATS = ("table", "json", "csv")
+
+WORKER_COLUMNS = (
+    "agreement_id",
+    "external_id",
+    "status",
+    "email",
+    "first_name",
+    "last_name",
+    "legal_name",
+    "job_title",
+    "country_iso",
+    "created_at",
+)
+PAYMENT_COLUMNS = (
+    "id",
+    "paylist_id",
+    "status",
+    "amount",
+    "worker_email",
+    "description",
+    "cause",
+    "created_at",
+    "updated_at",
+)
+JOURNAL_COLUMNS = (
+    "journal_id",
+    "created_at",
+    "operation",
+    "reason",
+    "amount",
+    "payment_order_id",
+    "payment_purpose",
+)
+WALLET_COLUMNS = (
+    "id",
+    "client_id",
+    "enabled",
+    "balance",
+    "over_draft_limit",
+    "version",
+    "created_at",
+)
+WEBHOOK_COLUMNS = ("url", "enabled", "event_types", "headers", "client_id", "updated_at")
+
+
+def _format_option(command: F) -> F:
+    return click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(_FORMATS),
+        default=None,
+        help="table (the default on a terminal), json (the default otherwise) or csv.",
+    )(command)
+
+
+class _Moment(click.ParamType):
+    """An ISO 8601 date or timestamp; without an offset it is UTC."""
+
+    name = "TIMESTAMP"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, datetime):
+            return value
+        text = str(value).strip()
+        try:
+            return parse_timestamp(f"{text}T00:00:00Z" if len(text) == 10 else text)
+        except DecodeError:
+            self.fail(f"{value!r} is not an ISO 8601 date or timestamp", param, ctx)
+
+
+@click.command("workers")
+@click.option(
+    "--status",
+    type=click.Choice([status.value for status in WorkerStatus], case_sensitive=False),
+    help="Only workers with this status.",
+)
+@_format_option
+@connection_options
+def workers(connection: ConnectionOptions, status: str | None, output_format: str | None) -> None:
+    """List the account's workers (one row per agreement)."""
+    with open_client(connection, read_only=True) as client:
+        rows = client.list_workers(status.upper() if status else None)
+    _print_rows(rows, WORKER_COLUMNS, output_format, title="Workers")
+
+
+@click.command("wallet")
+@_format_option
+@connection_options
+def wallet(connection: ConnectionOptions, output_format: str | None) -> None:
+    """Show the wallet and its balance."""
+    with open_client(connection, read_only=True) as client:
+        found = client.get_wallet()
+    _print_record(found, WALLET_COLUMNS, output_format, title="Wallet")
+
+
+@click.command("transactions")
+@_format_option
+@connection_options
+def transactions(connection: ConnectionOptions, output_format: str | None) -> None:
+    """List the wallet's journal entries, oldest first."""
+    with open_client(connection, read_only=True) as client:
+        rows = client.list_transactions()
+    _print_rows(rows, JOURNAL_COLUMNS, output_format, title="Wallet journal")
+
+
+@click.command("payments")
+@click.option("--since", type=_Moment(), help="Created at or after this date or timestamp.")
+@click.option("--until", type=_Moment(), help="Created before this date or timestamp.")
+@_format_option
+@connection_options
+def payments(
+    connection: ConnectionOptions,
+    since: datetime | None,
+    until: datetime | None,
+    output_format: str | None,
+) -> None:
+    """List the account's payments in a date range (the service's defaults: all, until now)."""
+    if since is not None and until is not None and since >= until:
+        raise click.BadParameter("--since must be before --until", param_hint="--since")
+    with open_client(connection, read_only=True) as client:
+        rows = client.list_payments(since, until)
+    _print_rows(rows, PAYMENT_COLUMNS, output_format, title="Payments")
+
+
+@click.command("paylist")
+@click.argument("paylist_id", type=click.IntRange(min=0))
+@_format_option
+@connection_options
+def paylist(connection: ConnectionOptions, paylist_id: int, output_format: str | None) -> None:
+    """List the payments of one paylist."""
+    with open_client(connection, read_only=True) as client:
+        rows = client.list_paylist_payments(paylist_id)
+    _print_rows(rows, PAYMENT_COLUMNS, output_format, title=f"Paylist {paylist_id}")
+
+
+@click.group("webhook")
+def webhook() -> None:
+    """The account's webhook configuration."""
+
+
+@webhook.command("show")
+@_format_option
+@connection_options
+def webhook_show(connection: ConnectionOptions, output_format: str | None) -> None:
+    """Show the webhook configuration; header values are masked."""
+    with open_client(connection, read_only=True) as client:
+        found = client.get_webhook()
+    if found is None:
+        if _chosen_format(output_format) == "table":
+            click.echo("No webhook is configured.")
+        else:
+            click.echo("null" if _chosen_format(output_format) == "json" else "")
+        return
+    _print_record(found, WEBHOOK_COLUMNS, output_format, title="Webhook")
+
+
+COMMANDS: tuple[click.Command, ...] = (
+    workers,
+    wallet,
+    transactions,
+    payments,
+    paylist,
+    webhook,
+)
+
+
+# -- output ------------------------------------------------------------------------------------
+
+
+def _chosen_format(output_format: str | None) -> str:
+    if output_format is not None:
+        return output_format
+    return "table" if sys.stdout.isatty() else "json"
+
+
+def _print_rows(
+    rows: Sequence[object], columns: Sequence[str], output_format: str | None, *, title: str
+) -> None:
+    chosen = _chosen_format(output_format)
+    records = [_record(row, columns) for row in rows]
+    if chosen == "json":
+        click.echo(json.dumps(records, indent=2, ensure_ascii=False))
+    elif chosen == "csv":
+        _write_csv(records, columns)
+    else:
+        table = Table(title=f"{title} ({len(records)})", title_justify="left")
+        for column in columns:
+            table.add_column(column, overflow="fold")
+        for record in records:
+            table.add_row(*(_cell(record[column]) for column in columns))
+        Console().print(table)
+
+
+def _print_record(
+    row: object, columns: Sequence[str], output_format: str | None, *, title: str
+) -> None:
+    chosen = _chosen_format(output_format)
+    record = _record(row, columns)
+    if chosen == "json":
+        click.echo(json.dumps(record, indent=2, ensure_ascii=False))
+    elif chosen == "csv":
+        _write_csv([record], columns)
+    else:
+        table = Table(title=title, title_justify="left", show_header=False)
+        table.add_column("field", style="bold")
+        table.add_column("value", overflow="fold")
+        for column in columns:
+            table.add_row(column, _cell(record[column]))
+        Console().print(table)
+
+
+def _write_csv(records: Iterable[dict[str, Any]], columns: Sequence[str]) -> None:
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(columns)
+    for record in records:
+        writer.writerow(_cell(record[column]) for column in columns)
+
+
+def _record(row: object, columns: Sequence[str]) -> dict[str, Any]:
+    """The row's columns as JSON values: amounts as numbers, times in ISO 8601, secrets masked."""
+    return {column: _json_value(getattr(row, column)) for column in columns}
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, Secret):
+        return MASK
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, Decimal):
+        # Two places fit a float exactly, so the number prints as the service wrote it.
+        return float(value) if value == value.quantize(Decimal("0.01")) else str(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            field.name: _json_value(getattr(value, field.name))
+            for field in dataclasses.fields(value)
+        }
+    if isinstance(value, list | tuple):
+        return [_json_value(item) for item in value]
+    return value
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ", ".join(
+            f"{item['name']}: {item['value']}" if isinstance(item, dict) else str(item)
+            for item in value
+        )
+    return str(value)

@@ -1,0 +1,182 @@
+"""Where the service is and how to talk to it, resolved once from options and the environment."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from reconciler import __version__, logs
+from reconciler.errors import ReconcilerError
+from reconciler.secrets import Secret
+
+ENV_BASE_URL = "RECONCILER_BASE_URL"
+ENV_TOKEN = "RECONCILER_TOKEN"
+ENV_CLIENT_ID = "RECONCILER_CLIENT_ID"
+ENV_TIMEOUT = "RECONCILER_TIMEOUT"
+ENV_PARALLELISM = "RECONCILER_PARALLELISM"
+
+#: The service's largest page (contract, paging); the client never asks for more.
+MAX_PAGE_SIZE = 200
+
+
+class ConfigError(ReconcilerError):
+    """The connection settings are missing or wrong."""
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How hard to try again after a transient failure (429, 5xx, connection trouble).
+
+    Backoff is exponential from `wait_initial` up to `wait_max`, plus up to `wait_jitter` of
+    random jitter; a Retry-After from the service replaces the computed wait. A request gives up
+    after `attempts` tries or once `total_seconds` have passed, whichever comes first.
+    """
+
+    attempts: int = 6
+    total_seconds: float = 60.0
+    wait_initial: float = 0.25
+    wait_max: float = 10.0
+    wait_jitter: float = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class ClientConfig:
+    """Everything the service client needs, already checked."""
+
+    base_url: str
+    token: Secret
+    token_source: str  # where the token came from, said in errors; never the token
+    client_id: int | None = None
+    timeout: float = 30.0
+    connect_timeout: float = 10.0
+    parallelism: int = 8
+    page_size: int = MAX_PAGE_SIZE
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    user_agent: str = f"reconciler/{__version__}"
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.page_size <= MAX_PAGE_SIZE:
+            raise ConfigError(f"page size must be between 1 and {MAX_PAGE_SIZE}")
+        if self.parallelism < 1:
+            raise ConfigError("parallelism must be at least 1")
+        if self.timeout <= 0 or self.connect_timeout <= 0:
+            raise ConfigError("timeouts must be positive")
+
+
+def resolve_config(
+    *,
+    base_url: str | None = None,
+    token_file: Path | None = None,
+    client_id: int | str | None = None,
+    timeout: float | None = None,
+    parallelism: int | None = None,
+    retry: RetryPolicy | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> ClientConfig:
+    """Build the client's configuration: options first, then `RECONCILER_*` variables.
+
+    The token comes from `--token-file` when given, else from `RECONCILER_TOKEN`; it is never
+    a command-line value. It is registered with the log scrubber before anything can print it.
+    """
+    env = os.environ if environ is None else environ
+    url = check_base_url(base_url or env.get(ENV_BASE_URL, ""))
+    token, source = _read_token(token_file, env)
+    logs.register_secret(token.reveal())
+    return ClientConfig(
+        base_url=url,
+        token=token,
+        token_source=source,
+        client_id=_client_id(client_id if client_id is not None else env.get(ENV_CLIENT_ID)),
+        timeout=timeout if timeout is not None else _number(env, ENV_TIMEOUT, 30.0),
+        parallelism=(
+            parallelism if parallelism is not None else int(_number(env, ENV_PARALLELISM, 8))
+        ),
+        retry=retry or RetryPolicy(),
+    )
+
+
+def check_base_url(url: str) -> str:
+    """The base URL without a trailing slash; https, or plain http to a loopback host only."""
+    url = url.strip()
+    if not url:
+        raise ConfigError(
+            "no service address: pass --base-url or set RECONCILER_BASE_URL",
+            hint="or use --sandbox to run against the embedded sandbox",
+        )
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"the service address {url!r} is not an http(s) URL with a host")
+    if parts.username or parts.password:
+        raise ConfigError("the service address must not carry credentials; use the token")
+    if parts.query or parts.fragment:
+        raise ConfigError(f"the service address {url!r} must not have a query or fragment")
+    if parts.scheme == "http" and not is_loopback(parts.hostname):
+        raise ConfigError(
+            f"refusing plain http:// to {parts.hostname}: the token would travel unencrypted",
+            hint="use https://, or http:// only to localhost / 127.0.0.1 / ::1",
+        )
+    return url.rstrip("/")
+
+
+def is_loopback(host: str) -> bool:
+    """True for localhost and loopback addresses (127.0.0.0/8, ::1)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _read_token(token_file: Path | None, env: Mapping[str, str]) -> tuple[Secret, str]:
+    if token_file is not None:
+        source = f"the token file {token_file}"
+        try:
+            text = Path(token_file).read_text(encoding="utf-8")
+        except OSError as error:
+            raise ConfigError(f"cannot read {source}: {error.strerror or error}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{source} is not UTF-8 text") from None
+    elif env.get(ENV_TOKEN):
+        source, text = f"the {ENV_TOKEN} environment variable", env[ENV_TOKEN]
+    else:
+        raise ConfigError(
+            "no token: set RECONCILER_TOKEN or pass --token-file FILE",
+            hint="the token is never accepted as a command-line value",
+        )
+    token = text.strip()
+    if not token:
+        raise ConfigError(f"{source} is empty")
+    if any(char.isspace() or not char.isprintable() for char in token):
+        # A token must fit in one header line; anything else is a mistake (two lines pasted).
+        raise ConfigError(f"{source} holds white space or control characters inside the token")
+    return Secret(token), source
+
+
+def _client_id(value: int | str | None) -> int | None:
+    if value is None or value == "":
+        return None
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"the client id must be a whole number, not {value!r}") from None
+    if number < 0:
+        raise ConfigError(f"the client id must not be negative, not {number}")
+    return number
+
+
+def _number(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, not {raw!r}") from None
+    if value <= 0:
+        raise ConfigError(f"{name} must be positive, not {raw!r}")
+    return value

@@ -1,0 +1,263 @@
+"""Turning the service's JSON into typed values, tolerant of what a real service may vary.
+
+Timestamps take any ISO 8601 fraction (0 to 9 digits) and offset (`Z` or `±HH:MM`); amounts
+arrive as Decimal (bodies are parsed with `parse_float=Decimal`); statuses keep unknown values;
+unknown fields are ignored; a country name is mapped back to its ISO code.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta, timezone
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import pycountry
+
+from reconciler.secrets import Secret
+from reconciler.service.models import (
+    InactivationResult,
+    InvitationResult,
+    JournalEntry,
+    JournalOperation,
+    JournalReason,
+    Paylist,
+    Payment,
+    PaymentStatus,
+    Wallet,
+    Webhook,
+    WebhookHeader,
+    Worker,
+    WorkerStatus,
+)
+
+_TIMESTAMP = re.compile(
+    r"""
+    (?P<date>\d{4}-\d{2}-\d{2})
+    [T ]
+    (?P<hour>\d{2}):(?P<minute>\d{2})(?::(?P<second>\d{2})(?:[.,](?P<fraction>\d{1,9}))?)?
+    (?P<offset>Z|z|[+-]\d{2}(?::?\d{2})?)?
+    """,
+    re.VERBOSE,
+)
+
+
+class DecodeError(ValueError):
+    """A value in the service's answer is not what the contract says."""
+
+
+def parse_timestamp(text: str) -> datetime:
+    """An aware datetime from ISO 8601; nanoseconds are truncated to microseconds.
+
+    A timestamp without an offset is taken as UTC, which is what the interface says they are.
+    """
+    match = _TIMESTAMP.fullmatch(text.strip()) if isinstance(text, str) else None
+    if match is None:
+        raise DecodeError(f"not an ISO 8601 timestamp: {text!r}")
+    fraction = (match["fraction"] or "").ljust(6, "0")[:6]
+    try:
+        naive = datetime.fromisoformat(
+            f"{match['date']}T{match['hour']}:{match['minute']}:{match['second'] or '00'}"
+        ).replace(microsecond=int(fraction))
+    except ValueError as error:
+        raise DecodeError(f"not a valid timestamp: {text!r} ({error})") from None
+    return naive.replace(tzinfo=_offset(match["offset"]))
+
+
+def _offset(text: str | None) -> timezone:
+    if text is None or text in ("Z", "z"):
+        return UTC
+    sign = -1 if text[0] == "-" else 1
+    digits = text[1:].replace(":", "")
+    hours, minutes = int(digits[:2]), int(digits[2:4] or 0)
+    if hours > 23 or minutes > 59:
+        raise DecodeError(f"not a valid UTC offset: {text!r}")
+    return timezone(sign * timedelta(hours=hours, minutes=minutes))
+
+
+def parse_amount(value: object) -> Decimal:
+    """A Decimal from a JSON number (already Decimal or int) or a numeric string."""
+    if isinstance(value, bool):
+        raise DecodeError(f"not an amount: {value!r}")
+    if isinstance(value, Decimal):
+        return value
+    if isinstance(value, int | str):
+        try:
+            return Decimal(value)
+        except InvalidOperation:
+            pass
+    if isinstance(value, float):  # only when a caller parsed JSON itself; keep the shortest form
+        return Decimal(repr(value))
+    raise DecodeError(f"not an amount: {value!r}")
+
+
+@functools.cache
+def _country_names() -> tuple[dict[str, str], dict[str, str]]:
+    exact: dict[str, str] = {}
+    folded: dict[str, str] = {}
+    for country in pycountry.countries:
+        for attribute in ("name", "common_name", "official_name"):
+            name = getattr(country, attribute, None)
+            if name:
+                exact.setdefault(name, country.alpha_2)
+                folded.setdefault(name.casefold(), country.alpha_2)
+    return exact, folded
+
+
+def country_iso(name: str | None) -> str | None:
+    """The ISO 3166-1 alpha-2 code for a country name, or None when it cannot be mapped."""
+    if not name:
+        return None
+    exact, folded = _country_names()
+    text = name.strip()
+    if text in exact:
+        return exact[text]
+    if len(text) == 2 and text.isalpha() and pycountry.countries.get(alpha_2=text.upper()):
+        return text.upper()  # a service that answers the code itself
+    return folded.get(text.casefold())
+
+
+def worker(item: Mapping[str, Any]) -> Worker:
+    """A Worker from one item of the worker list (camelCase)."""
+    country = _optional_str(item.get("country"))
+    return Worker(
+        agreement_id=_int(item, "agreementId"),
+        email=_str(item, "email"),
+        status=WorkerStatus(_str(item, "status")),
+        created_at=parse_timestamp(_str(item, "workerCreationDate")),
+        first_name=_optional_str(item.get("firstName")),
+        last_name=_optional_str(item.get("lastName")),
+        legal_name=_optional_str(item.get("legalName")),
+        job_title=_optional_str(item.get("jobTitle")),
+        country=country,
+        country_iso=country_iso(country),
+        external_id=_optional_str(item.get("externalId")),
+    )
+
+
+def invitation_result(item: Mapping[str, Any]) -> InvitationResult:
+    return InvitationResult(
+        agreement_id=_int(item, "agreementId"),
+        worker_email=_str(item, "workerEmail"),
+        external_id=_optional_str(item.get("externalId")),
+        status=WorkerStatus(item.get("status") or WorkerStatus.INVITATION_SENT),
+    )
+
+
+def inactivation_result(item: Mapping[str, Any]) -> InactivationResult:
+    return InactivationResult(
+        agreement_id=_int(item, "agreement_id"),
+        status=WorkerStatus(_str(item, "status")),
+        status_id=_int(item, "status_id"),
+        changed=bool(item.get("changed")),
+    )
+
+
+def webhook(item: Mapping[str, Any]) -> Webhook:
+    headers = item.get("headers") or []
+    if not isinstance(headers, list):
+        raise DecodeError("webhook headers are not a list")
+    return Webhook(
+        url=_str(item, "url"),
+        enabled=bool(item.get("enabled", True)),
+        headers=tuple(
+            WebhookHeader(name=_str(header, "name"), value=Secret(str(header.get("value", ""))))
+            for header in headers
+        ),
+        event_types=tuple(str(value) for value in item.get("event_types") or ()),
+        client_id=_optional_int(item.get("client_id")),
+        created_at=_optional_timestamp(item.get("created_at")),
+        updated_at=_optional_timestamp(item.get("updated_at")),
+    )
+
+
+def paylist(item: Mapping[str, Any]) -> Paylist:
+    return Paylist(
+        id=_int(item, "id"),
+        description=str(item.get("description", "")),
+        idempotence_key=_str(item, "idempotence_key"),
+        client_id=_optional_int(item.get("client_id")),
+        created_at=_optional_timestamp(item.get("creation_date")),
+    )
+
+
+def payment(item: Mapping[str, Any]) -> Payment:
+    return Payment(
+        id=_int(item, "id"),
+        description=str(item.get("description", "")),
+        amount=parse_amount(item.get("amount")),
+        worker_email=_str(item, "worker_email"),
+        paylist_id=_int(item, "paylist_id"),
+        status=PaymentStatus(_str(item, "status")),
+        idempotence_key=_optional_str(item.get("idempotence_key")),
+        cause=_optional_str(item.get("cause")),
+        created_at=_optional_timestamp(item.get("creation_date")),
+        updated_at=_optional_timestamp(item.get("update_date")),
+    )
+
+
+def wallet(item: Mapping[str, Any]) -> Wallet:
+    return Wallet(
+        id=_int(item, "id"),
+        client_id=_int(item, "client_id"),
+        enabled=bool(item.get("enabled")),
+        balance=parse_amount(item.get("balance")),
+        over_draft_limit=parse_amount(item.get("over_draft_limit", 0)),
+        version=_optional_int(item.get("wallet_version")),
+        created_at=_optional_timestamp(item.get("created_at")),
+    )
+
+
+def journal_entry(item: Mapping[str, Any]) -> JournalEntry:
+    data = item.get("transaction_data")
+    data = data if isinstance(data, Mapping) else {}
+    return JournalEntry(
+        journal_id=_int(item, "journal_id"),
+        amount=parse_amount(item.get("amount")),
+        operation=JournalOperation(_str(item, "operation")),
+        reason=JournalReason(_str(item, "reason")),
+        wallet_id=_optional_int(item.get("wallet_id")),
+        client_id=_optional_int(item.get("client_id")),
+        idempotence_key=_optional_str(item.get("idempotence_key")),
+        payment_order_id=_optional_str(data.get("payment_order_id")),
+        payment_purpose=_optional_str(data.get("payment_purpose")),
+        created_at=_optional_timestamp(item.get("created_at")),
+    )
+
+
+def _int(item: Mapping[str, Any], key: str) -> int:
+    value = item.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | str | Decimal):
+        raise DecodeError(f"{key} is missing or not a whole number: {value!r}")
+    try:
+        number = int(value)
+    except (ValueError, ArithmeticError):
+        raise DecodeError(f"{key} is not a whole number: {value!r}") from None
+    if number != value and not isinstance(value, str):
+        raise DecodeError(f"{key} is not a whole number: {value!r}")
+    return number
+
+
+def _optional_int(value: object) -> int | None:
+    return None if value is None else _int({"value": value}, "value")
+
+
+def _str(item: Mapping[str, Any], key: str) -> str:
+    value = item.get(key)
+    if not isinstance(value, str):
+        raise DecodeError(f"{key} is missing or not text: {value!r}")
+    return value
+
+
+def _optional_str(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _optional_timestamp(value: object) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise DecodeError(f"not an ISO 8601 timestamp: {value!r}")
+    return parse_timestamp(value)

@@ -1,0 +1,149 @@
+"""The look commands, run as real commands against the sandbox: they only ever send GET."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from reconciler.cli import main
+from reconciler.secrets import MASK, Secret
+from reconciler.service.models import WebhookHeader
+from tests.service.helpers import client_for, control, invitation, last_seq, request_log
+
+ROOT = Path(__file__).resolve().parents[2]
+HEADER_VALUE = "hv-Pq9Wm3Zx7Lk2"
+
+
+@pytest.fixture
+def account(sandbox: Any) -> Any:
+    """The sandbox with three workers (one ACTIVE) and a webhook with a secret header."""
+    with client_for(sandbox) as client:
+        results = client.invite_workers([invitation(n) for n in (1, 2, 3)])
+        control(sandbox, f"agreements/{results[0].agreement_id}/status", {"status": "ACTIVE"})
+        client.set_webhook(
+            "https://hooks.example.com/workforce",
+            [WebhookHeader("X-Webhook-Token", Secret(HEADER_VALUE))],
+            ["KYC", "PAYMENT"],
+        )
+    return sandbox
+
+
+def _run(sandbox: Any, *args: str) -> str:
+    result = CliRunner().invoke(
+        main,
+        [*args, "--base-url", sandbox.base_url],
+        env={"RECONCILER_TOKEN": sandbox.token},
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_workers_in_every_format_sends_only_gets(account: Any) -> None:
+    since = last_seq(account)
+    as_json = json.loads(_run(account, "workers", "--format", "json"))
+    active_csv = list(
+        csv.DictReader(
+            io.StringIO(_run(account, "workers", "--status", "ACTIVE", "--format", "csv"))
+        )
+    )
+    table = _run(account, "workers", "--format", "table")
+    assert [row["external_id"] for row in as_json] == ["T-000001", "T-000002", "T-000003"]
+    assert as_json[0]["status"] == "ACTIVE" and as_json[0]["country_iso"] == "GB"
+    assert as_json[1]["first_name"] is None
+    assert [(row["external_id"], row["status"]) for row in active_csv] == [("T-000001", "ACTIVE")]
+    assert "Workers (3)" in table and "worker3@example.com" in table
+    assert {entry["method"] for entry in request_log(account, since)} == {"GET"}
+
+
+def test_webhook_show_masks_header_values(account: Any) -> None:
+    since = last_seq(account)
+    shown = json.loads(_run(account, "webhook", "show", "--format", "json"))
+    table = _run(account, "webhook", "show", "--format", "table")
+    assert shown["url"] == "https://hooks.example.com/workforce"
+    assert shown["event_types"] == ["KYC", "PAYMENT"]
+    assert shown["headers"] == [{"name": "X-Webhook-Token", "value": MASK}]
+    assert "X-Webhook-Token" in table
+    for output in (json.dumps(shown), table):
+        assert HEADER_VALUE not in output
+    assert {entry["method"] for entry in request_log(account, since)} == {"GET"}
+
+
+def test_webhook_show_without_a_webhook(sandbox: Any) -> None:
+    assert _run(sandbox, "webhook", "show", "--format", "json").strip() == "null"
+    assert "No webhook is configured." in _run(sandbox, "webhook", "show", "--format", "table")
+
+
+def test_json_is_the_default_off_a_terminal(account: Any) -> None:
+    assert len(json.loads(_run(account, "workers"))) == 3
+
+
+def test_a_refused_token_is_a_message_not_a_traceback(sandbox: Any) -> None:
+    result = CliRunner().invoke(
+        main,
+        ["workers", "--base-url", sandbox.base_url],
+        env={"RECONCILER_TOKEN": "not-the-token-Zk3"},
+    )
+    assert result.exit_code == 1
+    assert "refused the token from the RECONCILER_TOKEN environment variable" in result.output
+    assert "Traceback" not in result.output and "not-the-token-Zk3" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "complaint"),
+    [
+        (["workers", "--sandbox-reset"], "--sandbox-reset only makes sense with --sandbox"),
+        (["workers", "--sandbox", "--base-url", "https://x.example.com"], "leave out --base-url"),
+        (["workers", "--base-url", "http://example.com"], "refusing plain http://"),
+        (["workers", "--status", "SLEEPING"], "Invalid value for '--status'"),
+        (["payments", "--since", "last week"], "not an ISO 8601 date or timestamp"),
+    ],
+)
+def test_bad_connection_settings_are_clear(args: list[str], complaint: str) -> None:
+    result = CliRunner().invoke(main, args, env={"RECONCILER_TOKEN": "t0ken-abc"})
+    assert result.exit_code != 0
+    assert complaint in result.output
+    assert "Traceback" not in result.output
+
+
+def _reconciler(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("RECONCILER_TOKEN", None)
+    env.pop("RECONCILER_BASE_URL", None)
+    return subprocess.run(
+        [sys.executable, "-m", "reconciler", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_the_embedded_sandbox_is_seeded_once_kept_and_reset(tmp_path: Path) -> None:
+    db = tmp_path / "state" / "sandbox.db"
+    first = _reconciler("workers", "--sandbox", "--sandbox-db", str(db), cwd=ROOT)
+    assert first.returncode == 0, first.stderr
+    seeded = json.loads(first.stdout)
+    assert "ENG-001" in {row["external_id"] for row in seeded}
+    assert db.exists()
+    again = _reconciler("workers", "--sandbox", "--sandbox-db", str(db), cwd=tmp_path)
+    assert json.loads(again.stdout) == seeded  # the file keeps the account between runs
+    webhook = _reconciler("webhook", "show", "--sandbox", "--sandbox-db", str(db), cwd=ROOT)
+    assert json.loads(webhook.stdout)["url"] == "https://hooks.example.com/workforce"
+    reset = _reconciler(
+        "workers", "--sandbox", "--sandbox-db", str(db), "--sandbox-reset", "--format", "csv",
+        cwd=ROOT,
+    )  # fmt: skip
+    assert reset.returncode == 0, reset.stderr
+    assert len(list(csv.DictReader(io.StringIO(reset.stdout)))) == len(seeded)

@@ -61,12 +61,15 @@ def main(log_format: logs.LogFormat, log_level: str) -> None:
 
 
 def _register() -> None:
-    from reconciler.cli import look, plan, sandbox, validate
+    from reconciler.cli import comment, gitops, look, plan, sandbox, validate
 
     main.add_command(sandbox.sandbox)
     main.add_command(validate.validate)
     main.add_command(plan.plan)
     main.add_command(plan.drift)
+    main.add_command(comment.comment)
+    main.add_command(gitops.github)
+    main.add_command(gitops.plan_compare)
     for command in look.COMMANDS:
         main.add_command(command)
 

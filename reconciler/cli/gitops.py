@@ -12,8 +12,8 @@ from pathlib import Path
 import click
 
 from reconciler.cli.comment import key_option, plan_marker
-from reconciler.gitops.compare import compare_plans
 from reconciler.gitops.comments import ACTIONS_BOT, upsert_comment
+from reconciler.gitops.compare import compare_plans
 from reconciler.gitops.github import GitHub
 from reconciler.gitops.issues import DEFAULT_LABEL, DEFAULT_TITLE, sync_drift_issue
 from reconciler.gitops.marker import DRIFT, InvalidMarkerKey, Marker

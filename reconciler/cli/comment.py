@@ -33,10 +33,10 @@ key_option = click.option(
 )
 
 
-def plan_marker(key: str | None) -> Marker:
-    """The plan comment's marker, with a clear error for a key it cannot hold."""
+def marker_for(kind: str, key: str | None) -> Marker:
+    """The marker of this kind with `--key`, with a clear error for a key it cannot hold."""
     try:
-        return Marker(PLAN, key)
+        return Marker(kind, key)
     except InvalidMarkerKey as error:
         raise click.BadParameter(str(error), param_hint="--key") from None
 
@@ -63,7 +63,7 @@ def comment(
     From a saved plan the comment shows its changes (drift and unmanaged workers are not kept
     in a saved plan), after checking against the live account that it still holds.
     """
-    marker = plan_marker(key)
+    marker = marker_for(PLAN, key)
     if is_saved_plan(source):
         if out is not None:
             raise click.BadParameter("--out needs a desired-state PATH, not a saved plan")

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import click
 
-from reconciler.cli.comment import key_option, plan_marker
+from reconciler.cli.comment import key_option, marker_for
 from reconciler.gitops.comments import ACTIONS_BOT, upsert_comment
 from reconciler.gitops.compare import compare_plans
 from reconciler.gitops.github import GitHub
 from reconciler.gitops.issues import DEFAULT_LABEL, DEFAULT_TITLE, sync_drift_issue
-from reconciler.gitops.marker import DRIFT, InvalidMarkerKey, Marker
+from reconciler.gitops.marker import APPLY, DRIFT, PLAN
 from reconciler.gitops.runs import find_reviewed_plan
 from reconciler.plan.saved import load_saved_plan
 
@@ -41,6 +41,13 @@ def github() -> None:
 @click.option("--body-file", type=_text_file, required=True, help="From `reconciler comment`.")
 @key_option
 @click.option(
+    "--purpose",
+    type=click.Choice([PLAN, APPLY]),
+    default=PLAN,
+    show_default=True,
+    help="plan: the plan comment; apply: the comment saying why a merge was not applied.",
+)
+@click.option(
     "--author",
     default=ACTIONS_BOT,
     show_default=True,
@@ -48,14 +55,19 @@ def github() -> None:
 )
 @_repository_option
 def pr_comment(
-    number: int, body_file: Path, key: str | None, author: str, repository: str | None
+    number: int,
+    body_file: Path,
+    key: str | None,
+    purpose: str,
+    author: str,
+    repository: str | None,
 ) -> None:
     """Create the pull request's plan comment, or update the one already there."""
-    marker = plan_marker(key)
+    marker = marker_for(purpose, key)
     body = _read(body_file)
     with GitHub.from_environment(repository=repository) as client:
         result = upsert_comment(client, number, body, marker, author=author)
-    click.echo(f"{result.action} the plan comment: {result.url}")
+    click.echo(f"{result.action} the {purpose} comment: {result.url}")
 
 
 @github.command("drift-issue")
@@ -82,10 +94,7 @@ def drift_issue(
     repository: str | None,
 ) -> None:
     """Open, update or close the one drift issue to match what `reconciler drift` found."""
-    try:
-        marker = Marker(DRIFT, key)
-    except InvalidMarkerKey as error:
-        raise click.BadParameter(str(error), param_hint="--key") from None
+    marker = marker_for(DRIFT, key)
     report = _read(report_file)
     with GitHub.from_environment(repository=repository) as client:
         result = sync_drift_issue(

@@ -52,5 +52,7 @@ class Marker:
         return body.split("\n", 1)[0].rstrip("\r") == self.text
 
 
+#: The kinds of marked bodies: the plan comment, the refused-apply comment, the drift issue.
 PLAN = "plan"
+APPLY = "apply"
 DRIFT = "drift"

@@ -65,13 +65,13 @@ def _register() -> None:
 
     main.add_command(sandbox.sandbox)
     main.add_command(validate.validate)
+    for command in look.COMMANDS:
+        main.add_command(command)
     main.add_command(plan.plan)
     main.add_command(plan.drift)
     main.add_command(comment.comment)
     main.add_command(gitops.github)
     main.add_command(gitops.plan_compare)
-    for command in look.COMMANDS:
-        main.add_command(command)
 
 
 _register()

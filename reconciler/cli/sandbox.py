@@ -42,8 +42,20 @@ def sandbox() -> None:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="YAML account loaded into the demo client when the database is created.",
 )
-@click.option("--process-delay-ms", type=click.IntRange(min=0), default=500, show_default=True)
-@click.option("--event-retry-base-ms", type=click.IntRange(min=0), default=250, show_default=True)
+@click.option(
+    "--process-delay-ms",
+    type=click.IntRange(min=0),
+    default=500,
+    show_default=True,
+    help="How long an accepted paylist waits before it is settled.",
+)
+@click.option(
+    "--event-retry-base-ms",
+    type=click.IntRange(min=0),
+    default=250,
+    show_default=True,
+    help="First delay of the exponential backoff between event deliveries.",
+)
 @click.option(
     "--check",
     is_flag=True,

@@ -69,7 +69,7 @@ def load_desired_state(path: str | Path, environ: Mapping[str, str] | None = Non
     pending = {name: found for name, found in pending.items() if found}
     if problems or pending:
         raise InvalidDesiredState([*problems, *_locate(sources, pending)])
-    return _build(sources, files, webhook)
+    return _build(files, webhook)
 
 
 def _locate(sources: list[SourceText], pending: dict[str, list[PathProblem]]) -> list[Problem]:
@@ -81,7 +81,9 @@ def _locate(sources: list[SourceText], pending: dict[str, list[PathProblem]]) ->
             if problem.other is not None:
                 wanted[problem.other[0]].update(_prefixes(problem.other[1]))
     by_name = {source.name: source for source in sources}
-    marks = {name: scan(by_name[name], paths).marks for name, paths in wanted.items()}
+    marks = {
+        name: scan(by_name[name], paths, everything=False).marks for name, paths in wanted.items()
+    }
 
     def where(name: str, path: YamlPath, at_key: bool = False) -> Location:
         found = marks.get(name, {})
@@ -161,23 +163,19 @@ def _fill_webhook(
     return _FilledWebhook(name, url, tuple(headers)), []
 
 
-def _build(
-    sources: list[SourceText], files: list[FileValues], filled: _FilledWebhook | None
-) -> DesiredState:
-    """The model of values that passed every check, each worker with where it was written."""
-    by_name = {source.name: source for source in sources}
+def _build(files: list[FileValues], filled: _FilledWebhook | None) -> DesiredState:
+    """The model of values that passed every check.
+
+    Locations stay unset: finding them costs a second, marked parse that only a file with
+    problems pays for (the plan identifies workers by externalId, not by line).
+    """
     workers: list[DesiredWorker] = []
     webhook = None
     scope_prefix = None
     policy = Policy()
     for values in files:
         data = values.data
-        items = data.get("workers", ())
-        wanted = {("workers", index) for index in range(len(items))} | {("webhook",)}
-        marks = scan(by_name[values.name], wanted).marks
-        for index, item in enumerate(items):
-            line, column = marks[("workers", index)].value
-            workers.append(_worker(item, Location(values.name, line, column)))
+        workers += [_worker(item) for item in data.get("workers", ())]
         if "scope" in data:
             scope_prefix = data["scope"].get("externalIdPrefix")
         if "policy" in data:
@@ -186,24 +184,22 @@ def _build(
                 max_inactivations=_limit(data["policy"].get("maxInactivations")),
             )
         if filled is not None and filled.name == values.name:
-            line, column = marks[("webhook",)].value
             webhook = DesiredWebhook(
                 url=filled.url,
                 headers=filled.headers,
                 event_types=frozenset(data["webhook"]["event_types"]),
                 enabled=data["webhook"].get("enabled", True),
-                location=Location(values.name, line, column),
             )
     return DesiredState(
         workers=tuple(workers),
         webhook=webhook,
         scope_prefix=scope_prefix,
         policy=policy,
-        sources=tuple(source.name for source in sources),
+        sources=tuple(values.name for values in files),
     )
 
 
-def _worker(item: dict[str, Any], location: Location) -> DesiredWorker:
+def _worker(item: dict[str, Any]) -> DesiredWorker:
     return DesiredWorker(
         external_id=item["externalId"],
         type_of_worker=item["typeOfWorker"],
@@ -215,7 +211,6 @@ def _worker(item: dict[str, Any], location: Location) -> DesiredWorker:
         job_title=item.get("jobTitle"),
         worker_email_text=item.get("workerEmailText"),
         ignore_changes=frozenset(item.get("ignoreChanges", ())),
-        location=location,
     )
 
 

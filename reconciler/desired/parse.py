@@ -28,8 +28,10 @@ _NO_ALIASES = yaml_rs.AliasLimits(
     max_total_replayed_events=0, max_replay_stack_depth=0, max_alias_expansions_per_anchor=0
 )
 _LINE_COLUMN = re.compile(r"line (\d+), column (\d+)")
-_NODE_EVENTS = (yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)
-_END_EVENTS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+_NODE_EVENTS = frozenset(
+    {yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent}
+)
+_END_EVENTS = frozenset({yaml.MappingEndEvent, yaml.SequenceEndEvent})
 
 
 class Unparsed:
@@ -85,27 +87,47 @@ class _Frame:
     keys: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
-def scan(source: SourceText, wanted: Collection[YamlPath] = ()) -> Scan:
+def scan(source: SourceText, wanted: Collection[YamlPath] = (), *, everything: bool = True) -> Scan:
     """One pass over the marked events: syntax errors, duplicate keys, aliases, and the
-    marks of the `wanted` paths (pass every prefix too, so a missing key falls back)."""
+    marks of the `wanted` paths (pass every prefix too, so a missing key falls back).
+
+    With `everything` false (for a file the fast parser read, so free of duplicates and
+    aliases), the contents of any node that is no ancestor of a wanted path are skipped.
+    """
     result = Scan()
     # Only the contents of a wanted path's ancestors are followed: the rest is never located.
     parents = {path[:-1] for path in wanted if path}
     stack: list[_Frame] = []
     documents = 0
+    skipped_depth = 0  # > 0 while inside a node whose contents are of no interest
+    parser = yaml.CSafeLoader(source.text)
     try:
-        for event in yaml.parse(source.text, Loader=yaml.CSafeLoader):
-            if isinstance(event, _NODE_EVENTS):
+        while (event := parser.get_event()) is not None:
+            kind = type(event)
+            if skipped_depth:
+                if kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+                    skipped_depth += 1
+                elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                    skipped_depth -= 1
+                continue
+            if kind in _NODE_EVENTS:
                 _node(source, event, stack, wanted, parents, result)
-            elif isinstance(event, _END_EVENTS):
+                if not everything and stack and stack[-1].path is None:
+                    stack.pop()
+                    skipped_depth = 1
+            elif kind in _END_EVENTS:
                 stack.pop()
-            elif isinstance(event, yaml.DocumentStartEvent):
+            elif kind is yaml.DocumentStartEvent:
                 documents += 1
                 if documents == 2:
                     message = "a desired-state file holds one YAML document; this is a second"
                     result.problems.append(_problem(source, _mark(event), message))
+            elif kind is yaml.StreamEndEvent:
+                break
     except yaml.MarkedYAMLError as error:
         result.problems.append(_syntax_problem(source, error))
+    finally:
+        parser.dispose()
     if result.aliases:
         # One problem, not one per alias: an alias bomb would otherwise print thousands.
         count = len(result.aliases)
@@ -157,6 +179,8 @@ def _node(
             path = None if frame.path is None else (*frame.path, frame.index)
             frame.index += 1
     if path is not None and path in wanted:
+        if key_mark is not None and isinstance(event, yaml.ScalarEvent) and _absent(event):
+            mark = key_mark  # `key:` with nothing after it: the key is what a person sees
         result.marks[path] = Marks(key_mark, mark)
     if isinstance(event, yaml.AliasEvent):
         result.aliases.append(mark)
@@ -165,8 +189,13 @@ def _node(
         stack.append(_Frame(followed, isinstance(event, yaml.MappingStartEvent)))
 
 
+def _absent(event: yaml.ScalarEvent) -> bool:
+    return not event.value and not event.style  # plain style: None, or "" from the C parser
+
+
 def _mark(event: yaml.Event) -> tuple[int, int]:
-    return event.start_mark.line + 1, event.start_mark.column + 1
+    mark = event.start_mark
+    return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
 
 
 def _problem(source: SourceText, mark: tuple[int, int], message: str) -> Problem:

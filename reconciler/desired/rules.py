@@ -177,50 +177,55 @@ def _is_loopback(host: str) -> bool:
 
 def merge_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
     """The checks across every file of a directory: each answer names the file it is in."""
+    owner: dict[str, str] = {}  # single-file key -> the file that gives it
     problems: list[tuple[str, PathProblem]] = []
-    owner: dict[str, str] = {}
     for values in files:
         for key in SINGLE_FILE_KEYS:
             if key not in values.data:
                 continue
-            first = owner.setdefault(key, values.name)
-            if first != values.name:
+            owner_name = owner.setdefault(key, values.name)
+            if owner_name != values.name:
+                other = (owner_name, (key,))
                 message = f"{key!r} may be given in one file only"
-                problems.append(
-                    (values.name, PathProblem((key,), message, at_key=True, other=(first, (key,))))
-                )
+                problems.append((values.name, PathProblem((key,), message, True, other)))
     if files and "version" not in owner:
         message = "no file gives the format version: add `version: 1`"
         problems.append((files[0].name, PathProblem((), message)))
-    prefix = _scope_prefix(files, owner.get("scope"))
-    ids: dict[str, tuple[str, YamlPath]] = {}
-    emails: dict[str, tuple[str, YamlPath]] = {}
+    return problems + _worker_merge_problems(files, _scope_prefix(files, owner.get("scope")))
+
+
+def _worker_merge_problems(
+    files: list[FileValues], prefix: str | None
+) -> list[tuple[str, PathProblem]]:
+    """Duplicate externalIds and emails across all files, and workers outside the scope."""
+    problems: list[tuple[str, PathProblem]] = []
+    first_places: dict[tuple[str, str], tuple[str, YamlPath]] = {}
+
+    def once(field: str, key: str, name: str, here: YamlPath, message: str) -> None:
+        first = first_places.setdefault((field, key), (name, here))
+        if first != (name, here):
+            problems.append((name, PathProblem(here, message, other=first)))
+
     for values in files:
         workers = values.data.get("workers")
         for index, worker in enumerate(workers if isinstance(workers, list) else []):
             if not isinstance(worker, dict):
                 continue
-            path: YamlPath = ("workers", index)
-            external_id = worker.get("externalId")
+            external_id, email = worker.get("externalId"), worker.get("workerEmail")
+            here: YamlPath = ("workers", index, "externalId")
             if isinstance(external_id, str):
-                here = (*path, "externalId")
-                first = ids.setdefault(external_id, (values.name, here))
-                if first != (values.name, here):
-                    message = f"externalId {external_id!r} is given twice"
-                    problems.append((values.name, PathProblem(here, message, other=first)))
+                message = f"externalId {external_id!r} is given twice"
+                once("externalId", external_id, values.name, here, message)
                 if prefix is not None and not external_id.startswith(prefix):
                     message = (
                         f"externalId {external_id!r} is outside the scope: "
                         f"scope.externalIdPrefix is {prefix!r}"
                     )
                     problems.append((values.name, PathProblem(here, message)))
-            email = worker.get("workerEmail")
             if isinstance(email, str):
-                here = (*path, "workerEmail")
-                first = emails.setdefault(email.lower(), (values.name, here))
-                if first != (values.name, here):
-                    message = f"workerEmail {email!r} is given twice (ignoring case)"
-                    problems.append((values.name, PathProblem(here, message, other=first)))
+                message = f"workerEmail {email!r} is given twice (ignoring case)"
+                here = ("workers", index, "workerEmail")
+                once("workerEmail", email.lower(), values.name, here, message)
     return problems
 
 

@@ -136,7 +136,7 @@ def _explain(error: jsonschema.ValidationError, prefix: YamlPath) -> Iterator[Pa
             known = list(schema.get("properties", {}))
             for key in instance:
                 if key not in known:
-                    close = difflib.get_close_matches(str(key), known, n=1)
+                    close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.75)
                     hint = f" (did you mean {close[0]!r}?)" if close else ""
                     expected = ", ".join(known)
                     message = f"unknown key {key!r} in {name}{hint}; known keys: {expected}"

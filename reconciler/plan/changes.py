@@ -9,7 +9,7 @@ in the plan as in the YAML.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from reconciler.desired.model import DesiredWebhook, DesiredWorker
 from reconciler.secrets import Secret
@@ -131,15 +131,11 @@ class PastAgreement:
         return worker_address(self.external_id)
 
 
-@dataclass(frozen=True, slots=True)
-class Invite:
-    """Create: the file has a worker the service holds no open agreement for."""
+class _Wanted:
+    """A value holding the file's `worker`: its identity and its `after` come from it."""
 
+    __slots__ = ()
     worker: DesiredWorker
-    history: tuple[PastAgreement, ...] = ()
-
-    actions = ("create",)
-    verb = "invited"
 
     @property
     def external_id(self) -> str:
@@ -150,71 +146,61 @@ class Invite:
         return worker_address(self.worker.external_id)
 
     @property
-    def before(self) -> Resource | None:
-        return None
-
-    @property
     def after(self) -> Resource | None:
         return desired_worker_resource(self.worker)
 
-    @property
-    def fields(self) -> tuple[FieldChange, ...]:
-        return ()
 
+class _Held:
+    """A value holding a live `agreement`: its `before` comes from it."""
 
-@dataclass(frozen=True, slots=True)
-class Inactivate:
-    """Delete: an owned open agreement whose worker is no longer in the file (prune)."""
-
-    external_id: str
+    __slots__ = ()
     agreement: Worker
-
-    actions = ("delete",)
-    verb = "inactivated"
-
-    @property
-    def address(self) -> str:
-        return worker_address(self.external_id)
 
     @property
     def before(self) -> Resource | None:
         return live_worker_resource(self.agreement)
 
-    @property
-    def after(self) -> Resource | None:
-        return None
 
-    @property
-    def fields(self) -> tuple[FieldChange, ...]:
-        return ()
+@dataclass(frozen=True, slots=True)
+class Invite(_Wanted):
+    """Create: the file has a worker the service holds no open agreement for."""
+
+    worker: DesiredWorker
+    history: tuple[PastAgreement, ...] = ()
+
+    actions: ClassVar[tuple[str, ...]] = ("create",)
+    verb: ClassVar[str] = "invited"
+    before: ClassVar[None] = None
+    fields: ClassVar[tuple[FieldChange, ...]] = ()
 
 
 @dataclass(frozen=True, slots=True)
-class Replace:
+class Inactivate(_Held):
+    """Delete: an owned open agreement whose worker is no longer in the file (prune)."""
+
+    external_id: str
+    agreement: Worker
+
+    actions: ClassVar[tuple[str, ...]] = ("delete",)
+    verb: ClassVar[str] = "inactivated"
+    after: ClassVar[None] = None
+    fields: ClassVar[tuple[FieldChange, ...]] = ()
+
+    @property
+    def address(self) -> str:
+        return worker_address(self.external_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Replace(_Wanted, _Held):
     """Delete then create, asked for with `--replace ID`: the only way to fix a drifted worker."""
 
     agreement: Worker
     worker: DesiredWorker
     fields: tuple[FieldChange, ...]
 
-    actions = ("delete", "create")
-    verb = "replaced (inactivated, then invited again)"
-
-    @property
-    def external_id(self) -> str:
-        return self.worker.external_id
-
-    @property
-    def address(self) -> str:
-        return worker_address(self.worker.external_id)
-
-    @property
-    def before(self) -> Resource | None:
-        return live_worker_resource(self.agreement)
-
-    @property
-    def after(self) -> Resource | None:
-        return desired_worker_resource(self.worker)
+    actions: ClassVar[tuple[str, ...]] = ("delete", "create")
+    verb: ClassVar[str] = "replaced (inactivated, then invited again)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,22 +209,16 @@ class WebhookCreate:
 
     webhook: DesiredWebhook
 
-    actions = ("create",)
-    verb = "created"
-    address = WEBHOOK_ADDRESS
-    external_id = None
-
-    @property
-    def before(self) -> Resource | None:
-        return None
+    actions: ClassVar[tuple[str, ...]] = ("create",)
+    verb: ClassVar[str] = "created"
+    address: ClassVar[str] = WEBHOOK_ADDRESS
+    external_id: ClassVar[None] = None
+    before: ClassVar[None] = None
+    fields: ClassVar[tuple[FieldChange, ...]] = ()
 
     @property
     def after(self) -> Resource | None:
         return desired_webhook_resource(self.webhook)
-
-    @property
-    def fields(self) -> tuple[FieldChange, ...]:
-        return ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,10 +229,10 @@ class WebhookUpdate:
     webhook: DesiredWebhook
     fields: tuple[FieldChange, ...]
 
-    actions = ("update",)
-    verb = "updated in place"
-    address = WEBHOOK_ADDRESS
-    external_id = None
+    actions: ClassVar[tuple[str, ...]] = ("update",)
+    verb: ClassVar[str] = "updated in place"
+    address: ClassVar[str] = WEBHOOK_ADDRESS
+    external_id: ClassVar[None] = None
 
     @property
     def before(self) -> Resource | None:
@@ -271,30 +251,14 @@ WorkerChange = Invite | Inactivate | Replace
 
 
 @dataclass(frozen=True, slots=True)
-class Drift:
+class Drift(_Wanted, _Held):
     """A managed worker whose live fields differ from the file: reported, never fixed in place."""
 
     agreement: Worker
     worker: DesiredWorker
     fields: tuple[FieldChange, ...]
 
-    actions = ("update",)
-
-    @property
-    def external_id(self) -> str:
-        return self.worker.external_id
-
-    @property
-    def address(self) -> str:
-        return worker_address(self.worker.external_id)
-
-    @property
-    def before(self) -> Resource:
-        return live_worker_resource(self.agreement)
-
-    @property
-    def after(self) -> Resource:
-        return desired_worker_resource(self.worker)
+    actions: ClassVar[tuple[str, ...]] = ("update",)
 
 
 @dataclass(frozen=True, slots=True)

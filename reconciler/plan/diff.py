@@ -36,6 +36,7 @@ from reconciler.service.models import Webhook, Worker, WorkerStatus
 
 # Set membership is cheaper than the enum's properties, which counts at 100,000 agreements.
 _KNOWN = frozenset(WorkerStatus.__members__.values())
+_OPEN = frozenset(status for status in _KNOWN if status.is_open)
 
 NO_EXTERNAL_ID = "no externalId"
 OUTSIDE_SCOPE = "outside the scope"
@@ -54,10 +55,11 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
                 f"agreement {agreement.agreement_id} has a status the reconciler does not "
                 f"know ({agreement.status}); it is treated as closed"
             )
-        if agreement.status.is_open:
+        is_open = agreement.status in _OPEN
+        if is_open:
             open_by_email[agreement.email.lower()].append(agreement)
         if agreement.external_id is None:
-            if agreement.status.is_open:
+            if is_open:
                 unmanaged.append(Unmanaged(agreement, NO_EXTERNAL_ID))
             continue
         by_id[agreement.external_id].append(agreement)
@@ -66,8 +68,8 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
     owned = {key for key in by_id if desired.owns(key)}
     managed = wanted.keys() | owned
     for key in by_id.keys() - managed:
-        unmanaged.extend(Unmanaged(a, OUTSIDE_SCOPE) for a in by_id[key] if a.status.is_open)
-    owned_open = sum(1 for key in managed for a in by_id.get(key, ()) if a.status.is_open)
+        unmanaged.extend(Unmanaged(a, OUTSIDE_SCOPE) for a in by_id[key] if a.status in _OPEN)
+    owned_open = sum(1 for key in managed for a in by_id.get(key, ()) if a.status in _OPEN)
 
     decide = _Decider(desired, options, open_by_email)
     for key in sorted(managed):
@@ -118,8 +120,8 @@ class _Decider:
         self.kept_without_prune = 0
 
     def __call__(self, key: str, want: DesiredWorker | None, agreements: list[Worker]) -> None:
-        open_ = [a for a in agreements if a.status.is_open]
-        past = tuple(PastAgreement(key, a) for a in agreements if not a.status.is_open)
+        open_ = [a for a in agreements if a.status in _OPEN]
+        past = tuple(PastAgreement(key, a) for a in agreements if a.status not in _OPEN)
         self.history.extend(past)
         if len(open_) > 1:
             ids = ", ".join(str(a.agreement_id) for a in open_)

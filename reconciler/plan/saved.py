@@ -391,17 +391,40 @@ _RECORD_KEYS = {
 }
 
 
+_REQUIRED_WORKER_FIELDS = (
+    "externalId",
+    "typeOfWorker",
+    "workerName",
+    "workerSurname",
+    "workerEmail",
+    "countryIso",
+)
+
+
 def _check_record(record: Any) -> None:
     if not isinstance(record, dict) or record.get("action") not in _RECORD_KEYS:
         raise ValueError(f"unknown change {record!r:.80}")
     for key in ("address", "fingerprint", *_RECORD_KEYS[record["action"]]):
         if key not in record:
             raise KeyError(f"{record['action']} change without {key}")
+    worker = record.get("worker", {})
+    for key in _REQUIRED_WORKER_FIELDS:
+        if "worker" in record and not isinstance(worker.get(key), str):
+            raise KeyError(f"{record['address']}: worker without {key}")
 
 
 def _desired_worker(record: dict[str, Any]) -> DesiredWorker:
-    values = {attribute: record.get(api) for api, attribute in _WORKER_FIELDS}
-    return DesiredWorker(**values)
+    return DesiredWorker(
+        external_id=record["externalId"],
+        type_of_worker=record["typeOfWorker"],
+        worker_name=record["workerName"],
+        worker_surname=record["workerSurname"],
+        worker_email=record["workerEmail"],
+        country_iso=record["countryIso"],
+        worker_legal_name=record.get("workerLegalName"),
+        job_title=record.get("jobTitle"),
+        worker_email_text=record.get("workerEmailText"),
+    )
 
 
 def _desired_webhook(

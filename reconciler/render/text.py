@@ -23,7 +23,7 @@ from reconciler.plan.model import Plan
 from reconciler.render.base import clean, plural, show
 
 _SYMBOL = {("create",): "+", ("delete",): "-", ("update",): "~", ("delete", "create"): "-/+"}
-_STYLE = {
+_STYLE: dict[str, dict[str, Any]] = {
     "+": {"fg": "green"},
     "-": {"fg": "red"},
     "~": {"fg": "yellow"},

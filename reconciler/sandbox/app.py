@@ -90,6 +90,8 @@ def create_app(sandbox: Sandbox) -> Starlette:
             Exception: _on_bug,
         },
     )
+    # The service has no trailing-slash variants: `/x/` is an unknown path, not a redirect.
+    app.router.redirect_slashes = False
     app.state.sandbox = sandbox
     app.add_middleware(ServiceGate, sandbox=sandbox)
     return app

@@ -43,13 +43,13 @@ class SandboxServer:
         port: int = 0,
         process_delay_ms: int = 500,
         event_retry_base_ms: int = 250,
-        seed: Path | None = None,
+        seed: str | Path | None = None,
     ) -> None:
         self.db = str(db)
         self.host = host
         self.port = port
         self.timing = Timing(process_delay_ms, event_retry_base_ms)
-        self.seed = seed
+        self.seed = None if seed is None else Path(seed)
         self.seeded = False
         self.client_id = 0
         self.token = ""

@@ -136,7 +136,7 @@ def read_config(body: object, client_id: int | None = None) -> WebhookConfig:
     raw_types = reader.array("event_types")
     event_types = _read_event_types(raw_types, reader) if raw_types is not None else []
     enabled = reader.boolean("enabled", default=True)
-    named_client = body.get("client_id")
+    named_client = reader.integer("client_id", minimum=1, maximum=2**63 - 1)
     if not reader.ok:
         raise validation_problem(reader.errors)
     if client_id is not None and named_client is not None and named_client != client_id:

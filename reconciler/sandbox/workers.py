@@ -146,12 +146,12 @@ def read_invitation(
     ), []
 
 
-def duplicates_within(items: Sequence[Invitation], indexes: Sequence[int]) -> list[FieldError]:
+def duplicates_within(indexed: Sequence[tuple[int, Invitation]]) -> list[FieldError]:
     """The same email (ignoring case) or the same externalId twice in one batch."""
     errors = []
     first_email: dict[str, int] = {}
     first_external: dict[str, int] = {}
-    for index, item in zip(indexes, items, strict=True):
+    for index, item in indexed:
         if (seen := first_email.setdefault(item.email_key, index)) != index:
             errors.append(FieldError(f"repeats the email of item {seen}", "workerEmail", index))
         external_id = item.external_id
@@ -171,19 +171,32 @@ def read_batch(body: object) -> list[Invitation]:
         raise Problem(400, "the batch is empty: send 1 to 100 invitation items")
     if len(body) > MAX_BATCH:
         raise Problem(413, f"the batch holds {len(body)} items; at most {MAX_BATCH} are allowed")
-    items, errors = [], []
+    indexed: list[tuple[int, Invitation]] = []
+    errors: list[FieldError] = []
     for index, value in enumerate(body):
         item, item_errors = read_invitation(value, index)
         errors += item_errors
         if item is not None:
-            items.append((index, item))
-    errors += duplicates_within([item for _, item in items], [index for index, _ in items])
+            indexed.append((index, item))
+    errors += duplicates_within(indexed)
     if errors:
         raise validation_problem(sorted(errors, key=lambda e: e.index or 0), "the batch")
-    return [item for _, item in items]
+    return [item for _, item in indexed]
 
 
 # --- agreements: queries --------------------------------------------------------------------
+
+
+def _open_agreement(
+    conn: sqlite3.Connection, client_id: int, column: str, value: str
+) -> sqlite3.Row | None:
+    """The client's open agreement whose `column` (email_key or external_id) is `value`."""
+    row: sqlite3.Row | None = conn.execute(
+        f"SELECT id, status FROM agreements WHERE client_id = ? AND {column} = ?"
+        f" AND status IN {_OPEN_SQL}",
+        (client_id, value),
+    ).fetchone()
+    return row
 
 
 def open_conflicts(
@@ -192,22 +205,14 @@ def open_conflicts(
     """Items whose email or externalId already has an open agreement with this client."""
     errors = []
     for index, item in enumerate(items):
-        row = conn.execute(
-            f"SELECT id, status FROM agreements WHERE client_id = ? AND email_key = ?"
-            f" AND status IN {_OPEN_SQL}",
-            (client_id, item.email_key),
-        ).fetchone()
-        if row is not None:
+        if (row := _open_agreement(conn, client_id, "email_key", item.email_key)) is not None:
             errors.append(_conflict(row, "workerEmail", item.email, index))
-        if item.external_id is None:
-            continue
-        row = conn.execute(
-            f"SELECT id, status FROM agreements WHERE client_id = ? AND external_id = ?"
-            f" AND status IN {_OPEN_SQL}",
-            (client_id, item.external_id),
-        ).fetchone()
-        if row is not None:
-            errors.append(_conflict(row, "externalId", item.external_id, index))
+        external_id = item.external_id
+        if (
+            external_id is not None
+            and (row := _open_agreement(conn, client_id, "external_id", external_id)) is not None
+        ):
+            errors.append(_conflict(row, "externalId", external_id, index))
     return errors
 
 
@@ -283,6 +288,7 @@ def list_page(
     conn: sqlite3.Connection, client_id: int, status: str | None, paging: Paging
 ) -> tuple[list[sqlite3.Row], int]:
     """One page of the client's agreements by ascending id, and how many there are in all."""
+    args: list[int | str]
     where, args = "client_id = ?", [client_id]
     if status is not None:
         where, args = "client_id = ? AND status = ?", [client_id, status]
@@ -291,7 +297,7 @@ def list_page(
         return [], total
     rows = conn.execute(
         f"SELECT * FROM agreements WHERE {where} ORDER BY id LIMIT ? OFFSET ?",
-        [*args, paging.size, paging.offset],
+        (*args, paging.size, paging.offset),
     ).fetchall()
     return rows, total
 

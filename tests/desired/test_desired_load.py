@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from reconciler.cli import main
-from reconciler.desired import InvalidDesiredState, Location, load_desired_state
+from reconciler.desired import InvalidDesiredState, load_desired_state
 from reconciler.desired.model import DesiredWorker, InactivationLimit
 from reconciler.secrets import Secret
 
@@ -44,7 +44,6 @@ def test_quickstart_model() -> None:
         country_iso="GB",
         job_title="Engineer",
     )
-    assert state.workers[0].location == Location(str(EXAMPLES / "quickstart.yaml"), 10, 5)
     business = state.workers[4]
     assert (business.type_of_worker, business.worker_legal_name) == (
         "Business",
@@ -92,9 +91,8 @@ def test_policy_count_and_defaults(tmp_path: Path) -> None:
 
 def test_directory_merges_workers_in_file_order() -> None:
     state = load_desired_state(EXAMPLES / "large-company", environ={})
-    files = {Path(worker.location.file).name for worker in state.workers if worker.location}
-    assert files == {"engineering.yaml", "operations.yaml", "sales.yaml"}
-    assert len(state.workers) == 26
+    prefixes = [worker.external_id[:6] for worker in state.workers]
+    assert prefixes == ["CO-ENG"] * 12 + ["CO-OPS"] * 6 + ["CO-SAL"] * 8
     assert state.scope_prefix == "CO-"
     assert state.webhook is not None
     assert [Path(source).name for source in state.sources] == [

@@ -233,6 +233,7 @@ def test_a_directory_is_not_a_saved_plan(tmp_path: Path) -> None:
         (lambda d: d.pop("created_at"), "damaged"),
         (lambda d: d["changes"].append({"action": "explode"}), "damaged"),
         (lambda d: d["changes"][0].pop("fingerprint"), "damaged"),
+        (lambda d: d["changes"][0]["worker"].pop("workerEmail"), "without workerEmail"),
     ],
 )
 def test_a_damaged_saved_plan_is_a_clear_error(tmp_path: Path, mutate, message: str) -> None:

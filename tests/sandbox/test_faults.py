@@ -14,14 +14,14 @@ INVITE = "/contract/workers/inviteWorkersBulkLocked"
 
 
 def test_latency_delays_service_answers(api: httpx.Client, controls: Controls) -> None:
-    controls.set_faults(latency_ms=150)
+    controls.set_faults(latency_ms=400)
     started = time.perf_counter()
     assert api.get(LIST).status_code == 200
-    assert time.perf_counter() - started >= 0.15
+    assert time.perf_counter() - started >= 0.4
     controls.set_faults()
     started = time.perf_counter()
     api.get(LIST)
-    assert time.perf_counter() - started < 0.15
+    assert time.perf_counter() - started < 0.4
 
 
 def test_an_injected_error_answers_its_status_and_does_no_work(
@@ -55,12 +55,14 @@ def test_a_seed_makes_the_draws_repeat(api: httpx.Client, controls: Controls) ->
 def test_past_the_rate_limit_the_answer_is_429_with_retry_after(
     api: httpx.Client, controls: Controls
 ) -> None:
-    controls.set_faults(rate_limit_per_s=3)
-    answers = [api.get(LIST) for _ in range(5)]
-    assert [a.status_code for a in answers] == [200, 200, 200, 429, 429]
-    problem = assert_problem(answers[3], 429, "rate limit")
-    assert problem["status"] == 429
-    assert int(answers[3].headers["Retry-After"]) >= 1
+    controls.set_faults(rate_limit_per_s=2)
+    answers = [api.get(LIST) for _ in range(10)]
+    statuses = [answer.status_code for answer in answers]
+    assert statuses[:2] == [200, 200]
+    assert set(statuses) == {200, 429}
+    limited = answers[statuses.index(429)]
+    assert_problem(limited, 429, "rate limit")
+    assert int(limited.headers["Retry-After"]) >= 1
     time.sleep(1.05)
     assert api.get(LIST).status_code == 200
 

@@ -30,7 +30,8 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_serve_prints_the_first_line_serves_and_stops_cleanly_on_sigterm() -> None:
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_serve_prints_the_first_line_serves_and_stops_cleanly(stop: signal.Signals) -> None:
     process = subprocess.Popen(
         reconciler("sandbox", "serve", "--port", "0"),
         env=ENV,
@@ -49,7 +50,7 @@ def test_serve_prints_the_first_line_serves_and_stops_cleanly_on_sigterm() -> No
         )
         assert answer.status_code == 200
         assert answer.json()["totalElements"] == 0
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(stop)
         assert process.wait(timeout=15) == 0
     finally:
         process.kill()

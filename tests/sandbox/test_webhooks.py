@@ -147,6 +147,10 @@ def test_twenty_headers_are_allowed(api: httpx.Client) -> None:
     assert api.post(WEBHOOK, json=config(headers=headers)).status_code == 201
 
 
+def test_a_client_id_that_is_not_an_id_is_400(api: httpx.Client) -> None:
+    assert_problem(api.post(WEBHOOK, json=config(client_id="1")), 400, "client_id", "integer")
+
+
 def test_a_body_naming_another_client_is_403(api: httpx.Client, other_client: Any) -> None:
     assert_problem(api.post(WEBHOOK, json=config(client_id=other_client.client_id)), 403)
     assert_problem(api.get(WEBHOOK), 404)

@@ -26,6 +26,7 @@ def client_for(sandbox: Any, *, read_only: bool = False, **overrides: Any) -> Se
         base_url=sandbox.base_url,
         token=Secret(overrides.pop("token", sandbox.token)),
         token_source=overrides.pop("token_source", "the sandbox's demo client"),
+        client_id=sandbox.client_id,
         retry=FAST_RETRY,
     )
     return ServiceClient(replace(config, **overrides), read_only=read_only)

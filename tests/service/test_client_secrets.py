@@ -39,7 +39,8 @@ def _forms(value: str) -> set[str]:
 
 
 @pytest.fixture
-def debug_logs() -> Iterator[None]:
+def debug_logs(capfd: pytest.CaptureFixture[str]) -> Iterator[None]:
+    """Logging as the CLI sets it up at debug level, writing to the captured stderr."""
     root = logging.getLogger()
     saved = (root.handlers[:], root.level)
     logs.configure("json", "debug")

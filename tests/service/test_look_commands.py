@@ -41,7 +41,7 @@ def _run(sandbox: Any, *args: str) -> str:
     result = CliRunner().invoke(
         main,
         [*args, "--base-url", sandbox.base_url],
-        env={"RECONCILER_TOKEN": sandbox.token},
+        env={"RECONCILER_TOKEN": sandbox.token, "COLUMNS": "250"},
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output

@@ -29,6 +29,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from reconciler import logs  # noqa: E402
 from reconciler.sandbox import SandboxServer  # noqa: E402
 from reconciler.secrets import Secret  # noqa: E402
 from reconciler.service.client import ServiceClient  # noqa: E402
@@ -76,6 +77,7 @@ def _seed(base_url: str, token: str, count: int) -> None:
 
 def child(base_url: str, token: str, expected: int) -> None:
     """One refresh, in a fresh process: prints its time and peak memory as JSON."""
+    logs.configure("json", "warning")  # as the CLI does; stdout carries only the figures
     started = time.perf_counter()
     with _client(base_url, token) as client:
         workers = client.list_workers()
@@ -106,6 +108,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3, help="refreshes per latency (median)")
     args = parser.parse_args()
+    logs.configure("json", "warning")
     pages = math.ceil(args.workers / PAGE_SIZE)
     print(f"machine: {platform.machine()} {platform.processor()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}")  # fmt: skip

@@ -22,7 +22,7 @@ from rich.table import Table
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.secrets import MASK, Secret
 from reconciler.service.decode import DecodeError, parse_timestamp
-from reconciler.service.models import WorkerStatus
+from reconciler.service.models import WebhookHeader, WorkerStatus
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -82,7 +82,7 @@ def _format_option(command: F) -> F:
     )(command)
 
 
-class _Moment(click.ParamType):
+class _Moment(click.ParamType):  # type: ignore[type-arg]  # generic in newer click only
     """An ISO 8601 date or timestamp; without an offset it is UTC."""
 
     name = "TIMESTAMP"
@@ -206,17 +206,17 @@ def _print_rows(
     rows: Sequence[object], columns: Sequence[str], output_format: str | None, *, title: str
 ) -> None:
     chosen = _chosen_format(output_format)
-    records = [_record(row, columns) for row in rows]
     if chosen == "json":
+        records = [_record(row, columns) for row in rows]
         click.echo(json.dumps(records, indent=2, ensure_ascii=False))
     elif chosen == "csv":
-        _write_csv(records, columns)
+        _write_csv(rows, columns)
     else:
-        table = Table(title=f"{title} ({len(records)})", title_justify="left")
+        table = Table(title=f"{title} ({len(rows)})", title_justify="left")
         for column in columns:
             table.add_column(column, overflow="fold")
-        for record in records:
-            table.add_row(*(_cell(record[column]) for column in columns))
+        for row in rows:
+            table.add_row(*(_cell(getattr(row, column)) for column in columns))
         Console().print(table)
 
 
@@ -224,25 +224,24 @@ def _print_record(
     row: object, columns: Sequence[str], output_format: str | None, *, title: str
 ) -> None:
     chosen = _chosen_format(output_format)
-    record = _record(row, columns)
     if chosen == "json":
-        click.echo(json.dumps(record, indent=2, ensure_ascii=False))
+        click.echo(json.dumps(_record(row, columns), indent=2, ensure_ascii=False))
     elif chosen == "csv":
-        _write_csv([record], columns)
+        _write_csv([row], columns)
     else:
         table = Table(title=title, title_justify="left", show_header=False)
         table.add_column("field", style="bold")
         table.add_column("value", overflow="fold")
         for column in columns:
-            table.add_row(column, _cell(record[column]))
+            table.add_row(column, _cell(getattr(row, column)))
         Console().print(table)
 
 
-def _write_csv(records: Iterable[dict[str, Any]], columns: Sequence[str]) -> None:
+def _write_csv(rows: Iterable[object], columns: Sequence[str]) -> None:
     writer = csv.writer(sys.stdout, lineterminator="\n")
     writer.writerow(columns)
-    for record in records:
-        writer.writerow(_cell(record[column]) for column in columns)
+    for row in rows:
+        writer.writerow(_cell(getattr(row, column)) for column in columns)
 
 
 def _record(row: object, columns: Sequence[str]) -> dict[str, Any]:
@@ -271,13 +270,19 @@ def _json_value(value: Any) -> Any:
 
 
 def _cell(value: Any) -> str:
+    """A value as a table or CSV cell: amounts as written (12.50), secrets masked."""
     if value is None:
         return ""
+    if isinstance(value, Secret):
+        return MASK
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, list):
-        return ", ".join(
-            f"{item['name']}: {item['value']}" if isinstance(item, dict) else str(item)
-            for item in value
-        )
+    if isinstance(value, enum.Enum):
+        return str(value.value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, WebhookHeader):
+        return f"{value.name}: {MASK}"
+    if isinstance(value, list | tuple):
+        return ", ".join(_cell(item) for item in value)
     return str(value)

@@ -12,7 +12,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from reconciler.sandbox import clients, controls, webhooks, workers
+from reconciler.sandbox import (
+    clients,
+    controls,
+    events,
+    paylists,
+    payments,
+    wallet,
+    webhooks,
+    workers,
+)
 from reconciler.sandbox.context import Sandbox
 from reconciler.sandbox.faults import apply_faults
 from reconciler.sandbox.problems import Problem, problem_response
@@ -20,7 +29,7 @@ from reconciler.sandbox.requestlog import RequestRecord
 from reconciler.sandbox.timestamps import iso_us, now_ns
 
 #: Service resources, each a module with `ROUTES` and `SCHEMA`.
-RESOURCES = (clients, workers, webhooks)
+RESOURCES = (clients, workers, webhooks, paylists, payments, wallet, events)
 SCHEMA = tuple(statement for module in RESOURCES for statement in module.SCHEMA)
 CONTROLS_PREFIX = "/_sandbox/"
 

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 
 from reconciler.sandbox.faults import Faults
 from reconciler.sandbox.requestlog import RequestLog
 from reconciler.sandbox.store import Store
+
+if TYPE_CHECKING:
+    from reconciler.sandbox.background import Background
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +31,8 @@ class Sandbox:
     timing: Timing = field(default_factory=Timing)
     faults: Faults = field(default_factory=Faults)
     requests: RequestLog = field(default_factory=RequestLog)
+    #: Settles paylists and delivers events; None only when nothing runs it (no server).
+    background: Background | None = None
 
 
 def sandbox_of(request: Request) -> Sandbox:

@@ -8,12 +8,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from reconciler.sandbox import clients, workers
+from reconciler.sandbox import clients, events, wallet, workers
 from reconciler.sandbox.bodies import read_json
-from reconciler.sandbox.context import sandbox_of
+from reconciler.sandbox.context import Sandbox, sandbox_of
 from reconciler.sandbox.faults import FaultSettings
+from reconciler.sandbox.jsontext import JSONText
+from reconciler.sandbox.money import MAX_BALANCE_CENTS, from_cents
 from reconciler.sandbox.params import path_id, query_integer
-from reconciler.sandbox.problems import validation_problem
+from reconciler.sandbox.problems import Problem, validation_problem
+from reconciler.sandbox.timestamps import now_ns
 from reconciler.sandbox.validation import ObjectReader
 
 
@@ -58,8 +61,15 @@ async def move_agreement(request: Request) -> Response:
     )
     if not reader.ok or status is None:
         raise validation_problem(reader.errors)
-    with sandbox_of(request).store.write() as conn:
+    sandbox = sandbox_of(request)
+    with sandbox.store.write() as conn:
+        before = conn.execute(
+            "SELECT status FROM agreements WHERE id = ?", (agreement_id,)
+        ).fetchone()
         row = workers.move_agreement(conn, agreement_id, status, answers)
+        if row["status"] == workers.ACTIVE and before["status"] != workers.ACTIVE:
+            events.worker_activated(conn, row)
+    _wake(sandbox)
     return JSONResponse(workers.worker_json(row))
 
 
@@ -104,9 +114,62 @@ async def reset(request: Request) -> Response:
     sandbox = sandbox_of(request)
     with sandbox.store.write() as conn:
         demo = clients.reset(conn)
+    if sandbox.background is not None:
+        await sandbox.background.forget()
     sandbox.faults.configure(FaultSettings())
     sandbox.requests.clear()
     return JSONResponse({"client_id": demo.client_id, "token": demo.token})
+
+
+def _wake(sandbox: Sandbox) -> None:
+    if sandbox.background is not None:
+        sandbox.background.wake()
+
+
+async def top_up(request: Request) -> Response:
+    """`{amount}` -> 201 `{journal_id, balance}`: a DEPOSIT / TOP_UP entry and its event."""
+    client_id = path_id(request, "clientId", what="client")
+    reader = ObjectReader(await read_json(request), ("amount",))
+    amount = reader.money("amount")
+    if reader.ok and amount is None:
+        reader.fail("amount", "is required")
+    elif amount == 0:
+        reader.fail("amount", "must be greater than 0")
+    if not reader.ok or amount is None:
+        raise validation_problem(reader.errors)
+    sandbox = sandbox_of(request)
+    with sandbox.store.write() as conn:
+        account = conn.execute(
+            "SELECT balance_cents FROM wallets WHERE client_id = ?", (client_id,)
+        ).fetchone()
+        if account is None:
+            raise Problem(404, f"client {client_id} not found")
+        if account["balance_cents"] + amount > MAX_BALANCE_CENTS:
+            raise Problem(400, f"the balance would pass {from_cents(MAX_BALANCE_CENTS)}")
+        entry = wallet.top_up(conn, client_id, amount, now_ns())
+        events.wallet_topped_up(
+            conn, client_id, entry.journal_id, entry.idempotence_key, entry.amount_cents
+        )
+        balance = wallet.wallet_row(conn, client_id)["balance_cents"]
+    _wake(sandbox)
+    return JSONText(
+        {"journal_id": entry.journal_id, "balance": from_cents(balance)}, status_code=201
+    )
+
+
+async def process(request: Request) -> Response:
+    """Settle every pending paylist and attempt every undelivered event now; then answer."""
+    sandbox = sandbox_of(request)
+    if sandbox.background is None:
+        raise Problem(503, "the sandbox's background worker is not running")
+    await sandbox.background.process_now()
+    return JSONResponse({"processed": True})
+
+
+async def list_events(request: Request) -> Response:
+    """Every event with its delivery attempts, oldest first."""
+    with sandbox_of(request).store.read() as conn:
+        return JSONText(events.all_events(conn))
 
 
 ROUTES = [
@@ -115,4 +178,7 @@ ROUTES = [
     Route("/_sandbox/faults", faults, methods=["GET", "POST"]),
     Route("/_sandbox/requests", requests, methods=["GET"]),
     Route("/_sandbox/reset", reset, methods=["POST"]),
+    Route("/_sandbox/clients/{clientId}/top-up", top_up, methods=["POST"]),
+    Route("/_sandbox/process", process, methods=["POST"]),
+    Route("/_sandbox/events", list_events, methods=["GET"]),
 ]

@@ -12,6 +12,7 @@ import uvicorn
 
 from reconciler.sandbox import clients
 from reconciler.sandbox.app import SCHEMA, create_app
+from reconciler.sandbox.background import Background
 from reconciler.sandbox.context import Sandbox, Timing
 from reconciler.sandbox.seed import apply_seed, load_seed
 from reconciler.sandbox.store import MEMORY, Store
@@ -85,7 +86,13 @@ class SandboxServer:
             raise
         self.client_id, self.token = demo.client_id, demo.token
         self.port = sock.getsockname()[1]
-        self._sandbox = Sandbox(store=store, timing=self.timing)
+        background = Background(
+            store,
+            process_delay_ms=self.timing.process_delay_ms,
+            event_retry_base_ms=self.timing.event_retry_base_ms,
+        )
+        background.start()
+        self._sandbox = Sandbox(store=store, timing=self.timing, background=background)
         config = uvicorn.Config(
             create_app(self._sandbox),
             log_config=None,  # leave the host process's logging as it is
@@ -122,6 +129,8 @@ class SandboxServer:
         if self._thread is not None:
             self._thread.join(timeout=10)
         if self._sandbox is not None:
+            if self._sandbox.background is not None:
+                self._sandbox.background.stop()
             self._sandbox.store.close()
         self._server = self._thread = self._sandbox = None
 

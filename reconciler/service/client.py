@@ -531,7 +531,9 @@ def _problem(response: httpx.Response) -> tuple[str | None, str | None, list[Ite
     detail = body.get("detail") if isinstance(body.get("detail"), str) else None
     if detail is None and isinstance(body.get("message"), str):
         detail = body["message"]  # what Spring's default error answer calls it
-    errors = body.get("errors") if isinstance(body.get("errors"), list) else []
+    errors = body.get("errors")
+    if not isinstance(errors, list):
+        errors = []
     return title, detail, [_item_error(error) for error in errors]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -56,25 +56,23 @@ def parse_timestamp(text: str) -> datetime:
     match = _TIMESTAMP.fullmatch(text.strip()) if isinstance(text, str) else None
     if match is None:
         raise DecodeError(f"not an ISO 8601 timestamp: {text!r}")
+    # datetime.fromisoformat takes at most 6 fraction digits: rebuild a form it always reads.
     fraction = (match["fraction"] or "").ljust(6, "0")[:6]
+    offset = match["offset"]
+    if offset is None or offset in ("Z", "z"):
+        offset = "+00:00"
+    elif len(offset) == 3:
+        offset += ":00"
+    elif ":" not in offset:
+        offset = f"{offset[:3]}:{offset[3:]}"
+    normal = (
+        f"{match['date']}T{match['hour']}:{match['minute']}:{match['second'] or '00'}"
+        f".{fraction}{offset}"
+    )
     try:
-        naive = datetime.fromisoformat(
-            f"{match['date']}T{match['hour']}:{match['minute']}:{match['second'] or '00'}"
-        ).replace(microsecond=int(fraction))
+        return datetime.fromisoformat(normal)
     except ValueError as error:
         raise DecodeError(f"not a valid timestamp: {text!r} ({error})") from None
-    return naive.replace(tzinfo=_offset(match["offset"]))
-
-
-def _offset(text: str | None) -> timezone:
-    if text is None or text in ("Z", "z"):
-        return UTC
-    sign = -1 if text[0] == "-" else 1
-    digits = text[1:].replace(":", "")
-    hours, minutes = int(digits[:2]), int(digits[2:4] or 0)
-    if hours > 23 or minutes > 59:
-        raise DecodeError(f"not a valid UTC offset: {text!r}")
-    return timezone(sign * timedelta(hours=hours, minutes=minutes))
 
 
 def parse_amount(value: object) -> Decimal:

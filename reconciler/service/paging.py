@@ -44,7 +44,9 @@ def parse_page(body: object) -> Page:
         return Page(items=_items(body))
     if not isinstance(body, dict) or not isinstance(body.get("content"), list):
         raise DecodeError("a page answer must be an object with a `content` array")
-    pageable = body.get("pageable") if isinstance(body.get("pageable"), dict) else {}
+    pageable = body.get("pageable")
+    if not isinstance(pageable, dict):
+        pageable = {}
     return Page(
         items=_items(body["content"]),
         number=_first_int(body.get("number"), pageable.get("pageNumber")),

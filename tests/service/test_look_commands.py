@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from click.testing import CliRunner
 
 from reconciler.cli import main
 from reconciler.secrets import MASK, Secret
-from reconciler.service.models import WebhookHeader
+from reconciler.service.models import PaymentItem, WebhookHeader
 from tests.service.helpers import client_for, control, invitation, last_seq, request_log
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,9 +142,87 @@ def test_the_embedded_sandbox_is_seeded_once_kept_and_reset(tmp_path: Path) -> N
     assert json.loads(again.stdout) == seeded  # the file keeps the account between runs
     webhook = _reconciler("webhook", "show", "--sandbox", "--sandbox-db", str(db), cwd=ROOT)
     assert json.loads(webhook.stdout)["url"] == "https://hooks.example.com/workforce"
+    wallet = _reconciler("wallet", "--sandbox", "--sandbox-db", str(db), cwd=ROOT)
+    assert json.loads(wallet.stdout)["enabled"] is True  # the client id is the sandbox's own
     reset = _reconciler(
         "workers", "--sandbox", "--sandbox-db", str(db), "--sandbox-reset", "--format", "csv",
         cwd=ROOT,
     )  # fmt: skip
     assert reset.returncode == 0, reset.stderr
     assert len(list(csv.DictReader(io.StringIO(reset.stdout)))) == len(seeded)
+
+
+@pytest.fixture
+def paid_account(account: Any) -> tuple[Any, int]:
+    """The account above, topped up, with one processed paylist of two payments."""
+    control(account, f"clients/{account.client_id}/top-up", {"amount": 25})
+    with client_for(account) as client:
+        paylist = client.create_paylist(
+            "June",
+            [
+                PaymentItem("June work", Decimal("12.50"), "worker1@example.com"),
+                PaymentItem("June extra", Decimal("0.25"), "worker1@example.com"),
+            ],
+        )
+    control(account, "process")
+    return account, paylist.id
+
+
+def test_money_commands_in_every_format_send_only_gets(paid_account: tuple[Any, int]) -> None:
+    account, paylist_id = paid_account
+    since = last_seq(account)
+    wallet = json.loads(_run(account, "wallet", "--format", "json"))  # client id from the account
+    journal = json.loads(_run(account, "transactions", "--format", "json"))
+    payments = list(
+        csv.DictReader(
+            io.StringIO(_run(account, "payments", "--since", "2020-01-01", "--format", "csv"))
+        )
+    )
+    in_paylist = json.loads(_run(account, "paylist", str(paylist_id), "--format", "json"))
+    tables = [
+        _run(account, "wallet", "--format", "table"),
+        _run(account, "transactions", "--format", "table"),
+        _run(account, "payments", "--format", "table"),
+        _run(account, "paylist", str(paylist_id), "--format", "table"),
+    ]
+    assert wallet["client_id"] == account.client_id
+    assert Decimal(str(wallet["balance"])) == Decimal("10000.00") + 25 - Decimal("12.75")
+    assert [(e["operation"], e["amount"]) for e in journal] == [
+        ("DEPOSIT", 25),
+        ("WITHDRAWAL", -12.5),
+        ("WITHDRAWAL", -0.25),
+    ]
+    assert [(p["amount"], p["status"]) for p in payments] == [
+        ("12.50", "SUCCESS"),
+        ("0.25", "SUCCESS"),
+    ]
+    assert [p["description"] for p in in_paylist] == ["June work", "June extra"]
+    assert "Wallet" in tables[0] and "balance" in tables[0]
+    assert "Wallet journal (3)" in tables[1] and "Payments (2)" in tables[2]
+    assert f"Paylist {paylist_id} (2)" in tables[3]
+    assert {entry["method"] for entry in request_log(account, since)} == {"GET"}
+
+
+def test_a_paylist_that_is_not_there_is_a_clear_error(sandbox: Any) -> None:
+    result = CliRunner().invoke(
+        main,
+        ["paylist", "999", "--base-url", sandbox.base_url],
+        env={"RECONCILER_TOKEN": sandbox.token},
+    )
+    assert result.exit_code == 1
+    assert "GET /payment-agent/paylists/999/payments failed: 404 Not Found" in result.output
+
+
+def test_the_wallet_asks_for_the_client_id_when_the_account_cannot_tell(sandbox: Any) -> None:
+    result = CliRunner().invoke(
+        main, ["wallet", "--base-url", sandbox.base_url], env={"RECONCILER_TOKEN": sandbox.token}
+    )
+    assert result.exit_code == 1
+    assert "the wallet needs the client id" in result.output
+    assert "--client-id" in result.output
+    given = CliRunner().invoke(
+        main,
+        ["wallet", "--base-url", sandbox.base_url, "--format", "json"],
+        env={"RECONCILER_TOKEN": sandbox.token, "RECONCILER_CLIENT_ID": str(sandbox.client_id)},
+    )
+    assert json.loads(given.output)["client_id"] == sandbox.client_id

@@ -1,0 +1,136 @@
+"""Payments: their rows and JSON, the internal idempotence key, and the date-range read."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from decimal import Decimal
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from reconciler.sandbox.clients import authenticate
+from reconciler.sandbox.context import sandbox_of
+from reconciler.sandbox.jsontext import JSONText
+from reconciler.sandbox.money import from_cents
+from reconciler.sandbox.paging import Paging, spring_page
+from reconciler.sandbox.problems import FieldError, validation_problem
+from reconciler.sandbox.timestamps import iso_us, now_ns, parse_iso
+
+PENDING = "PENDING"
+SUCCESS = "SUCCESS"
+FAILED = "FAILED"
+
+INSUFFICIENT_FUNDS = "INSUFFICIENT_FUNDS"
+WALLET_DISABLED = "WALLET_DISABLED"
+DUPLICATE_PAYMENT = "DUPLICATE_PAYMENT"
+
+_INT64 = 2**63 - 1
+
+SCHEMA = (
+    # worker_id: the ACTIVE agreement the email named when the paylist was accepted.
+    """
+    CREATE TABLE IF NOT EXISTS payments (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        paylist_id INTEGER NOT NULL REFERENCES paylists (id),
+        client_id INTEGER NOT NULL REFERENCES clients (id),
+        worker_id INTEGER NOT NULL REFERENCES agreements (id),
+        description TEXT NOT NULL,
+        amount_cents INTEGER NOT NULL,
+        worker_email TEXT NOT NULL,
+        idempotence_key TEXT NOT NULL,
+        status TEXT NOT NULL,
+        cause TEXT,
+        created_ns INTEGER NOT NULL,
+        updated_ns INTEGER NOT NULL
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS payments_by_paylist ON payments (paylist_id, id)",
+    "CREATE INDEX IF NOT EXISTS payments_by_client ON payments (client_id, created_ns, id)",
+    # The database itself keeps a second SUCCESS with one internal key out.
+    """
+    CREATE UNIQUE INDEX IF NOT EXISTS payments_one_success
+    ON payments (client_id, idempotence_key) WHERE status = 'SUCCESS'
+    """,
+)
+
+
+def internal_key(amount: Decimal, worker_email: str, description: str) -> str:
+    """The payment's own idempotence key: MD5 of `"{amount:.2f}|{email lower}|{description}"`."""
+    text = f"{amount:.2f}|{worker_email.lower()}|{description}"
+    return hashlib.md5(text.encode("utf-8"), usedforsecurity=False).hexdigest()
+
+
+def payment_json(row: sqlite3.Row) -> dict[str, Any]:
+    """A Payment as the service answers it (interface §2.4)."""
+    return {
+        "id": row["id"],
+        "description": row["description"],
+        "amount": from_cents(row["amount_cents"]),
+        "worker_email": row["worker_email"],
+        "paylist_id": row["paylist_id"],
+        "idempotence_key": row["idempotence_key"],
+        "creation_date": iso_us(row["created_ns"]),
+        "update_date": iso_us(row["updated_ns"]),
+        "status": row["status"],
+        "cause": row["cause"],
+    }
+
+
+def _page(
+    conn: sqlite3.Connection, where: str, args: list[Any], paging: Paging
+) -> tuple[list[sqlite3.Row], int]:
+    total = int(conn.execute(f"SELECT COUNT(*) FROM payments WHERE {where}", args).fetchone()[0])
+    if paging.offset >= total:  # also keeps an absurd page number away from SQLite
+        return [], total
+    rows = conn.execute(
+        f"SELECT * FROM payments WHERE {where} ORDER BY id LIMIT ? OFFSET ?",
+        [*args, paging.size, paging.offset],
+    ).fetchall()
+    return rows, total
+
+
+def paylist_page(
+    conn: sqlite3.Connection, paylist_id: int, paging: Paging
+) -> tuple[list[sqlite3.Row], int]:
+    """One page of a paylist's payments by ascending id, and how many it holds."""
+    return _page(conn, "paylist_id = ?", [paylist_id], paging)
+
+
+def _date_range(request: Request) -> tuple[int | None, int]:
+    """`startDate` (inclusive, default none) and `endDate` (exclusive, default now) in ns."""
+    bounds: dict[str, int | None] = {"startDate": None, "endDate": None}
+    errors = []
+    for name in bounds:
+        raw = request.query_params.get(name)
+        if raw is None:
+            continue
+        try:
+            # Clamped into SQLite's integers: years past 2262 are simply "after everything".
+            bounds[name] = min(max(parse_iso(raw), -_INT64), _INT64)
+        except ValueError as error:
+            errors.append(FieldError(f"{error}, got {raw[:60]!r}", field=name))
+    if errors:
+        raise validation_problem(errors, what="the query")
+    end = bounds["endDate"]
+    return bounds["startDate"], now_ns() if end is None else end
+
+
+async def list_payments(request: Request) -> Response:
+    """The client's payments with startDate <= creation_date < endDate, by ascending id."""
+    client_id = authenticate(request)
+    start, end = _date_range(request)
+    paging = Paging.from_query(request.query_params)
+    where, args = "client_id = ? AND created_ns < ?", [client_id, end]
+    if start is not None:
+        where, args = f"{where} AND created_ns >= ?", [*args, start]
+    with sandbox_of(request).store.read() as conn:
+        rows, total = _page(conn, where, args, paging)
+    page = spring_page([payment_json(row) for row in rows], paging, total)
+    # This read's envelope is only these three fields (contract, "envelopes").
+    return JSONText({key: page[key] for key in ("content", "pageable", "totalElements")})
+
+
+ROUTES = [Route("/payment-agent/payments", list_payments, methods=["GET"])]

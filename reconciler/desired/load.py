@@ -87,9 +87,9 @@ def _locate(sources: list[SourceText], pending: dict[str, list[PathProblem]]) ->
 
     def where(name: str, path: YamlPath, at_key: bool = False) -> Location:
         found = marks.get(name, {})
-        if at_key and path in found and found[path].key is not None:
-            line, column = found[path].key  # type: ignore[misc]
-            return Location(name, line, column)
+        key = found[path].key if path in found else None
+        if at_key and key is not None:
+            return Location(name, *key)
         while path and path not in found:
             path = path[:-1]
         line, column = found[path].value if path in found else (1, 1)

@@ -138,9 +138,12 @@ def _policy_problems(limit: object) -> Iterator[PathProblem]:
 
 
 def _placeholder_paths(value: object, path: YamlPath) -> Iterator[YamlPath]:
+    # repr() runs in C, and a placeholder cannot straddle two strings in it (quotes and
+    # commas sit between them), so a subtree without it in its repr is skipped whole.
+    if PLACEHOLDER not in repr(value):
+        return
     if isinstance(value, str):
-        if PLACEHOLDER in value:
-            yield path
+        yield path
     elif isinstance(value, dict):
         for key, item in value.items():
             yield from _placeholder_paths(item, (*path, str(key)))

@@ -10,6 +10,10 @@ from typing import Any
 import pytest
 
 from reconciler.gitops.drift import DriftAction, DriftIssue, decide_drift_issue
+from reconciler.gitops.github import GitHub
+from reconciler.gitops.issues import sync_drift_issue
+from reconciler.gitops.marker import DRIFT, Marker
+from reconciler.secrets import Secret
 from tests.gitops.fake_github import OWNER_REPO, FakeGitHub
 from tests.gitops.support import reconciler
 
@@ -85,7 +89,7 @@ def drift_issue(fake: FakeGitHub, tmp_path: Path, status: int, report: str, *arg
     )  # fmt: skip
 
 
-def test_opens_updates_and_closes_one_issue(github: FakeGitHub, tmp_path: Path) -> None:
+def test_opens_updates_and_closes_one_issue(github: FakeGitHub) -> None:
     look_alikes = [dict(issue) for issue in github.state.issues]
     steps = [
         (2, "1 drifted\n", "drift issue: open #5"),
@@ -96,10 +100,11 @@ def test_opens_updates_and_closes_one_issue(github: FakeGitHub, tmp_path: Path) 
         (0, "in sync\n", "drift issue: nothing"),
         (2, "1 unmanaged\n", "drift issue: open #6"),
     ]
-    for status, report, said in steps:
-        result = drift_issue(github, tmp_path, status, report)
-        assert result.returncode == 0, result.stderr
-        assert result.stdout.startswith(said), (said, result.stdout)
+    with GitHub(OWNER_REPO, Secret(TOKEN), api_url=github.api_url) as api:
+        for status, report, said in steps:
+            result = sync_drift_issue(api, status, report, Marker(DRIFT))
+            number = f" #{result.number}" if result.number is not None else ""
+            assert f"drift issue: {result.action.value}{number}" == said
 
     ours = {issue["number"]: issue for issue in github.state.issues if issue["number"] >= 5}
     assert ours[5]["state"] == "closed"

@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from reconciler.gitops.comments import find_marked, upsert_comment
-from reconciler.gitops.github import GitHub, GitHubError
+from reconciler.gitops.github import GitHub, GitHubConfigError, GitHubError
 from reconciler.gitops.marker import PLAN, Marker
 from reconciler.secrets import Secret
 from tests.gitops.fake_github import OWNER_REPO, FakeGitHub
@@ -72,28 +72,36 @@ def test_updates_our_comment_behind_link_pages_and_touches_no_look_alike(
     assert all(r.authorization == f"Bearer {TOKEN}" for r in github.requests)
 
 
-def test_creates_one_comment_then_finds_it_again(github: FakeGitHub, tmp_path: Path) -> None:
+def client(fake: FakeGitHub) -> GitHub:
+    return GitHub(OWNER_REPO, Secret(TOKEN), api_url=fake.api_url)
+
+
+def test_creates_one_comment_then_finds_it_again(github: FakeGitHub) -> None:
     github.state.comments[PR] = [c for c in COMMENTS if c["id"] != OURS]
 
-    first = post(github, body_file(tmp_path, "### reconciler plan\n\n2 to invite.\n"))
-    second = post(github, body_file(tmp_path, "### reconciler plan\n\n2 to invite.\n"))
-    third = post(github, body_file(tmp_path, "### reconciler plan\n\n3 to invite.\n"))
+    with client(github) as api:
+        actions = [
+            upsert_comment(api, PR, body, Marker(PLAN)).action
+            for body in (
+                "### plan\n\n2 to invite.\n",
+                "### plan\n\n2 to invite.\n",
+                "### plan\n\n3\n",
+            )
+        ]
 
-    assert [first.returncode, second.returncode, third.returncode] == [0, 0, 0]
-    assert first.stdout.startswith("created the plan comment")
-    assert second.stdout.startswith("unchanged the plan comment")  # same bytes: no write
-    assert third.stdout.startswith("updated the plan comment")
+    assert actions == ["created", "unchanged", "updated"]  # the same bytes are not written
     ours = [c for c in github.state.comments[PR] if Marker(PLAN).matches(c["body"])]
     mine = [c for c in ours if c["user"]["login"] == "github-actions[bot]"]
     assert len(mine) == 1  # never duplicated; the marker was added to the body
-    assert mine[0]["body"] == "<!-- reconciler:plan -->\n### reconciler plan\n\n3 to invite.\n"
+    assert mine[0]["body"] == "<!-- reconciler:plan -->\n### plan\n\n3\n"
     assert [r.method for r in github.writes()] == ["POST", "PATCH"]
 
 
-def test_a_key_selects_that_accounts_comment_only(github: FakeGitHub, tmp_path: Path) -> None:
-    result = post(github, body_file(tmp_path, "staging now\n"), "--key", "staging")
+def test_a_key_selects_that_accounts_comment_only(github: FakeGitHub) -> None:
+    with client(github) as api:
+        result = upsert_comment(api, PR, "staging now\n", Marker(PLAN, "staging"))
 
-    assert result.returncode == 0, result.stderr
+    assert (result.action, result.comment_id) == ("updated", 1004)
     assert [(r.method, r.path) for r in github.writes()] == [
         ("PATCH", f"/repos/{OWNER_REPO}/issues/comments/1004")
     ]
@@ -126,19 +134,20 @@ def test_a_bad_token_is_a_clear_error_that_does_not_echo_it(
     assert github.writes() == []
 
 
-def test_without_a_token_or_repository_the_job_is_told_what_to_set(tmp_path: Path) -> None:
-    no_token = reconciler(
-        "github", "pr-comment", "--pr", "1", "--body-file", str(body_file(tmp_path)),
-        GITHUB_REPOSITORY=OWNER_REPO,
-    )  # fmt: skip
-    no_repo = reconciler(
-        "github", "pr-comment", "--pr", "1", "--body-file", str(body_file(tmp_path)),
-        GITHUB_TOKEN=TOKEN,
-    )  # fmt: skip
-
-    assert no_token.returncode == 1 and "GITHUB_TOKEN is not set" in no_token.stderr
-    assert "secrets.GITHUB_TOKEN" in no_token.stderr
-    assert no_repo.returncode == 1 and "GITHUB_REPOSITORY is not set" in no_repo.stderr
+@pytest.mark.parametrize(
+    ("environ", "said"),
+    [
+        ({"GITHUB_REPOSITORY": OWNER_REPO}, "GITHUB_TOKEN is not set"),
+        ({"GITHUB_TOKEN": TOKEN}, "GITHUB_REPOSITORY is not set"),
+        ({"GITHUB_TOKEN": TOKEN, "GITHUB_REPOSITORY": "just-a-name"}, "not of the form owner/name"),
+    ],
+)
+def test_without_a_token_or_repository_the_job_is_told_what_to_set(
+    environ: dict[str, str], said: str
+) -> None:
+    with pytest.raises(GitHubConfigError, match=said) as raised:
+        GitHub.from_environment(environ)
+    assert raised.value.hint
 
 
 @pytest.mark.parametrize(

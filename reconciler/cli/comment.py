@@ -7,23 +7,16 @@ GitHub, a few lines of script on GitLab or Jenkins) can find its comment again a
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
-from reconciler import __version__
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
-from reconciler.cli.plan import _plan
+from reconciler.cli.plan import _plan, save_plan
 from reconciler.gitops.marker import PLAN, InvalidMarkerKey, Marker
 from reconciler.plan import Plan, PlanOptions
 from reconciler.plan.refresh import refresh
-from reconciler.plan.saved import (
-    is_saved_plan,
-    load_saved_plan,
-    saved_plan_document,
-    write_saved_plan,
-)
+from reconciler.plan.saved import is_saved_plan, load_saved_plan
 from reconciler.render import MarkdownRenderer
 
 key_option = click.option(
@@ -71,15 +64,7 @@ def comment(
     else:
         result, live, token = _plan(source, PlanOptions(), connection)
         if out is not None:
-            document = saved_plan_document(
-                result,
-                live,
-                token=token,
-                created_at=datetime.now(UTC),
-                tool_version=__version__,
-                sources=[str(source)],
-            )
-            write_saved_plan(out, document)
+            save_plan(out, result, live, token, source)
     markdown = MarkdownRenderer(show_unmanaged=show_unmanaged).render(result)
     click.echo(marker.stamp(markdown), nl=False)
 

@@ -13,11 +13,11 @@ import click
 
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.plan import _plan, save_plan
+from reconciler.gitops.body import plan_comment
 from reconciler.gitops.marker import PLAN, InvalidMarkerKey, Marker
 from reconciler.plan import Plan, PlanOptions
 from reconciler.plan.refresh import refresh
 from reconciler.plan.saved import is_saved_plan, load_saved_plan
-from reconciler.render import MarkdownRenderer
 
 key_option = click.option(
     "--key",
@@ -65,8 +65,7 @@ def comment(
         result, live, token = _plan(source, PlanOptions(), connection)
         if out is not None:
             save_plan(out, result, live, token, source)
-    markdown = MarkdownRenderer(show_unmanaged=show_unmanaged).render(result)
-    click.echo(marker.stamp(markdown), nl=False)
+    click.echo(plan_comment(result, marker, show_unmanaged=show_unmanaged), nl=False)
 
 
 def _resume(path: Path, connection: ConnectionOptions) -> Plan:

@@ -86,6 +86,8 @@ def test_pull_request_plans_keeps_the_plan_and_updates_one_comment(
     artifact = done.artifacts["reconciler-plan"]
     assert sorted(p.name for p in artifact.iterdir()) == ["comment.md", "plan.json"]
     assert is_saved_plan(artifact / "plan.json")
+    for kept in artifact.iterdir():  # the artifact outlives the run: no token in it
+        assert demo.token not in kept.read_text() and TOKEN not in kept.read_text()
     assert (artifact / "comment.md").read_text() == comment["body"]
     assert comment["body"] in done.summary
 

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import httpx
+import stamina
 
 from reconciler import logs
 from reconciler.errors import ReconcilerError
@@ -19,6 +20,12 @@ from reconciler.secrets import Secret
 DEFAULT_API_URL = "https://api.github.com"
 _PAGE_SIZE = 100  # GitHub's maximum per_page
 _TIMEOUT = httpx.Timeout(30.0)
+#: Methods that may be sent again after a 5xx or a lost answer: a repeated POST would
+#: create a second comment or issue.
+_REPEATABLE = frozenset({"GET", "PATCH"})
+_ATTEMPTS = 3
+
+_log = logs.get_logger("reconciler.github")
 
 
 class GitHubError(ReconcilerError):
@@ -52,6 +59,7 @@ class GitHub:
         *,
         api_url: str = DEFAULT_API_URL,
         transport: httpx.BaseTransport | None = None,
+        backoff: float = 0.5,
     ) -> None:
         if repository.count("/") != 1 or not all(repository.split("/")):
             raise GitHubConfigError(
@@ -60,6 +68,7 @@ class GitHub:
             )
         logs.register_secret(token.reveal())
         self.repository = repository
+        self._backoff = backoff  # the first wait before a retry, in seconds
         self._origin = httpx.URL(api_url.rstrip("/") + "/")
         self._http = httpx.Client(
             base_url=api_url.rstrip("/"),
@@ -122,12 +131,15 @@ class GitHub:
             answer = self._request("GET", self._same_origin(next_url))
 
     def get(self, path: str, params: Mapping[str, str] | None = None) -> Any:
+        """One object (or one page) as JSON."""
         return self._request("GET", path, params=params).json()
 
     def post(self, path: str, body: Mapping[str, Any]) -> Any:
+        """Create something; sent once only, since a second try could create it twice."""
         return self._request("POST", path, json=body).json()
 
     def patch(self, path: str, body: Mapping[str, Any]) -> Any:
+        """Change something to `body` (safe to send again)."""
         return self._request("PATCH", path, json=body).json()
 
     # --- plumbing -----------------------------------------------------------------------
@@ -143,6 +155,22 @@ class GitHub:
         return url
 
     def _request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        attempts = _ATTEMPTS if method in _REPEATABLE else 1
+        try:
+            for attempt in stamina.retry_context(
+                on=_Retry,
+                attempts=attempts,
+                wait_initial=self._backoff,
+                wait_jitter=self._backoff,
+                wait_max=8 * self._backoff,
+            ):
+                with attempt:
+                    answer = self._send(method, url, **kwargs)
+        except _Retry as exhausted:
+            raise _refusal(method, exhausted.answer) from None
+        return answer
+
+    def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         try:
             answer = self._http.request(method, url, **kwargs)
         except httpx.HTTPError as error:
@@ -150,14 +178,29 @@ class GitHub:
                 f"could not reach GitHub at {self._origin}: {logs.scrub(str(error))}",
                 hint="check GITHUB_API_URL and the runner's network",
             ) from None
+        _log.debug("github", method=method, path=answer.request.url.path, status=answer.status_code)
         if answer.is_success:
             return answer
-        raise GitHubError(
-            f"GitHub refused {method} {answer.request.url.path}: {answer.status_code} "
-            f"{_message(answer)}",
-            status=answer.status_code,
-            hint=_HINTS.get(answer.status_code),
-        )
+        if answer.status_code >= 500 and method in _REPEATABLE:
+            raise _Retry(answer)
+        raise _refusal(method, answer)
+
+
+class _Retry(Exception):
+    """GitHub failed (5xx) on a request that may be sent again."""
+
+    def __init__(self, answer: httpx.Response) -> None:
+        super().__init__(answer.status_code)
+        self.answer = answer
+
+
+def _refusal(method: str, answer: httpx.Response) -> GitHubError:
+    return GitHubError(
+        f"GitHub refused {method} {answer.request.url.path}: {answer.status_code} "
+        f"{_message(answer)}",
+        status=answer.status_code,
+        hint=_HINTS.get(answer.status_code),
+    )
 
 
 def _wrapped_items(body: Any) -> list[Any]:

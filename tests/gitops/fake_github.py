@@ -49,6 +49,8 @@ class FakeGitHub:
         self.page_size = page_size  # GitHub's default per_page is 30
         self.max_page_size = max_page_size  # and it honours per_page up to 100
         self.state = State()
+        #: Statuses to answer the next requests of a method with (5xx faults), e.g. {"GET": [502]}.
+        self.failures: dict[str, list[int]] = {}
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -189,7 +191,10 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             authorization = self.headers.get("Authorization")
             with fake._lock:
                 fake.requests.append(Recorded(method, parts.path, query, body, authorization))
-                if authorization != f"Bearer {fake.token}":
+                if fake.failures.get(method):
+                    status = fake.failures[method].pop(0)
+                    answer = {"message": "Server Error"}
+                elif authorization != f"Bearer {fake.token}":
                     status, answer = (
                         401,
                         {

@@ -73,7 +73,7 @@ def test_updates_our_comment_behind_link_pages_and_touches_no_look_alike(
 
 
 def client(fake: FakeGitHub) -> GitHub:
-    return GitHub(OWNER_REPO, Secret(TOKEN), api_url=fake.api_url)
+    return GitHub(OWNER_REPO, Secret(TOKEN), api_url=fake.api_url, backoff=0.01)
 
 
 def test_creates_one_comment_then_finds_it_again(github: FakeGitHub) -> None:
@@ -171,3 +171,21 @@ def test_a_next_link_to_another_host_is_not_followed_with_the_token() -> None:
     with client, pytest.raises(GitHubError, match="another host"):
         upsert_comment(client, PR, "body", Marker(PLAN))
     assert seen == ["api.github.com"]
+
+
+def test_a_github_failure_is_retried_only_where_repeating_is_safe(github: FakeGitHub) -> None:
+    github.failures = {"GET": [502, 503], "PATCH": [502]}
+    with client(github) as api:
+        assert upsert_comment(api, PR, "new\n", Marker(PLAN)).action == "updated"
+    assert [r.method for r in github.requests].count("PATCH") == 2  # the failed one, again
+
+    github.state.comments[PR] = []
+    github.requests.clear()
+    github.failures = {"POST": [502]}
+    with client(github) as api, pytest.raises(GitHubError, match=r"refused POST .*: 502"):
+        upsert_comment(api, PR, "new\n", Marker(PLAN))
+    assert [r.method for r in github.requests].count("POST") == 1  # a second could duplicate
+
+    github.failures = {"GET": [500, 500, 500]}
+    with client(github) as api, pytest.raises(GitHubError, match=r"refused GET .*: 500"):
+        upsert_comment(api, PR, "new\n", Marker(PLAN))

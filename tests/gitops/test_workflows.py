@@ -137,19 +137,29 @@ def test_each_job_asks_only_the_permissions_it_needs(
     assert load(ROOT / "examples" / "github" / name)["permissions"] == permissions
 
 
-def test_the_pre_commit_hook_is_what_pre_commit_reads() -> None:
-    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
-    assert isinstance(hooks, list) and hooks
-    for hook in hooks:
-        # pre-commit requires id, name, entry and language; the rest must be of its types.
-        assert {"id", "name", "entry", "language"} <= hook.keys()
-        assert all(isinstance(hook[key], str) and hook[key] for key in ("id", "name", "entry"))
-        assert hook["language"] == "python"  # installs this package, which gives `reconciler`
-        assert re.compile(hook["files"]).search("workforce/team.yaml")
-        assert isinstance(hook.get("pass_filenames", True), bool)
-        assert set(hook.get("types", [])) <= {"yaml", "file", "text"}
-    entry = hooks[0]["entry"].split()
-    assert entry[0] == "reconciler"
+def validate_manifest(path: Path) -> subprocess.CompletedProcess[str]:
+    """pre-commit's own check of a hooks file (`pre-commit validate-manifest`)."""
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-manifest", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_the_pre_commit_hook_is_what_pre_commit_reads(tmp_path: Path) -> None:
+    result = validate_manifest(ROOT / ".pre-commit-hooks.yaml")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+    broken = tmp_path / "hooks.yaml"
+    broken.write_text("- id: reconciler-validate\n  entry: reconciler validate\n")
+    refused = validate_manifest(broken)
+    assert refused.returncode == 1 and "Missing required key: name" in refused.stdout
+
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert hook["entry"] == "reconciler validate" and hook["language"] == "python"
+    assert hook["pass_filenames"] is False  # the path comes from `args`: the state is a whole
+    assert re.compile(hook["files"]).search("workforce/team.yaml")
 
 
 def test_the_pre_commit_hook_validates_a_directory(tmp_path: Path) -> None:

@@ -227,3 +227,18 @@ def test_the_drift_job_opens_then_closes_one_issue(
     assert in_sync.failed is None, in_sync.failed
     assert in_sync.outputs["drift"]["action"] == "close"
     assert [i["state"] for i in github.state.issues] == ["closed"]
+
+
+def test_a_key_gives_an_account_its_own_comment_and_artifact(
+    demo: SandboxServer, github: FakeGitHub, tmp_path: Path
+) -> None:
+    keyed = job(tmp_path, "pr", "pull-request", QUICKSTART, demo, github)
+    keyed.inputs["key"] = "eu"
+
+    done = run_action(keyed)
+
+    assert done.failed is None, done.failed
+    assert list(done.artifacts) == ["reconciler-plan-eu"]
+    assert [r.method for r in github.writes()] == ["POST"]  # no comment of this key yet
+    created = github.state.comments[PR][-1]
+    assert created["body"].startswith('<!-- reconciler:plan key="eu" -->\n### reconciler plan\n')

@@ -145,7 +145,13 @@ def _embedded_sandbox(db: Path, *, reset: bool) -> Iterator[Any]:
         raise ConfigError(f"cannot create the sandbox's folder {db.parent}: {error}") from None
     seed = _seed_file() if is_new else None
     server = SandboxServer(db=str(db), seed=seed)
-    server.start()
+    try:
+        server.start()
+    except Exception as error:  # a locked or foreign file, a bad seed: say which, no traceback
+        raise ConfigError(
+            f"the embedded sandbox could not start on {db}: {logs.scrub(str(error))}",
+            hint="--sandbox-reset starts it afresh",
+        ) from error
     try:
         yield server
     finally:

@@ -21,10 +21,12 @@ from rich.table import Table
 
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.secrets import MASK, Secret
+from reconciler.service.client import ServiceClient
 from reconciler.service.decode import DecodeError, parse_timestamp
 from reconciler.service.models import WebhookHeader, WorkerStatus
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 _FORMATS = ("table", "json", "csv")
 
@@ -107,8 +109,7 @@ class _Moment(click.ParamType):  # type: ignore[type-arg]  # generic in newer cl
 @connection_options
 def workers(connection: ConnectionOptions, status: str | None, output_format: str | None) -> None:
     """List the account's workers (one row per agreement)."""
-    with open_client(connection, read_only=True) as client:
-        rows = client.list_workers(status.upper() if status else None)
+    rows = _read(connection, lambda client: client.list_workers(status.upper() if status else None))
     _print_rows(rows, WORKER_COLUMNS, output_format, title="Workers")
 
 
@@ -117,8 +118,7 @@ def workers(connection: ConnectionOptions, status: str | None, output_format: st
 @connection_options
 def wallet(connection: ConnectionOptions, output_format: str | None) -> None:
     """Show the wallet and its balance."""
-    with open_client(connection, read_only=True) as client:
-        found = client.get_wallet()
+    found = _read(connection, ServiceClient.get_wallet)
     _print_record(found, WALLET_COLUMNS, output_format, title="Wallet")
 
 
@@ -127,8 +127,7 @@ def wallet(connection: ConnectionOptions, output_format: str | None) -> None:
 @connection_options
 def transactions(connection: ConnectionOptions, output_format: str | None) -> None:
     """List the wallet's journal entries, oldest first."""
-    with open_client(connection, read_only=True) as client:
-        rows = client.list_transactions()
+    rows = _read(connection, ServiceClient.list_transactions)
     _print_rows(rows, JOURNAL_COLUMNS, output_format, title="Wallet journal")
 
 
@@ -146,8 +145,7 @@ def payments(
     """List the account's payments in a date range (the service's defaults: all, until now)."""
     if since is not None and until is not None and since >= until:
         raise click.BadParameter("--since must be before --until", param_hint="--since")
-    with open_client(connection, read_only=True) as client:
-        rows = client.list_payments(since, until)
+    rows = _read(connection, lambda client: client.list_payments(since, until))
     _print_rows(rows, PAYMENT_COLUMNS, output_format, title="Payments")
 
 
@@ -157,8 +155,7 @@ def payments(
 @connection_options
 def paylist(connection: ConnectionOptions, paylist_id: int, output_format: str | None) -> None:
     """List the payments of one paylist."""
-    with open_client(connection, read_only=True) as client:
-        rows = client.list_paylist_payments(paylist_id)
+    rows = _read(connection, lambda client: client.list_paylist_payments(paylist_id))
     _print_rows(rows, PAYMENT_COLUMNS, output_format, title=f"Paylist {paylist_id}")
 
 
@@ -172,13 +169,15 @@ def webhook() -> None:
 @connection_options
 def webhook_show(connection: ConnectionOptions, output_format: str | None) -> None:
     """Show the webhook configuration; header values are masked."""
-    with open_client(connection, read_only=True) as client:
-        found = client.get_webhook()
+    found = _read(connection, ServiceClient.get_webhook)
     if found is None:
-        if _chosen_format(output_format) == "table":
-            click.echo("No webhook is configured.")
+        chosen = _chosen_format(output_format)
+        if chosen == "json":
+            click.echo("null")
+        elif chosen == "csv":
+            _write_csv([], WEBHOOK_COLUMNS)  # the header alone: no configuration, no row
         else:
-            click.echo("null" if _chosen_format(output_format) == "json" else "")
+            click.echo("No webhook is configured.")
         return
     _print_record(found, WEBHOOK_COLUMNS, output_format, title="Webhook")
 
@@ -191,6 +190,12 @@ COMMANDS: tuple[click.Command, ...] = (
     paylist,
     webhook,
 )
+
+
+def _read(connection: ConnectionOptions, read: Callable[[ServiceClient], T]) -> T:
+    """What `read` returns from a read-only client of the connection."""
+    with open_client(connection, read_only=True) as client:
+        return read(client)
 
 
 # -- output ------------------------------------------------------------------------------------
@@ -216,7 +221,7 @@ def _print_rows(
         for column in columns:
             table.add_column(column, overflow="fold")
         for row in rows:
-            table.add_row(*(_cell(getattr(row, column)) for column in columns))
+            table.add_row(*(_table_cell(getattr(row, column)) for column in columns))
         Console().print(table)
 
 
@@ -233,7 +238,7 @@ def _print_record(
         table.add_column("field", style="bold")
         table.add_column("value", overflow="fold")
         for column in columns:
-            table.add_row(column, _cell(getattr(row, column)))
+            table.add_row(column, _table_cell(getattr(row, column)))
         Console().print(table)
 
 
@@ -269,8 +274,16 @@ def _json_value(value: Any) -> Any:
     return value
 
 
+def _table_cell(value: Any) -> str:
+    """A cell of a table for people: times to the second, else as in CSV."""
+    if isinstance(value, datetime):
+        text = value.isoformat(sep=" ", timespec="seconds")
+        return text.removesuffix("+00:00") + " UTC" if text.endswith("+00:00") else text
+    return _cell(value)
+
+
 def _cell(value: Any) -> str:
-    """A value as a table or CSV cell: amounts as written (12.50), secrets masked."""
+    """A value as a CSV cell: amounts as written (12.50), secrets masked, times in full."""
     if value is None:
         return ""
     if isinstance(value, Secret):

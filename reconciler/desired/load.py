@@ -15,6 +15,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from reconciler import logs
 from reconciler.desired.interpolate import InterpolationError, has_reference, interpolate
 from reconciler.desired.model import (
     DEFAULT_INACTIVATION_LIMIT,
@@ -26,9 +27,9 @@ from reconciler.desired.model import (
     Policy,
     WebhookHeader,
 )
-from reconciler.desired.parse import UNPARSED, YamlPath, scan
+from reconciler.desired.parse import UNPARSED, scan
 from reconciler.desired.parse import parse as parse_yaml
-from reconciler.desired.problems import InvalidDesiredState, Problem
+from reconciler.desired.problems import InvalidDesiredState, PathProblem, Problem, YamlPath
 from reconciler.desired.rules import (
     PLACEHOLDER,
     FileValues,
@@ -36,7 +37,7 @@ from reconciler.desired.rules import (
     merge_problems,
     webhook_url_problem,
 )
-from reconciler.desired.schema import PathProblem, schema_problems
+from reconciler.desired.schema import schema_problems
 from reconciler.desired.source import SourceText, read_sources
 from reconciler.secrets import Secret
 
@@ -61,7 +62,8 @@ def load_desired_state(path: str | Path, environ: Mapping[str, str] | None = Non
             values = FileValues(source.name, data)
             files.append(values)
             pending[source.name] += file_problems(values, PLACEHOLDER in source.text)
-    for name, problem in merge_problems(files):
+    every_file_read = not problems and len(files) == len(sources)
+    for name, problem in merge_problems(files, every_file_read):
         pending[name].append(problem)
     webhook, webhook_problems = _webhook(files, environ)
     for name, problem in webhook_problems:
@@ -158,6 +160,7 @@ def _fill_webhook(
         if value is not None and isinstance(raw, str) and isinstance(header_name, str):
             template = raw if has_reference(raw) else None
             headers.append(WebhookHeader(header_name, Secret(value, template=template)))
+            logs.register_secret(value)  # from here on, no log line can carry it
     if problems or url is None:
         return None, problems
     return _FilledWebhook(name, url, tuple(headers)), []

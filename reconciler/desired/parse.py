@@ -17,11 +17,8 @@ import yaml
 import yaml_rs
 
 from reconciler.desired.model import Location
-from reconciler.desired.problems import Problem
+from reconciler.desired.problems import Problem, YamlPath
 from reconciler.desired.source import SourceText
-
-#: A place in a document: mapping keys as written (always strings) and sequence indexes.
-YamlPath = tuple[str | int, ...]
 
 #: Aliases are refused (no replay at all), so an alias bomb costs nothing.
 _NO_ALIASES = yaml_rs.AliasLimits(
@@ -50,7 +47,12 @@ def parse(source: SourceText) -> tuple[object, list[Problem]]:
     if forbidden is not None:  # parsers disagree on these: refuse them before either reads
         return UNPARSED, [_forbidden_problem(source, forbidden)]
     try:
-        data = yaml_rs.loads(source.text, parse_datetime=False, alias_limits=_NO_ALIASES)
+        data = yaml_rs.loads(
+            source.text,
+            parse_datetime=False,  # dates stay text: the schema has no date fields
+            alias_limits=_NO_ALIASES,
+            duplicate_key_policy=yaml_rs.DuplicateKeyPolicy.Error,
+        )
     except yaml_rs.YAMLDecodeError as error:
         problems = _tab_problems(source) or scan(source).problems
         return UNPARSED, problems or [_fast_parser_problem(source, error)]
@@ -59,9 +61,9 @@ def parse(source: SourceText) -> tuple[object, list[Problem]]:
         return UNPARSED, [Problem(Location(source.name, 1, 1), message)]
     if isinstance(data, list):
         # yaml-rs answers a list for several documents too: only the marks tell them apart.
-        problems = [p for p in scan(source).problems if "document" in p.message]
-        if problems:
-            return UNPARSED, problems
+        scanned = scan(source)
+        if scanned.documents > 1:
+            return UNPARSED, scanned.problems
     return data, []
 
 
@@ -80,6 +82,7 @@ class Scan:
     problems: list[Problem] = field(default_factory=list)
     marks: dict[YamlPath, Marks] = field(default_factory=dict)
     aliases: list[tuple[int, int]] = field(default_factory=list)
+    documents: int = 0
 
 
 @dataclass(slots=True)
@@ -104,7 +107,6 @@ def scan(source: SourceText, wanted: Collection[YamlPath] = (), *, everything: b
     # Only the contents of a wanted path's ancestors are followed: the rest is never located.
     parents = {path[:-1] for path in wanted if path}
     stack: list[_Frame] = []
-    documents = 0
     skipped_depth = 0  # > 0 while inside a node whose contents are of no interest
     parser = yaml.CSafeLoader(source.text)
     try:
@@ -126,8 +128,8 @@ def scan(source: SourceText, wanted: Collection[YamlPath] = (), *, everything: b
             elif kind in _END_EVENTS:
                 stack.pop()
             elif kind is yaml.DocumentStartEvent:
-                documents += 1
-                if documents == 2:
+                result.documents += 1
+                if result.documents == 2:
                     message = "a desired-state file holds one YAML document; this is a second"
                     result.problems.append(_problem(source, _mark(event), message))
             elif kind is yaml.StreamEndEvent:

@@ -8,7 +8,10 @@ from dataclasses import dataclass
 from reconciler.desired.model import Location
 from reconciler.errors import ReconcilerError
 
-__all__ = ["InvalidDesiredState", "Location", "Problem"]
+__all__ = ["InvalidDesiredState", "Location", "PathProblem", "Problem", "YamlPath"]
+
+#: A place in a document: mapping keys as written (always strings) and sequence indexes.
+YamlPath = tuple[str | int, ...]
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -20,6 +23,20 @@ class Problem:
 
     def __str__(self) -> str:
         return f"{self.location}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class PathProblem:
+    """A problem at a path of one file's values, before it is located in the text.
+
+    `at_key` points at the key rather than its value (an unknown key); `other` names a second
+    place (file name and path), such as the first of two duplicates.
+    """
+
+    path: YamlPath
+    message: str
+    at_key: bool = False
+    other: tuple[str, YamlPath] | None = None
 
 
 class InvalidDesiredState(ReconcilerError):

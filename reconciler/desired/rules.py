@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -17,8 +17,7 @@ from urllib.parse import urlsplit
 import pycountry
 from email_validator import EmailNotValidError, validate_email
 
-from reconciler.desired.parse import YamlPath
-from reconciler.desired.schema import PathProblem
+from reconciler.desired.problems import PathProblem, YamlPath
 
 PLACEHOLDER = "TODO(export)"
 #: Header names the service refuses (its own framing headers), in lower case.
@@ -138,18 +137,21 @@ def _policy_problems(limit: object) -> Iterator[PathProblem]:
 
 
 def _placeholder_paths(value: object, path: YamlPath) -> Iterator[YamlPath]:
-    # repr() runs in C, and a placeholder cannot straddle two strings in it (quotes and
-    # commas sit between them), so a subtree without it in its repr is skipped whole.
-    if PLACEHOLDER not in repr(value):
-        return
-    if isinstance(value, str):
-        yield path
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _placeholder_paths(item, (*path, str(key)))
+    """The paths of the strings holding the placeholder, under a mapping or a list."""
+    if isinstance(value, dict):
+        items: Iterable[tuple[str | int, object]] = (
+            (str(key), item) for key, item in value.items()
+        )
     elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _placeholder_paths(item, (*path, index))
+        items = enumerate(value)
+    else:
+        return
+    for key, item in items:
+        if isinstance(item, str):  # strings inline: a call per string would double the cost
+            if PLACEHOLDER in item:
+                yield (*path, key)
+        elif isinstance(item, dict | list):
+            yield from _placeholder_paths(item, (*path, key))
 
 
 def webhook_url_problem(url: str) -> str | None:
@@ -178,8 +180,13 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def merge_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
-    """The checks across every file of a directory: each answer names the file it is in."""
+def merge_problems(
+    files: list[FileValues], every_file_read: bool = True
+) -> list[tuple[str, PathProblem]]:
+    """The checks across every file of a directory: each answer names the file it is in.
+
+    When some file could not be read, a missing `version` may be in it: that goes unsaid.
+    """
     owner: dict[str, str] = {}  # single-file key -> the file that gives it
     problems: list[tuple[str, PathProblem]] = []
     for values in files:
@@ -191,7 +198,7 @@ def merge_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
                 other = (owner_name, (key,))
                 message = f"{key!r} may be given in one file only"
                 problems.append((values.name, PathProblem((key,), message, True, other)))
-    if files and "version" not in owner:
+    if files and every_file_read and "version" not in owner:
         message = "no file gives the format version: add `version: 1`"
         problems.append((files[0].name, PathProblem((), message)))
     return problems + _worker_merge_problems(files, _scope_prefix(files, owner.get("scope")))

@@ -11,7 +11,6 @@ import difflib
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -19,7 +18,7 @@ from typing import Any
 import jsonschema
 import jsonschema_rs
 
-from reconciler.desired.parse import YamlPath
+from reconciler.desired.problems import PathProblem, YamlPath
 
 SCHEMA_NAME = "desired-state.schema.json"
 
@@ -30,20 +29,6 @@ _TYPE_NAMES = {
     "integer": "an integer",
     "boolean": "true or false",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class PathProblem:
-    """A problem at a path of one file's values, before it is located in the text.
-
-    `at_key` points at the key rather than its value (an unknown key); `other` names a second
-    place (file name and path), such as the first of two duplicates.
-    """
-
-    path: YamlPath
-    message: str
-    at_key: bool = False
-    other: tuple[str, YamlPath] | None = None
 
 
 @cache

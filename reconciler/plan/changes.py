@@ -69,16 +69,8 @@ def live_worker_resource(worker: Worker) -> Resource:
     }
 
 
-def desired_webhook_resource(webhook: DesiredWebhook) -> Resource:
-    return {
-        "url": webhook.url,
-        "enabled": webhook.enabled,
-        "event_types": sorted(webhook.event_types),
-        "headers": [{"name": h.name, "value": h.value} for h in _sorted(webhook.headers)],
-    }
-
-
-def live_webhook_resource(webhook: Webhook) -> Resource:
+def webhook_resource(webhook: DesiredWebhook | Webhook) -> Resource:
+    """A webhook, the file's or the service's, with its headers in name order."""
     return {
         "url": webhook.url,
         "enabled": webhook.enabled,
@@ -182,7 +174,7 @@ class Inactivate(_Held):
     agreement: Worker
 
     actions: ClassVar[tuple[str, ...]] = ("delete",)
-    verb: ClassVar[str] = "inactivated"
+    verb: ClassVar[str] = "inactivated (no longer in the file)"
     after: ClassVar[None] = None
     fields: ClassVar[tuple[FieldChange, ...]] = ()
 
@@ -218,7 +210,7 @@ class WebhookCreate:
 
     @property
     def after(self) -> Resource | None:
-        return desired_webhook_resource(self.webhook)
+        return webhook_resource(self.webhook)
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,11 +228,11 @@ class WebhookUpdate:
 
     @property
     def before(self) -> Resource | None:
-        return live_webhook_resource(self.live)
+        return webhook_resource(self.live)
 
     @property
     def after(self) -> Resource | None:
-        return desired_webhook_resource(self.webhook)
+        return webhook_resource(self.webhook)
 
 
 Change = Invite | Inactivate | Replace | WebhookCreate | WebhookUpdate

@@ -11,8 +11,6 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from deepdiff import DeepDiff
-
 from reconciler.desired.model import DesiredState, DesiredWebhook, DesiredWorker
 from reconciler.plan.changes import (
     WEBHOOK_ADDRESS,
@@ -233,6 +231,9 @@ def compare_worker(want: DesiredWorker, live: Worker) -> tuple[FieldChange, ...]
     mine, theirs = _comparable(want, live)
     if mine == theirs:
         return ()
+    # Imported here: deepdiff pulls in numpy (half a second), and most plans never get here.
+    from deepdiff import DeepDiff
+
     differing = DeepDiff(theirs, mine).affected_root_keys
     before = live_worker_resource(live)
     after: dict[str, Any] = {

@@ -7,16 +7,17 @@ import math
 from reconciler.desired.model import InactivationLimit
 from reconciler.plan.model import Safety
 
-#: Below this many owned open agreements the share limit is not checked: at 4 owned workers,
-#: 25% would refuse a single removal.
-MIN_OWNED_FOR_LIMIT = 10
+#: Below this many owned open agreements a share limit is not checked: at 4 owned workers,
+#: 25% would refuse a single removal. A count (`maxInactivations: 2`) is always checked.
+MIN_OWNED_FOR_SHARE = 10
 
 
 def assess(owned_open: int, inactivations: int, limit: InactivationLimit) -> Safety:
     """Judge a plan that would inactivate `inactivations` of `owned_open` owned agreements."""
     problems: list[str] = []
     allowed = limit.allowed(owned_open)
-    if owned_open >= MIN_OWNED_FOR_LIMIT and inactivations > allowed:
+    checked = not limit.is_share or owned_open >= MIN_OWNED_FOR_SHARE
+    if checked and inactivations > allowed:
         shown = math.floor(allowed) if limit.is_share else allowed
         problems.append(
             f"{inactivations} inactivations exceed policy.maxInactivations {limit} "

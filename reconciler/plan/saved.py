@@ -180,16 +180,19 @@ def saved_plan_document(
 def write_saved_plan(path: Path, document: Mapping[str, Any]) -> None:
     """Write the document atomically, readable by its owner only."""
     path = Path(path)
-    handle, temporary = tempfile.mkstemp(prefix=".plan-", dir=path.parent or Path("."))
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=".plan-", dir=path.parent)
+    except OSError as error:
+        raise ReconcilerError(f"cannot write the saved plan {path}: {error.strerror}") from None
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             json.dump(document, stream, indent=2, ensure_ascii=False)
             stream.write("\n")
         os.chmod(temporary, 0o600)
         os.replace(temporary, path)
-    except BaseException:
+    except OSError as error:
         Path(temporary).unlink(missing_ok=True)
-        raise
+        raise ReconcilerError(f"cannot write the saved plan {path}: {error.strerror}") from None
 
 
 def _change_record(change: Change, header_key: bytes) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 from collections.abc import Coroutine
 from typing import Any
@@ -25,6 +26,7 @@ MAX_CONCURRENT_DELIVERIES = 16
 #: for is still picked up).
 _MAX_SLEEP_S = 1.0
 _START_TIMEOUT_S = 10.0
+_log = logging.getLogger(__name__)
 
 
 class Background:
@@ -103,9 +105,14 @@ class Background:
             self._ready.set()
             while not self._stopping:
                 self._wake.clear()
-                self._run_due()
+                try:
+                    self._run_due()
+                    sleep_s = self._sleep_s()
+                except Exception:  # a sandbox bug: say so, and keep the clockwork going
+                    _log.exception("the sandbox's background worker failed; retrying")
+                    sleep_s = _MAX_SLEEP_S
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self._sleep_s())
+                    await asyncio.wait_for(self._wake.wait(), sleep_s)
             await self._forget()
 
     def _run_due(self) -> None:

@@ -166,7 +166,7 @@ class Outcome:
 
 def retry_delay_ns(attempts: int, base_ms: int) -> int:
     """How long after its `attempts`-th failed attempt an event is tried again."""
-    return base_ms * 2 ** (attempts - 1) * 1_000_000
+    return int(base_ms * 2 ** (attempts - 1) * 1_000_000)
 
 
 def body_of(event: sqlite3.Row) -> str:
@@ -225,12 +225,13 @@ def waiting(conn: sqlite3.Connection, *, due_by: int | None) -> list[sqlite3.Row
 
 def next_attempt_ns(conn: sqlite3.Connection, *, excluding: Collection[int] = ()) -> int | None:
     """When the next event (other than those `excluding`) falls due, or None when none waits."""
-    ids = list(excluding)
-    row = conn.execute(
-        f"SELECT MIN(next_attempt_ns) FROM events WHERE id NOT IN ({', '.join('?' * len(ids))})",
-        ids,
-    ).fetchone()
-    return None if row[0] is None else int(row[0])
+    # The soonest len(excluding) + 1 events hold at least one that is not excluded.
+    rows = conn.execute(
+        "SELECT id, next_attempt_ns FROM events WHERE next_attempt_ns IS NOT NULL"
+        " ORDER BY next_attempt_ns LIMIT ?",
+        (len(excluding) + 1,),
+    )
+    return next((int(row[1]) for row in rows if row[0] not in excluding), None)
 
 
 # --- the /_sandbox/events view --------------------------------------------------------------

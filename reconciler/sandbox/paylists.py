@@ -81,11 +81,11 @@ class NewPaylist:
         Amounts compare by value (10.5 is 10.50) and emails ignoring case, as the payment's
         own key does.
         """
-        payments_ = [
+        lines = [
             [item.description, to_cents(item.amount), item.worker_email.lower()]
             for item in self.items
         ]
-        return json.dumps([self.description, payments_], ensure_ascii=False)
+        return json.dumps([self.description, lines], ensure_ascii=False)
 
 
 def _read_amount(reader: ObjectReader) -> Decimal | None:
@@ -186,7 +186,7 @@ def create(
     conn: sqlite3.Connection, client_id: int, new: NewPaylist, process_delay_ms: int
 ) -> sqlite3.Row:
     """The paylist with `new`'s key: the original on a replay, else a new one (409, 400)."""
-    existing = conn.execute(
+    existing: sqlite3.Row | None = conn.execute(
         "SELECT * FROM paylists WHERE client_id = ? AND idempotence_key = ?",
         (client_id, new.idempotence_key),
     ).fetchone()

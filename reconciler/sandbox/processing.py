@@ -1,7 +1,7 @@
 """Settling paylists: each PENDING payment becomes SUCCESS (paid from the wallet) or FAILED.
 
 The sandbox settles a paylist by itself once it is due (`--process-delay-ms` after its
-creation), or at once on `POST /_sandbox/process`. One paylist is settled in one transaction:
+creation), or at once on `POST /_sandbox/process`. Settling runs in the caller's transaction:
 every payment's status, the wallet's balance, the journal and the PAYMENT events change together.
 """
 

@@ -16,10 +16,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from reconciler.sandbox import events
 from reconciler.sandbox.clients import authenticate
 from reconciler.sandbox.context import sandbox_of
 from reconciler.sandbox.jsontext import JSONText
-from reconciler.sandbox.money import from_cents
+from reconciler.sandbox.money import MAX_BALANCE_CENTS, from_cents
 from reconciler.sandbox.paging import Paging
 from reconciler.sandbox.params import path_id
 from reconciler.sandbox.problems import Problem
@@ -106,8 +107,15 @@ def withdraw_payment(conn: sqlite3.Connection, payment: sqlite3.Row, now: int) -
 
 
 def top_up(conn: sqlite3.Connection, client_id: int, amount_cents: int, now: int) -> Entry:
-    """Money into the client's wallet: DEPOSIT / TOP_UP, a positive amount."""
-    return _move(
+    """Money into the client's wallet: DEPOSIT / TOP_UP, a positive amount, and its event."""
+    account = conn.execute(
+        "SELECT balance_cents FROM wallets WHERE client_id = ?", (client_id,)
+    ).fetchone()
+    if account is None:
+        raise Problem(404, f"client {client_id} not found")
+    if account["balance_cents"] + amount_cents > MAX_BALANCE_CENTS:
+        raise Problem(400, f"the balance would pass {from_cents(MAX_BALANCE_CENTS)}")
+    entry = _move(
         conn,
         client_id,
         amount_cents=amount_cents,
@@ -117,6 +125,8 @@ def top_up(conn: sqlite3.Connection, client_id: int, amount_cents: int, now: int
         data={},
         now=now,
     )
+    events.wallet_topped_up(conn, client_id, entry.journal_id, entry.idempotence_key, amount_cents)
+    return entry
 
 
 def wallet_json(row: sqlite3.Row) -> dict[str, Any]:

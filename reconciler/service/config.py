@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -18,6 +18,8 @@ ENV_TOKEN = "RECONCILER_TOKEN"
 ENV_CLIENT_ID = "RECONCILER_CLIENT_ID"
 ENV_TIMEOUT = "RECONCILER_TIMEOUT"
 ENV_PARALLELISM = "RECONCILER_PARALLELISM"
+ENV_RETRY_ATTEMPTS = "RECONCILER_RETRY_ATTEMPTS"
+ENV_RETRY_SECONDS = "RECONCILER_RETRY_SECONDS"
 
 #: The service's largest page (contract, paging); the client never asks for more.
 MAX_PAGE_SIZE = 200
@@ -95,7 +97,16 @@ def resolve_config(
         parallelism=(
             parallelism if parallelism is not None else int(_number(env, ENV_PARALLELISM, 8))
         ),
-        retry=retry or RetryPolicy(),
+        retry=retry or _retry_policy(env),
+    )
+
+
+def _retry_policy(env: Mapping[str, str]) -> RetryPolicy:
+    default = RetryPolicy()
+    return replace(
+        default,
+        attempts=int(_number(env, ENV_RETRY_ATTEMPTS, default.attempts)),
+        total_seconds=_number(env, ENV_RETRY_SECONDS, default.total_seconds),
     )
 
 

@@ -126,7 +126,7 @@ def _walk_known(
         for _, future in in_flight:
             future.cancel()
     # The list may have grown since the first page: go on while the service says there is more.
-    while _more_after(final, size, first.total_elements, len(seen)):
+    while _more_after(final, size, len(seen)):
         page = fetch(next_number)
         new = fresh(page)
         if not new:
@@ -158,12 +158,16 @@ def _answers_first_page(
     return page.number == 0 or (bool(page.items) and key(page.items[0]) in first_keys)
 
 
-def _more_after(final: Page, size: int, total_elements: int | None, yielded: int) -> bool:
-    """Whether a page may follow the last planned one (the envelope's word, else a full page)."""
+def _more_after(final: Page, size: int, yielded: int) -> bool:
+    """Whether a page may follow the last planned one.
+
+    The envelope's `last` decides; without it, a full page does while fewer items were seen
+    than the latest count says there are.
+    """
     if final.last is not None:
         return not final.last
     full = len(final.items) >= (final.size or size)
-    return full and (total_elements is None or yielded < total_elements)
+    return full and (final.total_elements is None or yielded < final.total_elements)
 
 
 def _is_final(page: Page, size: int) -> bool:

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from reconciler import logs
 from reconciler.cli import main
-from reconciler.desired import InvalidDesiredState, load_desired_state
+from reconciler.desired import InvalidDesiredState, load_desired_state, rules, schema
 from reconciler.desired.model import DesiredWorker, InactivationLimit
 from reconciler.secrets import Secret
 
@@ -75,6 +76,7 @@ def test_header_values_are_secrets_that_remember_their_template() -> None:
     assert headers["X-Template"] == Secret("${not-a-variable}")
     assert headers["X-Template"].template is None
     assert "t0ken" not in repr(state)
+    assert "t0ken" not in logs.scrub("sent Bearer t0ken")
 
 
 def test_policy_count_and_defaults(tmp_path: Path) -> None:
@@ -123,6 +125,42 @@ def test_every_problem_is_reported_sorted_by_file_and_place(tmp_path: Path) -> N
     assert "3 problems found" in str(raised.value)
 
 
+def test_a_file_that_cannot_be_read_hides_no_version(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("version: 1\nworkers: [\n")
+    (tmp_path / "b.yaml").write_text("workers: []\n")
+    with pytest.raises(InvalidDesiredState) as raised:
+        load_desired_state(tmp_path, environ={})
+    assert [Path(p.location.file).name for p in raised.value.problems] == ["a.yaml"]
+
+
+@pytest.mark.parametrize(
+    ("data", "line", "column"),
+    [
+        (b"version: 1\nworkers: '\xc3\xa9\xff'\n", 2, 12),  # counted in characters, not bytes
+        (b"\xfe\xffversion: 1\n", 1, 1),
+        (b"version: 1\r\n# caf\xe9\r\n", 2, 6),
+    ],
+)
+def test_bytes_that_are_not_utf8_are_located(
+    tmp_path: Path, data: bytes, line: int, column: int
+) -> None:
+    path = tmp_path / "desired.yaml"
+    path.write_bytes(data)
+    with pytest.raises(InvalidDesiredState) as raised:
+        load_desired_state(path, environ={})
+    [problem] = raised.value.problems
+    assert (problem.location.line, problem.location.column) == (line, column)
+    assert "not UTF-8" in problem.message
+
+
+def test_a_byte_order_mark_is_accepted_and_columns_ignore_it(tmp_path: Path) -> None:
+    path = tmp_path / "desired.yaml"
+    path.write_bytes(b"\xef\xbb\xbfversion: 2\n")
+    with pytest.raises(InvalidDesiredState) as raised:
+        load_desired_state(path, environ={})
+    assert [(p.location.line, p.location.column) for p in raised.value.problems] == [(1, 10)]
+
+
 def test_missing_path(tmp_path: Path) -> None:
     with pytest.raises(InvalidDesiredState, match="no such file or directory"):
         load_desired_state(tmp_path / "absent.yaml", environ={})
@@ -140,6 +178,10 @@ def test_validation_touches_no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("validation tried to use the network")
 
+    # Start cold, so building the validators and checking the domains happen under the patch.
+    schema._validators.cache_clear()
+    schema.desired_state_schema.cache_clear()
+    rules._domain_problem.cache_clear()
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)

@@ -218,3 +218,46 @@ def test_the_readme_command_plans_the_embedded_sandbox(tmp_path: Path) -> None:
     assert "Plan: 1 to invite, 1 to inactivate, 1 to update, 1 drifted, 2 unmanaged." in (
         result.stdout
     )
+
+
+def test_the_refresh_reads_every_status_and_no_webhook_means_create(
+    sandbox: SandboxServer, tmp_path: Path
+) -> None:
+    headers = {"Authorization": f"Bearer {sandbox.token}"}
+    invited = httpx.post(
+        f"{sandbox.base_url}/contract/workers/inviteWorkersBulkLocked",
+        headers=headers,
+        json=[
+            {
+                "workerName": "Ada",
+                "workerSurname": "Lovelace",
+                "typeOfWorker": "Worker",
+                "workerEmail": "ada@example.com",
+                "countryIso": "GB",
+                "externalId": "ENG-001",
+            }
+        ],
+    )
+    invited.raise_for_status()
+    agreement_id = invited.json()[0]["agreementId"]
+    inactivated = httpx.post(
+        f"{sandbox.base_url}/contract-server/v2/general/worker/agreements/{agreement_id}/status",
+        headers=headers,
+        json={"status": "inactivated"},
+    )
+    inactivated.raise_for_status()
+    path = write(
+        tmp_path,
+        'version: 1\nscope:\n  externalIdPrefix: "ENG-"\nworkers:\n'
+        "  - {externalId: ENG-001, typeOfWorker: Worker, workerName: Ada,\n"
+        "     workerSurname: Lovelace, workerEmail: ada@example.com, countryIso: GB}\n"
+        "webhook:\n  url: https://hooks.example.com/h\n  event_types: [KYC]\n",
+    )
+    result = run("plan", str(path), "--detailed-exitcode", server=sandbox)
+    assert result.returncode == 2, result.stderr
+    assert (
+        f'  # worker["ENG-001"] will be invited (past agreement: {agreement_id} INACTIVATED)'
+        in result.stdout
+    )
+    assert "  # webhook will be created" in result.stdout
+    assert "Plan: 1 to invite, 0 to inactivate, 1 to create, 0 to update" in result.stdout

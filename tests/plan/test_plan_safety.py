@@ -26,6 +26,8 @@ SAFETY_CASES = [
     (40, 29, None, False, "11 inactivations exceed"),
     (20, 14, "5", False, "exceed policy.maxInactivations 5"),  # a count
     (20, 15, "5", True, None),
+    (5, 2, "2", False, "3 inactivations exceed policy.maxInactivations 2"),  # a count: always
+    (5, 3, "2", True, None),
     (20, 10, "50%", True, None),
     (1, 0, None, False, "every owned worker"),  # the all-owned guard, at any size
     (3, 0, None, False, "every owned worker"),

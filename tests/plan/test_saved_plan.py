@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from reconciler.errors import ReconcilerError
 from reconciler.plan import Inactivate, Invite, LiveState, WebhookUpdate, diff
 from reconciler.plan.saved import (
     ABSENT,
@@ -243,3 +244,14 @@ def test_a_damaged_saved_plan_is_a_clear_error(tmp_path: Path, mutate, message: 
     path.write_text(json.dumps(document))
     with pytest.raises(InvalidSavedPlan, match=message):
         load_saved_plan(path)
+
+
+@pytest.mark.parametrize("where", ["missing/plan.out", "."])
+def test_a_saved_plan_that_cannot_be_written_is_a_clear_error(tmp_path: Path, where: str) -> None:
+    desired, live = quickstart()
+    document = saved_plan_document(
+        diff(desired, live), live, token=TOKEN, created_at=NOW, tool_version="1.2.3"
+    )
+    with pytest.raises(ReconcilerError, match="cannot write the saved plan"):
+        write_saved_plan(tmp_path / where, document)
+    assert [p.name for p in tmp_path.iterdir()] == []

@@ -224,26 +224,17 @@ def test_a_host_that_is_not_loopback_is_never_contacted(
     assert all("status_code" not in a for a in event["attempts"])
 
 
-@pytest.fixture(scope="module")
-def _quick_retries() -> Iterator[SandboxServer]:
-    with SandboxServer(event_retry_base_ms=20) as server:
-        yield server
-
-
-def test_retries_back_off_exponentially_and_stop_after_six_attempts(
-    _quick_retries: SandboxServer, receiver: Receiver
-) -> None:
-    sandbox = _quick_retries
-    controls = Controls(sandbox.base_url)
-    controls.reset()
+def test_retries_back_off_exponentially_and_stop_after_six_attempts(receiver: Receiver) -> None:
     receiver.answers.extend([503] * 10)
-    with service_client(sandbox.base_url, sandbox.token) as api:
-        subscribe(api, receiver.url, ["CLIENT_WALLET_TOP_UP"])
+    with SandboxServer(event_retry_base_ms=20) as sandbox:
+        controls = Controls(sandbox.base_url)
+        with service_client(sandbox.base_url, sandbox.token) as api:
+            subscribe(api, receiver.url, ["CLIENT_WALLET_TOP_UP"])
         top_up(controls, sandbox.client_id, "1")
         receiver.wait_for(6)
         time.sleep(0.7)  # past a seventh attempt's time, had there been one (20 * 2**5 ms)
-    (event,) = sandbox_events(controls)
-    controls.close()
+        (event,) = sandbox_events(controls)
+        controls.close()
     assert len(receiver.received) == 6
     assert [a["status_code"] for a in event["attempts"]] == [503] * 6
     assert event["delivered"] is False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from decimal import Decimal
 from typing import Any
 
@@ -19,9 +20,10 @@ from tests.sandbox.paying import (
     paylist_payments,
     payment,
     post_json,
+    process,
     snapshot,
 )
-from tests.sandbox.support import ClientAccess, Controls, assert_problem
+from tests.sandbox.support import ClientAccess, Controls, assert_problem, service_client
 
 
 @pytest.fixture
@@ -78,6 +80,7 @@ def test_a_replay_with_the_same_content_answers_the_original_and_creates_nothing
 ) -> None:
     body = paylist(payment(email, "10.5"), payment(email, "7.25"))
     first = post_json(api, PAYLISTS, body)
+    process(controls)  # settled now, so nothing changes by itself during the test
     before = snapshot(api, controls, sandbox.client_id)
     # The same content written differently: 10.50 for 10.5, the email in other case.
     again = dict(body, payments=[dict(body["payments"][0], amount=Decimal("10.50"))])
@@ -101,6 +104,7 @@ def test_the_same_key_with_other_content_is_409_and_creates_nothing(
 ) -> None:
     body = paylist(payment(email, "10.00"), payment(email, "20.00"))
     created = post_json(api, PAYLISTS, body).json()
+    process(controls)  # settled now, so nothing changes by itself during the test
     before = snapshot(api, controls, sandbox.client_id)
     change(body)
     problem = assert_problem(post_json(api, PAYLISTS, body), 409, body["idempotence_key"])
@@ -316,3 +320,22 @@ def test_1000_payments_are_accepted_and_1001_are_413(
     created = post_json(api, PAYLISTS, paylist(*items[:1000]))
     assert created.status_code == 200
     assert paylist_payments(api, created.json()["id"])["totalElements"] == 1000
+
+
+def test_concurrent_posts_of_one_paylist_create_it_once(
+    sandbox: SandboxServer, api: httpx.Client, email: str
+) -> None:
+    body = paylist(payment(email, "1.00"), payment(email, "2.00"))
+    answers: list[httpx.Response] = []
+
+    def post() -> None:
+        with service_client(sandbox.base_url, sandbox.token) as client:
+            answers.append(post_json(client, PAYLISTS, body))
+
+    threads = [threading.Thread(target=post) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert {(a.status_code, a.json()["id"]) for a in answers} == {(200, answers[0].json()["id"])}
+    assert len(_all_payments(api)) == 2

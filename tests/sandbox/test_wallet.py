@@ -44,9 +44,7 @@ def test_the_wallet_of_the_demo_client(sandbox: SandboxServer, api: httpx.Client
     assert '"balance":10000.00' in text and '"over_draft_limit":0.00' in text
 
 
-def test_a_new_clients_wallet_has_its_settings(
-    sandbox: SandboxServer, controls: Controls, api: httpx.Client
-) -> None:
+def test_a_new_clients_wallet_has_its_settings(sandbox: SandboxServer, controls: Controls) -> None:
     access = new_client(controls, balance="12.5", over_draft_limit="100", enabled=False)
     with service_client(sandbox.base_url, access.token) as theirs:
         body = wallet(theirs, access.client_id)
@@ -134,6 +132,7 @@ def test_journals_are_per_client(
         ({"amount": "10"}, 400, "number"),
         ({}, 400, "required"),
         ({"amount": Decimal("1"), "note": "x"}, 400, "note"),
+        ({"amount": Decimal("1000000000000000")}, 400, "balance would pass"),
     ],
 )
 def test_a_bad_top_up_is_refused_and_changes_nothing(

@@ -111,6 +111,8 @@ def test_no_token_says_where_one_may_come_from() -> None:
         ({}, "parallelism", 8),
         ({}, "user_agent", f"reconciler/{__version__}"),
         ({}, "page_size", 200),
+        ({"RECONCILER_RETRY_ATTEMPTS": "2"}, "retry", RetryPolicy(attempts=2)),
+        ({"RECONCILER_RETRY_SECONDS": "5"}, "retry", RetryPolicy(total_seconds=5.0)),
     ],
 )
 def test_settings_from_the_environment(env: dict[str, str], field: str, expected: object) -> None:
@@ -126,6 +128,7 @@ def test_settings_from_the_environment(env: dict[str, str], field: str, expected
         ({"RECONCILER_CLIENT_ID": "abc"}, "client id must be a whole number"),
         ({"RECONCILER_TIMEOUT": "soon"}, "RECONCILER_TIMEOUT must be a number"),
         ({"RECONCILER_PARALLELISM": "0"}, "RECONCILER_PARALLELISM must be positive"),
+        ({"RECONCILER_RETRY_ATTEMPTS": "many"}, "RECONCILER_RETRY_ATTEMPTS must be a number"),
     ],
 )
 def test_bad_settings(env: dict[str, str], complaint: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
@@ -214,3 +215,14 @@ def test_read_only_refuses_before_a_byte_is_sent(sandbox: Any) -> None:
             client.inactivate_agreement(1)
         assert client.list_workers() == []
     assert [entry["method"] for entry in request_log(sandbox)] == ["GET"]
+
+
+def test_one_client_serves_many_threads_at_once(sandbox: Any) -> None:
+    batches = [[invitation(n) for n in range(first, first + 10)] for first in range(1, 81, 10)]
+    with client_for(sandbox, parallelism=4) as client, ThreadPoolExecutor(8) as pool:
+        results = [r for batch in pool.map(client.invite_workers, batches) for r in batch]
+        workers = client.list_workers()
+    assert sorted(r.worker_email for r in results) == sorted(
+        f"worker{n}@example.com" for n in range(1, 81)
+    )
+    assert sorted(w.agreement_id for w in workers) == sorted(r.agreement_id for r in results)

@@ -14,8 +14,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from reconciler import logs
+from reconciler.cli import main
 from reconciler.secrets import Secret
 from reconciler.service.client import ServiceClient
 from reconciler.service.config import resolve_config
@@ -126,3 +128,24 @@ def _assert_absent(canary: str, texts: list[str]) -> None:
     for form in _forms(canary):
         for text in texts:
             assert form not in text, f"a form of the secret leaked: {text[:300]!r}"
+
+
+@pytest.mark.parametrize(
+    "faults", [{}, {"error_rate": 1.0}, {"drop_rate": 1.0}], ids=["401", "503s", "dropped"]
+)
+def test_the_command_line_never_shows_the_token(sandbox: Any, faults: dict[str, Any]) -> None:
+    canary = _canary()
+    control(sandbox, "faults", faults)
+    result = CliRunner().invoke(
+        main,
+        ["--log-level", "debug", "--log-format", "json", "workers"],
+        env={
+            "RECONCILER_TOKEN": canary,
+            "RECONCILER_BASE_URL": sandbox.base_url,
+            "RECONCILER_TIMEOUT": "2",
+            "RECONCILER_RETRY_ATTEMPTS": "2",
+        },
+    )
+    assert result.exit_code == 1
+    assert "Error: " in result.output and "service request" in result.output
+    _assert_absent(canary, [result.output])

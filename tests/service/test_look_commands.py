@@ -82,6 +82,9 @@ def test_webhook_show_masks_header_values(account: Any) -> None:
 def test_webhook_show_without_a_webhook(sandbox: Any) -> None:
     assert _run(sandbox, "webhook", "show", "--format", "json").strip() == "null"
     assert "No webhook is configured." in _run(sandbox, "webhook", "show", "--format", "table")
+    assert _run(sandbox, "webhook", "show", "--format", "csv").splitlines() == [
+        "url,enabled,event_types,headers,client_id,updated_at"
+    ]
 
 
 def test_json_is_the_default_off_a_terminal(account: Any) -> None:
@@ -226,3 +229,13 @@ def test_the_wallet_asks_for_the_client_id_when_the_account_cannot_tell(sandbox:
         env={"RECONCILER_TOKEN": sandbox.token, "RECONCILER_CLIENT_ID": str(sandbox.client_id)},
     )
     assert json.loads(given.output)["client_id"] == sandbox.client_id
+
+
+def test_a_sandbox_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
+    db = tmp_path / "sandbox.db"
+    db.write_text("this is not SQLite\n" * 100, encoding="utf-8")
+    result = CliRunner().invoke(main, ["workers", "--sandbox", "--sandbox-db", str(db)])
+    assert result.exit_code == 1
+    assert f"the embedded sandbox could not start on {db}" in result.output
+    assert "--sandbox-reset" in result.output
+    assert "Traceback" not in result.output

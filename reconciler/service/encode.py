@@ -1,0 +1,74 @@
+"""Typed values into the JSON the service takes: the API's own field names, exact amounts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from reconciler.service.models import Invitation, PaymentItem, WebhookHeader
+
+
+def invitation_body(invitation: Invitation) -> dict[str, str]:
+    """One item of the bulk invitation (interface §2.2); absent optional fields are left out."""
+    fields = {
+        "workerName": invitation.worker_name,
+        "workerSurname": invitation.worker_surname,
+        "typeOfWorker": invitation.type_of_worker,
+        "workerLegalName": invitation.worker_legal_name,
+        "workerEmail": invitation.worker_email,
+        "countryIso": invitation.country_iso,
+        "jobTitle": invitation.job_title,
+        "workerEmailText": invitation.worker_email_text,
+        "externalId": invitation.external_id,
+    }
+    return {name: value for name, value in fields.items() if value is not None}
+
+
+def webhook_body(
+    url: str, headers: Sequence[WebhookHeader], event_types: Sequence[str], enabled: bool
+) -> dict[str, Any]:
+    """The webhook configuration (interface §2.7); the one place header values are revealed."""
+    return {
+        "url": url,
+        "headers": [{"name": header.name, "value": header.value.reveal()} for header in headers],
+        "event_types": [str(event_type) for event_type in event_types],
+        "enabled": enabled,
+    }
+
+
+def paylist_body(
+    description: str, key: str, payments: Sequence[PaymentItem], client_id: int | None
+) -> dict[str, Any]:
+    """A paylist to create (interface §2.3); `client_id` only when the caller names it."""
+    body: dict[str, Any] = {
+        "description": description,
+        "idempotence_key": key,
+        "payments": [
+            {
+                "description": item.description,
+                "amount": json_amount(item.amount),
+                "worker_email": item.worker_email,
+            }
+            for item in payments
+        ],
+    }
+    if client_id is not None:
+        body["client_id"] = client_id
+    return body
+
+
+def json_amount(amount: Decimal) -> float:
+    """A JSON number that prints exactly as the Decimal does (two places fit a float's 15)."""
+    number = float(amount)
+    if Decimal(repr(number)) != amount:
+        raise ValueError(f"the amount {amount} cannot be sent exactly")
+    return number
+
+
+def format_timestamp(moment: datetime) -> str:
+    """ISO 8601 in UTC with a `Z`, as the date-range payments query takes it."""
+    if moment.tzinfo is None:
+        raise ValueError("a timestamp sent to the service must be timezone-aware")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -1,0 +1,303 @@
+"""One request to the service, from any thread: auth, retries, errors and read-only mode.
+
+Retries (stamina): a request that is safe to repeat (`repeatable`) is retried after a connection
+failure, a timeout, a 429 or a 5xx. One that is not (the bulk invitation) is retried only after
+a 429 or when the connection was never made; after a 5xx, a timeout or a dropped connection it
+raises `AmbiguousOutcome`, so the caller can re-read the live state and decide. A Retry-After
+from the service is honoured (never sooner, plus jitter), within the policy's total time.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import random
+import time
+from collections.abc import Callable, Generator, Mapping
+from datetime import UTC, datetime
+from decimal import Decimal
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+import stamina
+
+from reconciler import logs
+from reconciler.service.config import ClientConfig
+from reconciler.service.errors import (
+    AmbiguousOutcome,
+    Conflict,
+    Forbidden,
+    InvalidRequest,
+    ItemError,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+    ReadOnlyViolation,
+    ServerError,
+    ServiceError,
+    TransportFailure,
+    Unauthorized,
+    UnexpectedResponse,
+)
+
+_log = logs.get_logger("reconciler.service")
+
+_ERROR_CLASSES: dict[int, type[ServiceError]] = {
+    400: InvalidRequest,
+    401: Unauthorized,
+    403: Forbidden,
+    404: NotFound,
+    409: Conflict,
+    413: PayloadTooLarge,
+    422: InvalidRequest,
+}
+
+
+class _BearerAuth(httpx.Auth):
+    """Adds the token at the last moment, so it lives in one place only."""
+
+    def __init__(self, config: ClientConfig) -> None:
+        self._token = config.token
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        request.headers["Authorization"] = f"Bearer {self._token.reveal()}"
+        yield request
+
+    def __repr__(self) -> str:
+        return "_BearerAuth(token=Secret('(sensitive value)'))"
+
+
+class Transport:
+    """A pool of at most `parallelism` connections to the service, shared by every thread."""
+
+    def __init__(self, config: ClientConfig, *, read_only: bool) -> None:
+        self.config = config
+        self.read_only = read_only
+        self._http = httpx.Client(
+            base_url=config.base_url + "/",
+            auth=_BearerAuth(config),
+            headers={"User-Agent": config.user_agent, "Accept": "application/json"},
+            timeout=httpx.Timeout(
+                config.timeout, connect=config.connect_timeout, pool=max(config.timeout, 60.0)
+            ),
+            limits=httpx.Limits(
+                max_connections=config.parallelism, max_keepalive_connections=config.parallelism
+            ),
+            follow_redirects=False,
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        body: object = None,
+        repeatable: bool = True,
+    ) -> Any:
+        """Send one request (with its retries) and return the decoded JSON answer, or None."""
+        if self.read_only and method != "GET":
+            raise ReadOnlyViolation(
+                f"refusing to send {method} /{path}: this client is read-only",
+                hint="plan, drift, export and the look commands never change the account",
+            )
+        content = None if body is None else json.dumps(body).encode()
+        policy = self.config.retry
+        deadline = time.monotonic() + policy.total_seconds
+        answer: Any = None
+        for attempt in stamina.retry_context(
+            on=_should_retry(repeatable, deadline, policy.wait_jitter),
+            attempts=policy.attempts,
+            timeout=policy.total_seconds,
+            wait_initial=policy.wait_initial,
+            wait_max=policy.wait_max,
+            wait_jitter=policy.wait_jitter,
+        ):
+            with attempt:
+                answer = self._send_once(method, path, params, content, repeatable)
+        return answer
+
+    def _send_once(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, Any] | None,
+        content: bytes | None,
+        repeatable: bool,
+    ) -> Any:
+        headers = {"Content-Type": "application/json"} if content is not None else None
+        started = time.monotonic()
+        try:
+            response = self._http.request(
+                method, path, params=params, content=content, headers=headers
+            )
+        except httpx.TransportError as error:
+            _log.debug(
+                "service request failed",
+                method=method,
+                path="/" + path,
+                error=type(error).__name__,
+                elapsed_ms=round((time.monotonic() - started) * 1000, 1),
+            )
+            raise self._transport_failure(method, path, error, repeatable) from error
+        _log.debug(
+            "service request",
+            method=method,
+            path="/" + path,
+            params=dict(params or {}),
+            status=response.status_code,
+            elapsed_ms=round((time.monotonic() - started) * 1000, 1),
+        )
+        if response.is_success:
+            return self._success_body(method, path, response)
+        raise self._error(method, path, response, repeatable)
+
+    def _transport_failure(
+        self, method: str, path: str, error: httpx.TransportError, repeatable: bool
+    ) -> ServiceError:
+        if isinstance(error, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout):
+            return TransportFailure(
+                f"could not connect to the service at {self.config.base_url}: {_describe(error)}",
+                surely_not_sent=True,
+            )
+        what = (
+            "no answer in time"
+            if isinstance(error, httpx.TimeoutException)
+            else "the connection was dropped before a complete answer"
+        )
+        if not repeatable:
+            return AmbiguousOutcome(
+                f"{method} /{path} may or may not have taken effect: {what}",
+                hint="re-read the live state to see what happened before sending it again",
+            )
+        return TransportFailure(
+            f"{method} /{path} failed: {what} ({_describe(error)})", surely_not_sent=False
+        )
+
+    def _success_body(self, method: str, path: str, response: httpx.Response) -> Any:
+        if not response.content.strip():
+            return None
+        try:
+            return json.loads(response.content, parse_float=Decimal)
+        except ValueError:
+            raise UnexpectedResponse(
+                f"the answer to {method} /{path} ({response.status_code}) is not JSON",
+                status=response.status_code,
+            ) from None
+
+    def _error(
+        self, method: str, path: str, response: httpx.Response, repeatable: bool
+    ) -> ServiceError:
+        status = response.status_code
+        title, detail, item_errors = _problem(response)
+        reason = _reason(status)
+        explanation = detail or title
+        what = f"{method} /{path} failed: {status} {reason}"
+        if explanation and explanation != reason:
+            what = f"{what}: {explanation}"
+        details: dict[str, Any] = {"status": status, "detail": detail, "item_errors": item_errors}
+        if status == 401:
+            return Unauthorized(
+                f"the service refused the token from {self.config.token_source} (401 {reason})",
+                hint="check that the token is current and meant for this service address",
+                **details,
+            )
+        if status == 429:
+            return RateLimited(what, retry_after=_retry_after(response), **details)
+        if status >= 500:
+            if not repeatable:
+                return AmbiguousOutcome(
+                    f"{method} /{path} may or may not have taken effect: {status} {reason}",
+                    hint="re-read the live state to see what happened before sending it again",
+                    **details,
+                )
+            return ServerError(what, **details)
+        return _ERROR_CLASSES.get(status, ServiceError)(what, **details)
+
+
+def _should_retry(repeatable: bool, deadline: float, jitter: float) -> Callable[[Exception], Any]:
+    """stamina's hook: whether to retry, or how long to wait when the service said so."""
+
+    def hook(error: Exception) -> bool | float:
+        if isinstance(error, RateLimited):
+            if error.retry_after is None:
+                return True
+            if time.monotonic() + error.retry_after > deadline:
+                return False  # the service asks for a longer wait than the time left
+            # Never earlier than asked; the jitter keeps parallel fetches from returning at once.
+            return error.retry_after + random.uniform(0, jitter)
+        if isinstance(error, ServerError):
+            return True  # raised only for repeatable requests; others get AmbiguousOutcome
+        if isinstance(error, TransportFailure):
+            return repeatable or error.surely_not_sent
+        return False
+
+    return hook
+
+
+def _problem(response: httpx.Response) -> tuple[str | None, str | None, list[ItemError]]:
+    """Title, detail and item errors of an RFC 9457 answer, or a short note on any other."""
+    text = response.content.decode("utf-8", "replace").strip()
+    if not text:
+        return None, "the answer had no body", []
+    try:
+        body = json.loads(text)
+    except ValueError:
+        content_type = response.headers.get("content-type", "unknown type").split(";")[0]
+        snippet = " ".join(text.split())[:200]
+        return None, f"a non-JSON answer ({content_type}): {snippet}", []
+    if not isinstance(body, dict):
+        return None, f"an unexpected JSON answer: {json.dumps(body)[:200]}", []
+    title = body.get("title") if isinstance(body.get("title"), str) else None
+    detail = body.get("detail") if isinstance(body.get("detail"), str) else None
+    if detail is None and isinstance(body.get("message"), str):
+        detail = body["message"]  # what Spring's default error answer calls it
+    errors = body.get("errors")
+    if not isinstance(errors, list):
+        errors = []
+    return title, detail, [_item_error(error) for error in errors]
+
+
+def _item_error(error: object) -> ItemError:
+    if not isinstance(error, dict):
+        return ItemError(message=str(error))
+    index = error.get("index")
+    field = error.get("field")
+    return ItemError(
+        message=str(error.get("message", "invalid")),
+        index=index if isinstance(index, int) and not isinstance(index, bool) else None,
+        field=field if isinstance(field, str) else None,
+    )
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """Retry-After in seconds, from a number or an HTTP date."""
+    value = response.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Error"
+
+
+def _describe(error: Exception) -> str:
+    return str(error) or type(error).__name__

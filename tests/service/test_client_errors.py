@@ -1,0 +1,86 @@
+"""Error answers that are not problem+json, and what every request carries, over real HTTP.
+
+The sandbox always answers problem+json; a real service (or a proxy before it) may answer an
+empty body, an HTML page or a success that is not JSON. A tiny service here does exactly that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from reconciler.secrets import Secret
+from reconciler.service.client import ServiceClient
+from reconciler.service.config import ClientConfig
+from reconciler.service.errors import (
+    Conflict,
+    InvalidRequest,
+    ServerError,
+    ServiceError,
+    UnexpectedResponse,
+)
+from tests.service.helpers import FAST_RETRY
+from tests.service.paged_service import serving
+
+SEEN_HEADERS: list[dict[str, str]] = []
+
+
+async def _status(request: Request) -> Response:
+    SEEN_HEADERS.append(dict(request.headers))
+    answers = {
+        "1": Response(status_code=400),  # no body at all
+        "2": Response("<html><body>Bad gateway</body></html>", 502, media_type="text/html"),
+        "3": JSONResponse({"error": "Conflict", "message": "key reused"}, status_code=409),
+        "4": Response("not json", 200, media_type="text/plain"),
+        "5": JSONResponse(["a", "list"], status_code=418),
+    }
+    return answers[request.path_params["agreement_id"]]
+
+
+@pytest.fixture(scope="module")
+def service() -> Iterator[ServiceClient]:
+    route = "/contract-server/v2/general/worker/agreements/{agreement_id}/status"
+    app = Starlette(routes=[Route(route, _status, methods=["POST"])])
+    with serving(app) as base_url:
+        config = ClientConfig(
+            base_url=base_url,
+            token=Secret("errors-test-token"),
+            token_source="the test",
+            retry=FAST_RETRY,
+        )
+        with ServiceClient(config) as client:
+            yield client
+
+
+@pytest.mark.parametrize(
+    ("agreement_id", "error", "message"),
+    [
+        (1, InvalidRequest, "failed: 400 Bad Request: the answer had no body"),
+        (2, ServerError, "502 Bad Gateway: a non-JSON answer (text/html): <html><body>Bad"),
+        (3, Conflict, "failed: 409 Conflict: key reused"),
+        (4, UnexpectedResponse, "(200) is not JSON"),
+        (5, ServiceError, '418 I\'m a Teapot: an unexpected JSON answer: ["a", "list"]'),
+    ],
+)
+def test_any_answer_gives_a_clear_error(
+    service: ServiceClient, agreement_id: int, error: type[ServiceError], message: str
+) -> None:
+    with pytest.raises(error) as caught:
+        service.inactivate_agreement(agreement_id)
+    assert message in str(caught.value)
+
+
+def test_every_request_names_the_reconciler_and_carries_the_token(service: ServiceClient) -> None:
+    SEEN_HEADERS.clear()
+    with pytest.raises(InvalidRequest):
+        service.inactivate_agreement(1)
+    [headers] = SEEN_HEADERS
+    assert headers["user-agent"].startswith("reconciler/")
+    assert headers["authorization"] == "Bearer errors-test-token"
+    assert headers["content-type"] == "application/json"
+    assert headers["accept"] == "application/json"

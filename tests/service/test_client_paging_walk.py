@@ -1,0 +1,116 @@
+"""The paging walk as a table of services: how each numbers and fills its pages.
+
+Each case is a `fetch(page) -> Page` that behaves like some service; the walk must return every
+item once, in order, and stop. (The same walk runs over real HTTP in test_client_paging.py.)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import pytest
+
+from reconciler.service.errors import ServerError
+from reconciler.service.paging import Item, Page, walk
+
+SIZE = 10
+
+
+def _items(ids: range | list[int]) -> list[Item]:
+    return [{"id": n} for n in ids]
+
+
+def spring(count: int, *, one_indexed: bool = False, envelope: str = "full") -> Callable:
+    """A Spring-style service holding ids 1..count."""
+
+    def fetch(asked: int) -> Page:
+        index = max(asked - 1, 0) if one_indexed else asked
+        ids = range(index * SIZE + 1, min((index + 1) * SIZE, count) + 1)
+        total_pages = math.ceil(count / SIZE)
+        if envelope == "content":
+            return Page(items=_items(ids))
+        if envelope == "total":
+            return Page(items=_items(ids), number=index, size=SIZE, total_elements=count)
+        return Page(
+            items=_items(ids),
+            number=index,
+            size=SIZE,
+            total_pages=total_pages,
+            total_elements=count,
+            last=index >= total_pages - 1,
+        )
+
+    return fetch
+
+
+def ignores_page(count: int) -> Callable:
+    """A service that answers the first page whatever page is asked for."""
+
+    def fetch(asked: int) -> Page:
+        return Page(items=_items(range(1, min(SIZE, count) + 1)), total_pages=3, last=False)
+
+    return fetch
+
+
+def grows_after_first_page(count: int) -> Callable:
+    """A list that gains SIZE items once the first page has been read."""
+    calls = []
+
+    def fetch(asked: int) -> Page:
+        calls.append(asked)
+        now = count if len(calls) == 1 else count + SIZE
+        ids = range(asked * SIZE + 1, min((asked + 1) * SIZE, now) + 1)
+        return Page(items=_items(ids), number=asked, size=SIZE, total_elements=now)
+
+    return fetch
+
+
+CASES = {
+    "zero-indexed, full envelope": (spring(45), list(range(1, 46))),
+    "one-indexed, full envelope": (spring(45, one_indexed=True), list(range(1, 46))),
+    "zero-indexed, count only": (spring(40, envelope="total"), list(range(1, 41))),
+    "one-indexed, count only": (spring(40, one_indexed=True, envelope="total"), list(range(1, 41))),
+    "zero-indexed, content only": (spring(30, envelope="content"), list(range(1, 31))),
+    "one-indexed, content only": (
+        spring(31, one_indexed=True, envelope="content"),
+        list(range(1, 32)),
+    ),
+    "empty": (spring(0), []),
+    "exactly one full page, content only": (spring(10, envelope="content"), list(range(1, 11))),
+    "a service that ignores the page asked for": (ignores_page(25), list(range(1, 11))),
+    "a list that grows while it is read": (grows_after_first_page(30), list(range(1, 41))),
+}
+
+
+def _submit(pool: ThreadPoolExecutor) -> Callable[[Callable[[int], Page], int], Future[Page]]:
+    return lambda fetch, number: pool.submit(fetch, number)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_every_item_once_in_order(case: str) -> None:
+    fetch, expected = CASES[case]
+    with ThreadPoolExecutor(3) as pool:
+        ids = [
+            item["id"]
+            for item in walk(
+                fetch, size=SIZE, key=lambda i: i["id"], submit=_submit(pool), window=4
+            )
+        ]
+    assert ids == expected
+
+
+def test_a_failed_page_fails_the_walk_and_nothing_after_it_is_yielded() -> None:
+    healthy = spring(95)
+
+    def fetch(asked: int) -> Page:
+        if asked == 5:
+            raise ServerError("503 on page 5", status=503)
+        return healthy(asked)
+
+    seen: list[int] = []
+    with ThreadPoolExecutor(3) as pool, pytest.raises(ServerError):
+        for item in walk(fetch, size=SIZE, key=lambda i: i["id"], submit=_submit(pool), window=4):
+            seen.append(item["id"])
+    assert seen == list(range(1, 51))  # pages 0 to 4, in order; the read as a whole failed

@@ -6,7 +6,9 @@ Measures, on the same generated files:
 - this project's `load_desired_state` on a valid file, and on the same file with a dozen
   problems spread through it (every problem located, as `reconciler validate` prints them).
 
-    PYTHONPATH=. python benchmarks/validate_100k.py [--workers 100000] [--skip-baseline]
+    PYTHONPATH=. python benchmarks/validate_100k.py [--workers 100000] [--skip-baseline] [--worst]
+
+`--worst` adds a third file with a problem in every worker (ours only).
 """
 
 from __future__ import annotations
@@ -43,8 +45,9 @@ BROKEN = (
 )
 
 
-def generate(count: int, broken: bool) -> str:
-    """A desired-state file of `count` workers, with the planted problems when `broken`."""
+def generate(count: int, broken: bool, worst: bool = False) -> str:
+    """A desired-state file of `count` workers, with the planted problems when `broken`, or
+    with a lower-case country in every worker when `worst`."""
     planted = {index: (field, value) for index, field, value in BROKEN if broken}
     lines = [
         "version: 1",
@@ -67,6 +70,8 @@ def generate(count: int, broken: bool) -> str:
             "workerEmailText": '"Welcome aboard"',
             "ignoreChanges": "[jobTitle]",
         }
+        if worst:
+            fields["countryIso"] = fields["countryIso"].lower()
         if index in planted:
             field, value = planted[index]
             fields[field] = value
@@ -95,7 +100,7 @@ def ours(path: Path) -> int:
     try:
         load_desired_state(path, environ={})
     except InvalidDesiredState as error:
-        for problem in error.problems:
+        for problem in error.problems[:20]:
             print(f"    {problem}")
         return len(error.problems)
     return 0
@@ -111,6 +116,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=100_000)
     parser.add_argument("--skip-baseline", action="store_true")
+    parser.add_argument("--worst", action="store_true", help="also a problem in every worker")
     arguments = parser.parse_args()
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
@@ -126,9 +132,16 @@ def main() -> None:
         runs = [("ours", ours)]
         if not arguments.skip_baseline:
             runs.insert(0, ("straightforward", straightforward))
+        files = [("valid", valid), ("broken", broken)]
+        if arguments.worst:
+            worst = Path(directory) / "worst.yaml"
+            worst.write_text(generate(arguments.workers, broken=False, worst=True))
+            files.append(("worst", worst))
         results = {}
         for name, function in runs:
-            for label, path in (("valid", valid), ("broken", broken)):
+            for label, path in files:
+                if label == "worst" and function is not ours:
+                    continue
                 seconds, found = timed(function, path)
                 results[f"{name}/{label}"] = {"seconds": round(seconds, 2), "problems": found}
                 print(f"{name:>16} {label:>7}: {seconds:6.2f} s, {found} problems")

@@ -10,6 +10,7 @@ import ipaddress
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
@@ -75,7 +76,7 @@ def _worker_problems(worker: dict[Any, Any], path: YamlPath) -> Iterator[PathPro
             message += f" (did you mean {_COMMON_MISTAKES[country]!r}?)"
         yield PathProblem((*path, "countryIso"), message)
     email = worker.get("workerEmail")
-    if isinstance(email, str) and email.strip():
+    if isinstance(email, str) and email.strip() and PLACEHOLDER not in email:
         reason = email_problem(email)
         if reason is not None:
             yield PathProblem((*path, "workerEmail"), f"invalid email {email!r}: {reason}")
@@ -128,8 +129,8 @@ def _header_problems(name_of_file: str, headers: object) -> Iterator[PathProblem
 def _policy_problems(limit: object) -> Iterator[PathProblem]:
     if isinstance(limit, str) and limit.endswith("%"):
         try:
-            share = float(limit[:-1])
-        except ValueError:
+            share = Decimal(limit[:-1])
+        except InvalidOperation:
             return  # the schema already refused it
         if share > 100:
             message = f"maxInactivations {limit!r} is more than 100%"

@@ -1,21 +1,21 @@
-"""The first layer: the JSON Schema, checked fast, with a clear message for each failure.
+"""The first layer: the JSON Schema, checked by a compiled validator, explained in plain words.
 
-`jsonschema_rs` (compiled) answers whether a document is valid in a few milliseconds per
-thousand workers; only when it is not does the reference validator, `jsonschema`, run to name
-every error, and then only over the top level and the workers that failed.
+`jsonschema_rs` (Rust) checks a document of 100,000 workers in a tenth of a second, and lists
+its errors as fast: each is turned into one message a person can act on. The schema's local
+references are inlined first, so an error's schema path leads straight to the keyword that
+failed.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
-import jsonschema
 import jsonschema_rs
 
 from reconciler.desired.problems import PathProblem, YamlPath
@@ -39,69 +39,87 @@ def desired_state_schema() -> dict[str, Any]:
     return schema
 
 
-def _ecma_pattern(
-    validator: Any, pattern: str, instance: object, schema: object
-) -> Iterator[jsonschema.ValidationError]:
-    """`pattern` as editors and jsonschema-rs read it: a final `$` is the very end of the
-    string (Python's `$` also matches before a final newline, so `"GB\\n"` would pass)."""
-    if isinstance(instance, str) and not _end_anchored(pattern).search(instance):
-        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+def _inline(schema: Any, definitions: dict[str, Any]) -> Any:
+    """`schema` with each local `$ref` replaced by its definition. The schema's references
+    carry only annotations beside them (description, examples), so merging keeps the meaning."""
+    if isinstance(schema, list):
+        return [_inline(item, definitions) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    inlined = {key: _inline(value, definitions) for key, value in schema.items()}
+    inlined.pop("$defs", None)
+    reference = inlined.pop("$ref", None)
+    if reference is None:
+        return inlined
+    target = _inline(definitions[reference.removeprefix("#/$defs/")], definitions)
+    return {**target, **inlined}
 
 
 @cache
-def _end_anchored(pattern: str) -> re.Pattern[str]:
-    if pattern.endswith("$") and not pattern.endswith("\\$"):
-        pattern = pattern[:-1] + r"\Z"
-    return re.compile(pattern)
-
-
-_Full = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _ecma_pattern})
-
-
-@cache
-def _validators() -> tuple[Any, Any, Any, Any]:
+def _validator() -> tuple[Any, dict[str, Any]]:
     schema = desired_state_schema()
-    worker = {**schema["$defs"]["worker"], "$defs": schema["$defs"]}
-    return (
-        jsonschema_rs.validator_for(schema),
-        jsonschema_rs.validator_for(worker),
-        _Full(schema),
-        _Full(worker),
-    )
+    inlined: dict[str, Any] = _inline(schema, schema["$defs"])
+    return jsonschema_rs.validator_for(inlined), inlined
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    """One schema error: the keyword that failed, its value, and the instance it failed on."""
+
+    keyword: str
+    expected: Any  # the keyword's value in the schema
+    schema: Mapping[str, Any]  # the subschema holding the keyword
+    schema_path: tuple[str | int, ...]
+    path: YamlPath
+    instance: Any
+    message: str
 
 
 def schema_problems(data: object) -> list[PathProblem]:
     """Every way `data` (one file's values) breaks the schema; nothing when it is valid."""
-    fast, fast_worker, full, full_worker = _validators()
-    if _is_valid(fast, data):
-        return []
-    workers = data.get("workers") if isinstance(data, dict) else None
-    if not isinstance(workers, list):
-        return _problems(full.iter_errors(data), ())
-    problems = _problems(full.iter_errors({**data, "workers": []}), ())  # type: ignore[dict-item]
-    for index, worker in enumerate(workers):
-        if not _is_valid(fast_worker, worker):
-            problems += _problems(full_worker.iter_errors(worker), ("workers", index))
-    return problems
-
-
-def _is_valid(validator: Any, instance: object) -> bool:
+    validator, schema = _validator()
     try:
-        return bool(validator.is_valid(instance))
-    except (ValueError, TypeError):  # keys that are not strings: let jsonschema name them
-        return False
+        if validator.is_valid(data):
+            return []
+    except (ValueError, TypeError):  # a key that is not a string: name it as written
+        data = _with_string_keys(data)
+    return _problems(_failures(validator, schema, data))
 
 
-def _problems(errors: Iterator[jsonschema.ValidationError], prefix: YamlPath) -> list[PathProblem]:
+def _with_string_keys(value: object) -> object:
+    if isinstance(value, dict):
+        return {str(key): _with_string_keys(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_with_string_keys(item) for item in value]
+    return value
+
+
+def _failures(validator: Any, schema: dict[str, Any], data: object) -> Iterator[_Failure]:
+    for error in validator.iter_errors(data):
+        *parent_path, keyword = tuple(error.schema_path)
+        parent: Any = schema
+        for step in parent_path:
+            parent = parent[step]
+        yield _Failure(
+            keyword=str(keyword),
+            expected=parent[keyword],
+            schema=parent,
+            schema_path=tuple(error.schema_path),
+            path=tuple(error.instance_path),
+            instance=error.instance,
+            message=error.message,
+        )
+
+
+def _problems(failures: Iterator[_Failure]) -> list[PathProblem]:
     seen: dict[tuple[YamlPath, str], PathProblem] = {}
     missing: dict[YamlPath, list[str]] = {}  # one message per mapping, naming every key
-    for error in errors:
-        if error.validator == "required" and "then" not in error.schema_path:
-            path = (*prefix, *error.absolute_path)
-            keys = missing.setdefault(path, [])
-            keys += [key for key in error.validator_value if key not in error.instance]
+    for failure in failures:
+        if failure.keyword == "required" and "then" not in failure.schema_path:
+            keys = missing.setdefault(failure.path, [])
+            keys += [key for key in failure.expected if key not in failure.instance]
             continue
-        for problem in _explain(error, prefix):
+        for problem in _explain(failure):
             seen.setdefault((problem.path, problem.message), problem)
     for path, keys in missing.items():
         names = ", ".join(repr(key) for key in dict.fromkeys(keys))
@@ -111,14 +129,12 @@ def _problems(errors: Iterator[jsonschema.ValidationError], prefix: YamlPath) ->
     return list(seen.values())
 
 
-def _explain(error: jsonschema.ValidationError, prefix: YamlPath) -> Iterator[PathProblem]:
-    path: YamlPath = (*prefix, *error.absolute_path)
-    instance = error.instance
+def _explain(failure: _Failure) -> Iterator[PathProblem]:
+    path, instance, expected = failure.path, failure.instance, failure.expected
     name = _name(path)
-    schema = error.schema if isinstance(error.schema, Mapping) else {}
-    match error.validator:
+    match failure.keyword:
         case "additionalProperties":
-            known = list(schema.get("properties", {}))
+            known = list(failure.schema.get("properties", {}))
             for key in instance:
                 if key not in known:
                     close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.75)
@@ -127,23 +143,22 @@ def _explain(error: jsonschema.ValidationError, prefix: YamlPath) -> Iterator[Pa
                     message = f"unknown key {key!r} in {name}{hint}; known keys: {expected}"
                     yield PathProblem((*path, str(key)), message, at_key=True)
         case "required":  # only the Business rule's: the others are gathered by _problems
-            for key in error.validator_value:
+            for key in expected:
                 if key not in instance:
                     yield PathProblem(path, f"a Business needs {key!r} (its legal name)")
         case "type":
-            wanted = _TYPE_NAMES.get(str(error.validator_value), str(error.validator_value))
+            wanted = _TYPE_NAMES.get(str(expected), str(expected))
             yield PathProblem(path, f"{name} must be {wanted}, not {_describe(instance)}")
         case "enum":
-            allowed = ", ".join(str(value) for value in error.validator_value)
+            allowed = ", ".join(str(value) for value in expected)
             yield PathProblem(path, f"{name} must be one of {allowed}; got {instance!r}")
         case "const":
-            yield PathProblem(path, f"{name} must be {error.validator_value!r}; got {instance!r}")
-        case "minLength" | "pattern" if error.validator_value in (1, r"\S"):
+            yield PathProblem(path, f"{name} must be {expected!r}; got {instance!r}")
+        case "minLength" | "pattern" if expected in (1, r"\S"):
             yield PathProblem(path, f"{name} must not be empty or blank")
         case "maxLength":
-            limit = error.validator_value
             count = len(instance)
-            yield PathProblem(path, f"{name} is longer than {limit} characters ({count})")
+            yield PathProblem(path, f"{name} is longer than {expected} characters ({count})")
         case "pattern" if path[-1:] == ("countryIso",):
             message = f"countryIso must be two upper-case letters (ISO 3166-1); got {instance!r}"
             yield PathProblem(path, message)
@@ -157,15 +172,14 @@ def _explain(error: jsonschema.ValidationError, prefix: YamlPath) -> Iterator[Pa
             )
             yield PathProblem(path, message)
         case "maxItems":
-            limit = error.validator_value
             count = len(instance)
-            yield PathProblem(path, f"{name} may hold at most {limit} items; it has {count}")
+            yield PathProblem(path, f"{name} may hold at most {expected} items; it has {count}")
         case "minItems":
             yield PathProblem(path, f"{name} must not be empty")
         case "uniqueItems":
             yield PathProblem(path, f"{name} holds the same item twice")
         case _:
-            yield PathProblem(path, f"{name}: {error.message}")
+            yield PathProblem(path, f"{name}: {failure.message}")
 
 
 def _name(path: YamlPath) -> str:

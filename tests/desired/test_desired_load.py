@@ -179,7 +179,7 @@ def test_validation_touches_no_network(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("validation tried to use the network")
 
     # Start cold, so building the validators and checking the domains happen under the patch.
-    schema._validators.cache_clear()
+    schema._validator.cache_clear()
     schema.desired_state_schema.cache_clear()
     rules._domain_problem.cache_clear()
     monkeypatch.setattr(socket.socket, "connect", refuse)

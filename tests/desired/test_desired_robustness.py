@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import pycountry
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reconciler.desired import DesiredState, InvalidDesiredState, load_desired_state
+from reconciler.desired.model import COMPARABLE_FIELDS
 
 KEYS = st.sampled_from(
     [
@@ -91,3 +94,54 @@ def test_any_bytes(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "desired.yaml"
     path.write_bytes(data)
     _load(path)
+
+
+COUNTRY_CODES = sorted(country.alpha_2 for country in pycountry.countries)
+NAMES = st.text(alphabet=st.characters(categories=["L"]), min_size=1, max_size=30)
+WORKER = st.fixed_dictionaries(
+    {
+        "typeOfWorker": st.sampled_from(["Worker", "Business"]),
+        "workerName": NAMES,
+        "workerSurname": NAMES,
+        "workerLegalName": NAMES,
+        "countryIso": st.sampled_from(COUNTRY_CODES),
+    },
+    optional={
+        "jobTitle": NAMES,
+        "workerEmailText": st.text(min_size=1, max_size=80).filter(str.strip),
+        "ignoreChanges": st.lists(st.sampled_from(COMPARABLE_FIELDS), unique=True),
+    },
+)
+
+
+@SETTINGS
+@given(workers=st.lists(WORKER, max_size=8), prune=st.booleans(), limit=st.integers(0, 50))
+def test_valid_workers_become_the_model(
+    tmp_path: Path, workers: list[dict[str, Any]], prune: bool, limit: int
+) -> None:
+    for index, worker in enumerate(workers):
+        worker["externalId"] = f"ENG-{index}"
+        worker["workerEmail"] = f"worker{index}@example.com"
+    document = {
+        "version": 1,
+        "scope": {"externalIdPrefix": "ENG-"},
+        "policy": {"prune": prune, "maxInactivations": limit},
+        "workers": workers,
+    }
+    path = tmp_path / "desired.yaml"
+    path.write_text(yaml.safe_dump(document, allow_unicode=True))
+    state = load_desired_state(path, environ={})
+    assert (state.policy.prune, state.policy.max_inactivations.value) == (prune, limit)
+    assert len(state.workers) == len(workers)
+    for wanted, got in zip(workers, state.workers, strict=True):
+        assert got.external_id == wanted["externalId"]
+        assert got.type_of_worker == wanted["typeOfWorker"]
+        assert (got.worker_name, got.worker_surname) == (
+            wanted["workerName"],
+            wanted["workerSurname"],
+        )
+        assert got.worker_legal_name == wanted["workerLegalName"]
+        assert got.country_iso == wanted["countryIso"]
+        assert got.job_title == wanted.get("jobTitle")
+        assert got.worker_email_text == wanted.get("workerEmailText")
+        assert got.ignore_changes == frozenset(wanted.get("ignoreChanges", ()))

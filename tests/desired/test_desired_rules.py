@@ -103,6 +103,7 @@ CASES = [
     ("ignoreChanges of an unknown field", VALID + "    ignoreChanges: [salary]\n", "one of"),
     ("ignoreChanges twice", VALID + "    ignoreChanges: [jobTitle, jobTitle]\n", "twice"),
     ("placeholder", VALID + "    workerEmailText: 'Hi TODO(export)'\n", "TODO(export)"),
+    ("placeholder email", HEAD + _worker(email="TODO(export)"), "unfilled TODO(export)"),
     ("count limit", "version: 1\npolicy: {maxInactivations: 3}\n", None),
     ("share limit", "version: 1\npolicy: {maxInactivations: '12.5%'}\n", None),
     ("negative limit", "version: 1\npolicy: {maxInactivations: -1}\n", "non-negative integer"),
@@ -112,6 +113,8 @@ CASES = [
     ("version 2", "version: 2\n", "must be 1"),
     ("no version", "workers: []\n", "no file gives the format version"),
     ("unknown top-level key", "version: 1\nwebhooks: {}\n", "did you mean 'webhook'"),
+    ("a number as a key", "version: 1\n1: x\n", "unknown key '1' in the top level"),
+    ("a boolean as a key", "version: 1\nscope: {true: x}\n", "unknown key 'True' in scope"),
 ]
 
 

@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
-from reconciler.desired.schema import SCHEMA_NAME, desired_state_schema
+from reconciler.desired.schema import SCHEMA_NAME, _inline, desired_state_schema
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 SCHEMA = REPOSITORY / "schemas" / SCHEMA_NAME
@@ -81,3 +82,27 @@ def test_the_schema_is_strict() -> None:
     schema = json.loads(SCHEMA.read_text())
     objects = [schema, *(d for d in schema["$defs"].values() if d.get("type") == "object")]
     assert all(o["additionalProperties"] is False for o in objects)
+
+
+def test_the_inlined_schema_means_the_same() -> None:
+    """Inlining references changes no verdict (checked by the reference implementation)."""
+    schema = json.loads(SCHEMA.read_text())
+    inlined = _inline(schema, schema["$defs"])
+    assert "$ref" not in json.dumps(inlined)
+    worker = {"externalId": "A", "typeOfWorker": "Worker", "workerName": "A"}
+    samples = [
+        *schema["examples"],
+        {"workers": [{"externalId": "", "typeOfWorker": "Business", "colour": 1}]},
+        {"workers": [{**worker, "workerSurname": " ", "countryIso": "gb"}], "version": 2},
+        {"webhook": {"url": 1, "event_types": [], "headers": [{"name": "a b", "value": 1}]}},
+        {"policy": {"maxInactivations": "x", "prune": "yes"}, "scope": {}},
+    ]
+    for sample in samples:
+        verdicts = [
+            sorted(
+                (list(error.absolute_path), error.validator)
+                for error in jsonschema.Draft202012Validator(candidate).iter_errors(sample)
+            )
+            for candidate in (schema, inlined)
+        ]
+        assert verdicts[0] == verdicts[1]

@@ -61,7 +61,7 @@ def main(log_format: logs.LogFormat, log_level: str) -> None:
 
 
 def _register() -> None:
-    from reconciler.cli import apply, export, look, plan, sandbox, validate
+    from reconciler.cli import apply, comment, export, gitops, look, plan, sandbox, validate
 
     main.add_command(sandbox.sandbox)
     main.add_command(validate.validate)
@@ -71,6 +71,9 @@ def _register() -> None:
     main.add_command(plan.drift)
     main.add_command(apply.apply)
     main.add_command(export.export)
+    main.add_command(comment.comment)
+    main.add_command(gitops.github)
+    main.add_command(gitops.plan_compare)
 
 
 _register()

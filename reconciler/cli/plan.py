@@ -92,16 +92,7 @@ def plan(
     result, live, token = _plan(path, options, connection)
     _print(result, fmt, show_unmanaged)
     if out is not None:
-        document = saved_plan_document(
-            result,
-            live,
-            token=token,
-            created_at=datetime.now(UTC),
-            tool_version=__version__,
-            sources=[str(path)],
-        )
-        write_saved_plan(out, document)
-        click.echo(f"Saved the plan to {out}; apply it with: reconciler apply {out}", err=True)
+        save_plan(out, result, live, token, path)
     if detailed_exitcode and result.has_changes:
         raise click.exceptions.Exit(EXIT_CHANGES)
 
@@ -128,6 +119,20 @@ def drift(
     _print(result, fmt, show_unmanaged)
     if drift_detected(result, strict=strict):
         raise click.exceptions.Exit(EXIT_CHANGES)
+
+
+def save_plan(out: Path, result: Plan, live: LiveState, token: str, source: Path) -> None:
+    """Write `--out`: the saved plan of `result`, made from `source` against `live`."""
+    document = saved_plan_document(
+        result,
+        live,
+        token=token,
+        created_at=datetime.now(UTC),
+        tool_version=__version__,
+        sources=[str(source)],
+    )
+    write_saved_plan(out, document)
+    click.echo(f"Saved the plan to {out}; apply it with: reconciler apply {out}", err=True)
 
 
 def drift_detected(result: Plan, *, strict: bool) -> bool:

@@ -1,0 +1,76 @@
+"""`reconciler comment`: exactly the body of the pull-request plan comment, for any CI system.
+
+The body is the plan's Markdown with a hidden marker on its first line, so a bot (ours on
+GitHub, a few lines of script on GitLab or Jenkins) can find its comment again and update it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
+from reconciler.cli.plan import _plan, save_plan
+from reconciler.gitops.body import plan_comment
+from reconciler.gitops.marker import PLAN, InvalidMarkerKey, Marker
+from reconciler.plan import Plan, PlanOptions
+from reconciler.plan.refresh import refresh
+from reconciler.plan.saved import is_saved_plan, load_saved_plan
+
+key_option = click.option(
+    "--key",
+    metavar="KEY",
+    help="Tell apart several plan comments on one pull request (one per account or directory).",
+)
+
+
+def marker_for(kind: str, key: str | None) -> Marker:
+    """The marker of this kind with `--key`, with a clear error for a key it cannot hold."""
+    try:
+        return Marker(kind, key)
+    except InvalidMarkerKey as error:
+        raise click.BadParameter(str(error), param_hint="--key") from None
+
+
+@click.command("comment")
+@click.argument("source", metavar="PATH|PLAN", type=click.Path(exists=True, path_type=Path))
+@key_option
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    help="Also save the plan (from a desired-state PATH), for `reconciler apply PLAN`.",
+)
+@click.option("--show-unmanaged", is_flag=True, help="List the unmanaged open agreements.")
+@connection_options
+def comment(
+    source: Path,
+    key: str | None,
+    out: Path | None,
+    show_unmanaged: bool,
+    connection: ConnectionOptions,
+) -> None:
+    """Print the plan comment's body for the desired state at PATH, or for a saved PLAN.
+
+    From a saved plan the comment shows its changes (drift and unmanaged workers are not kept
+    in a saved plan), after checking against the live account that it still holds.
+    """
+    marker = marker_for(PLAN, key)
+    if is_saved_plan(source):
+        if out is not None:
+            raise click.BadParameter("--out needs a desired-state PATH, not a saved plan")
+        result = _resume(source, connection)
+    else:
+        result, live, token = _plan(source, PlanOptions(), connection)
+        if out is not None:
+            save_plan(out, result, live, token, source)
+    click.echo(plan_comment(result, marker, show_unmanaged=show_unmanaged), nl=False)
+
+
+def _resume(path: Path, connection: ConnectionOptions) -> Plan:
+    saved = load_saved_plan(path)
+    with open_client(connection, read_only=True) as client:
+        live = refresh(client)
+        token = client.config.token.reveal()
+    return saved.resume(live, token=token, environ=os.environ)

@@ -1,0 +1,158 @@
+"""GitOps commands: the GitHub side of the CI recipes, and the reviewed-plan check.
+
+`reconciler github ...` talks to GitHub's REST API with the token from $GITHUB_TOKEN (a
+workflow passes `secrets.GITHUB_TOKEN`), never from a flag. `reconciler plan-compare` needs no
+network: it tells whether a new saved plan asks for exactly what the reviewed one did.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from reconciler.cli.comment import key_option, marker_for
+from reconciler.gitops.comments import ACTIONS_BOT, upsert_comment
+from reconciler.gitops.compare import compare_plans
+from reconciler.gitops.github import GitHub
+from reconciler.gitops.issues import DEFAULT_LABEL, DEFAULT_TITLE, sync_drift_issue
+from reconciler.gitops.marker import APPLY, DRIFT, PLAN
+from reconciler.gitops.runs import find_reviewed_plan
+from reconciler.plan.saved import load_saved_plan
+
+#: `plan-compare`: the new plan asks for something the review did not see.
+EXIT_DIFFERENT = 2
+
+_repository_option = click.option(
+    "--repository",
+    metavar="OWNER/NAME",
+    help="The repository (default: $GITHUB_REPOSITORY, which GitHub Actions sets).",
+)
+_text_file = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+@click.group("github")
+def github() -> None:
+    """Post the plan comment, keep the drift issue, find the reviewed plan (needs $GITHUB_TOKEN)."""
+
+
+@github.command("pr-comment")
+@click.option("--pr", "number", type=click.IntRange(min=1), required=True, help="The PR number.")
+@click.option("--body-file", type=_text_file, required=True, help="From `reconciler comment`.")
+@key_option
+@click.option(
+    "--purpose",
+    type=click.Choice([PLAN, APPLY]),
+    default=PLAN,
+    show_default=True,
+    help="plan: the plan comment; apply: the comment saying why a merge was not applied.",
+)
+@click.option(
+    "--author",
+    default=ACTIONS_BOT,
+    show_default=True,
+    help="Only a comment by this login is ours to update (the token's user or app bot).",
+)
+@_repository_option
+def pr_comment(
+    number: int,
+    body_file: Path,
+    key: str | None,
+    purpose: str,
+    author: str,
+    repository: str | None,
+) -> None:
+    """Create the pull request's plan comment, or update the one already there."""
+    marker = marker_for(purpose, key)
+    body = _read(body_file)
+    with GitHub.from_environment(repository=repository) as client:
+        result = upsert_comment(client, number, body, marker, author=author)
+    click.echo(f"{result.action} the {purpose} comment: {result.url}")
+
+
+@github.command("drift-issue")
+@click.option(
+    "--drift-exit-status",
+    type=int,
+    required=True,
+    help="What `reconciler drift` exited with: 0 in sync (close), 2 drift (open or update), "
+    "anything else leaves the issue alone.",
+)
+@click.option(
+    "--report-file", type=_text_file, required=True, help="`drift --format markdown` output."
+)
+@key_option
+@click.option("--label", default=DEFAULT_LABEL, show_default=True, help="The issue's label.")
+@click.option("--title", default=DEFAULT_TITLE, show_default=True, help="A new issue's title.")
+@_repository_option
+def drift_issue(
+    drift_exit_status: int,
+    report_file: Path,
+    key: str | None,
+    label: str,
+    title: str,
+    repository: str | None,
+) -> None:
+    """Open, update or close the one drift issue to match what `reconciler drift` found."""
+    marker = marker_for(DRIFT, key)
+    report = _read(report_file)
+    with GitHub.from_environment(repository=repository) as client:
+        result = sync_drift_issue(
+            client, drift_exit_status, report, marker, label=label, title=title
+        )
+    where = f" #{result.number}: {result.url}" if result.number is not None else ""
+    click.echo(f"drift issue: {result.action.value}{where}")
+
+
+@github.command("reviewed-plan")
+@click.option("--sha", required=True, help="The merge commit on the default branch.")
+@click.option("--artifact", required=True, help="The plan artifact's name in the PR's run.")
+@_repository_option
+def reviewed_plan(sha: str, artifact: str, repository: str | None) -> None:
+    """Find the run of the merged pull request that saved its plan; print GITHUB_OUTPUT lines."""
+    with GitHub.from_environment(repository=repository) as client:
+        found = find_reviewed_plan(client, sha, artifact)
+    if found is None:
+        click.echo("found=false")
+        return
+    click.echo(
+        f"found=true\npull-request={found.pull_request}\nhead-sha={found.head_sha}\n"
+        f"run-id={found.run_id}\nartifact-id={found.artifact_id}"
+    )
+
+
+@click.command("plan-compare")
+@click.argument("reviewed", type=_text_file)
+@click.argument("new", type=_text_file)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown"]),
+    default="text",
+    show_default=True,
+    help="markdown: a paragraph for a pull-request comment.",
+)
+def plan_compare(reviewed: Path, new: Path, fmt: str) -> None:
+    """Exit 0 when the saved plan NEW changes exactly what REVIEWED did, 2 when it does not."""
+    comparison = compare_plans(load_saved_plan(reviewed).records, load_saved_plan(new).records)
+    if comparison.equal:
+        click.echo("The new plan makes exactly the reviewed changes.")
+        return
+    lines = comparison.describe()
+    if fmt == "markdown":
+        click.echo(
+            ":no_entry: **Not applied: the plan at merge differs from the reviewed plan.**\n\n"
+            + "\n".join(f"- `{change}`: {what}" for change, what in lines)
+            + "\n\nReview the new plan (open a pull request, or re-run the plan job) and merge "
+            "again."
+        )
+    else:
+        click.echo(
+            "The new plan differs from the reviewed plan:\n"
+            + "\n".join(f"  {change}: {what}" for change, what in lines)
+        )
+    raise click.exceptions.Exit(EXIT_DIFFERENT)
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8")

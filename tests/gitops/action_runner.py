@@ -1,0 +1,170 @@
+"""Run the composite action's `run:` steps locally, as a GitHub runner would run them.
+
+The action's scripts take every input from environment variables, so they run here unchanged;
+this runner only evaluates the small `${{ }}` expressions of `env:` and `if:`, gives each step
+its own GITHUB_OUTPUT file, and stands in for the steps that are GitHub's own actions
+(setup-python is skipped; upload/download-artifact copy to and from a local store). The
+reconciler is the worktree's, through a `reconciler` shim on PATH instead of `pip install`.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.gitops.support import ROOT, job_environment
+
+ACTION = ROOT / ".github" / "actions" / "reconciler" / "action.yml"
+_EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+_KEYED_NAME = re.compile(r"inputs\.key && format\('-\{0\}', inputs\.key\) \|\| ''")
+_CONDITION = re.compile(r"(steps\.\w+\.outputs\.[\w-]+|inputs\.[\w-]+) (==|!=) '([^']*)'")
+
+
+@dataclass
+class StepRun:
+    name: str
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@dataclass
+class Job:
+    """One run of the action: its inputs, and what it left behind."""
+
+    inputs: dict[str, str]
+    workdir: Path
+    env: dict[str, str] = field(default_factory=dict)
+    context: dict[str, str] = field(default_factory=dict)
+    artifacts: dict[str, Path] = field(default_factory=dict)  # name -> directory
+    outputs: dict[str, dict[str, str]] = field(default_factory=dict)
+    steps: list[StepRun] = field(default_factory=list)
+    summary: str = ""
+
+    @property
+    def failed(self) -> StepRun | None:
+        return next((step for step in self.steps if step.returncode != 0), None)
+
+    def step(self, name: str) -> StepRun:
+        return next(step for step in self.steps if step.name == name)
+
+
+def action() -> dict[str, Any]:
+    return yaml.safe_load(ACTION.read_text())
+
+
+def run_action(job: Job) -> Job:
+    """Run the action's steps for `job.inputs` until one fails, as a runner would."""
+    spec = action()
+    for name, declared in spec["inputs"].items():
+        job.inputs.setdefault(name, declared.get("default", ""))
+    runner_temp = job.workdir / "runner-temp"
+    runner_temp.mkdir(parents=True, exist_ok=True)
+    shim = job.workdir / "bin"
+    shim.mkdir(exist_ok=True)
+    (shim / "reconciler").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m reconciler "$@"\n')
+    (shim / "reconciler").chmod(0o755)
+    summary = job.workdir / "step-summary.md"
+    summary.touch()
+    for index, step in enumerate(spec["runs"]["steps"]):
+        name = step.get("name", step.get("uses", f"step {index}"))
+        if "if" in step and not _condition(step["if"], job):
+            continue
+        if "uses" in step:
+            _stand_in(step, job, runner_temp)
+            continue
+        if name == "Install the reconciler":
+            continue  # the shim stands in for pip install
+        output = job.workdir / f"output-{index}"
+        output.write_text("")
+        env = job_environment(
+            PATH=f"{shim}:{job_environment()['PATH']}",
+            RUNNER_TEMP=str(runner_temp),
+            GITHUB_OUTPUT=str(output),
+            GITHUB_STEP_SUMMARY=str(summary),
+            GITHUB_ACTION_PATH=str(ACTION.parent),
+            **job.env,
+        )
+        env |= {
+            key: _evaluate(str(value), job, runner_temp)
+            for key, value in step.get("env", {}).items()
+        }
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=300,
+        )
+        job.steps.append(StepRun(name, done.returncode, done.stdout, done.stderr))
+        if "id" in step:
+            job.outputs[step["id"]] = dict(
+                line.split("=", 1) for line in output.read_text().splitlines() if "=" in line
+            )
+        if done.returncode != 0:
+            break
+    job.summary = summary.read_text()
+    return job
+
+
+def _stand_in(step: dict[str, Any], job: Job, runner_temp: Path) -> None:
+    uses = step["uses"]
+    settings = {
+        key: _evaluate(str(value), job, runner_temp) for key, value in step.get("with", {}).items()
+    }
+    if uses.startswith("actions/setup-python@"):
+        return
+    if uses.startswith("actions/upload-artifact@"):
+        stored = job.workdir / "artifacts" / settings["name"]
+        shutil.copytree(settings["path"], stored, dirs_exist_ok=True)
+        job.artifacts[settings["name"]] = stored
+        return
+    if uses.startswith("actions/download-artifact@"):
+        key = f"{settings['run-id']}/{settings['name']}"
+        shutil.copytree(job.artifacts[key], settings["path"], dirs_exist_ok=True)
+        job.steps.append(StepRun(f"download {key}", 0, "", ""))
+        return
+    raise AssertionError(f"the runner has no stand-in for {uses}")
+
+
+def _evaluate(text: str, job: Job, runner_temp: Path) -> str:
+    def value(match: re.Match[str]) -> str:
+        expression = match.group(1)
+        if _KEYED_NAME.fullmatch(expression):
+            return f"-{job.inputs['key']}" if job.inputs["key"] else ""
+        return _lookup(expression, job, runner_temp)
+
+    return _EXPRESSION.sub(value, text)
+
+
+def _lookup(expression: str, job: Job, runner_temp: Path) -> str:
+    if expression == "runner.temp":
+        return str(runner_temp)
+    if expression.startswith("inputs."):
+        return job.inputs[expression.removeprefix("inputs.")]
+    if expression.startswith("steps."):
+        _, step_id, _, name = expression.split(".")
+        return job.outputs.get(step_id, {}).get(name, "")
+    if expression in job.context:
+        return job.context[expression]
+    raise AssertionError(f"the runner cannot evaluate ${{{{ {expression} }}}}")
+
+
+def _condition(text: str, job: Job) -> bool:
+    verdict = True
+    for part in text.split(" && "):
+        match = _CONDITION.fullmatch(part.strip())
+        if match is None:
+            raise AssertionError(f"the runner cannot evaluate if: {text}")
+        left, operator, right = match.groups()
+        found = _lookup(left, job, Path())
+        verdict = verdict and ((found == right) if operator == "==" else (found != right))
+    return verdict

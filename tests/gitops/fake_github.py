@@ -1,0 +1,254 @@
+"""A fake of GitHub's REST API on a loopback port: the few endpoints the CI jobs call.
+
+It answers in GitHub's documented shapes (issue comments, issues, pull requests, artifacts),
+pages lists the way GitHub does (`page`/`per_page`, a `Link` header with `next`, `last`,
+`prev` and `first`), refuses requests without the expected bearer token as GitHub does (401
+"Bad credentials"), and records every request so a test can check what was sent.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+OWNER_REPO = "octo-org/workforce"
+HTML = f"https://github.com/{OWNER_REPO}"
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    query: dict[str, str]
+    body: Any
+    authorization: str | None
+
+
+@dataclass
+class State:
+    """What the fake repository holds."""
+
+    comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    issues: list[dict[str, Any]] = field(default_factory=list)
+    commit_pulls: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    artifacts: list[dict[str, Any]] = field(default_factory=list)
+    next_id: int = 9_000_000
+
+
+class FakeGitHub:
+    """Start with `with FakeGitHub(token, page_size=2) as github:`; `.api_url` for the client."""
+
+    def __init__(self, token: str, *, page_size: int = 30, max_page_size: int = 100) -> None:
+        self.token = token
+        self.page_size = page_size  # GitHub's default per_page is 30
+        self.max_page_size = max_page_size  # and it honours per_page up to 100
+        self.state = State()
+        #: Statuses to answer the next requests of a method with (5xx faults), e.g. {"GET": [502]}.
+        self.failures: dict[str, list[int]] = {}
+        self.requests: list[Recorded] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def api_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> FakeGitHub:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def writes(self) -> list[Recorded]:
+        return [request for request in self.requests if request.method != "GET"]
+
+    # --- routes ---------------------------------------------------------------------------
+
+    def handle(self, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, Any]:
+        repo = f"/repos/{OWNER_REPO}"
+        if not path.startswith(repo + "/"):
+            return 404, _not_found()
+        route = path[len(repo) :]
+        state = self.state
+        if match := re.fullmatch(r"/issues/(\d+)/comments", route):
+            number = int(match.group(1))
+            if method == "GET":
+                return 200, state.comments.get(number, [])
+            if method == "POST":
+                comment = self._new_comment(number, body["body"])
+                state.comments.setdefault(number, []).append(comment)
+                return 201, comment
+        if (match := re.fullmatch(r"/issues/comments/(\d+)", route)) and method == "PATCH":
+            for comments in state.comments.values():
+                for comment in comments:
+                    if comment["id"] == int(match.group(1)):
+                        comment["body"] = body["body"]
+                        comment["updated_at"] = "2026-11-21T12:00:00Z"
+                        return 200, comment
+            return 404, _not_found()
+        if route == "/issues":
+            if method == "GET":
+                return 200, self._list_issues(query)
+            if method == "POST":
+                issue = self._new_issue(body)
+                state.issues.append(issue)
+                return 201, issue
+        if (match := re.fullmatch(r"/issues/(\d+)", route)) and method == "PATCH":
+            for issue in state.issues:
+                if issue["number"] == int(match.group(1)):
+                    changed = {key: body[key] for key in ("body", "state", "title") if key in body}
+                    issue.update(changed)
+                    if body.get("state") == "closed":
+                        issue["state_reason"] = body.get("state_reason", "completed")
+                    return 200, issue
+            return 404, _not_found()
+        if (match := re.fullmatch(r"/commits/([0-9a-f]+)/pulls", route)) and method == "GET":
+            return 200, state.commit_pulls.get(match.group(1), [])
+        if route == "/actions/artifacts" and method == "GET":
+            name = query.get("name")
+            found = [a for a in state.artifacts if name is None or a["name"] == name]
+            return 200, {"total_count": len(found), "artifacts": found}
+        return 404, _not_found()
+
+    def _list_issues(self, query: dict[str, str]) -> list[dict[str, Any]]:
+        wanted = query.get("state", "open")
+        labels = set(filter(None, query.get("labels", "").split(",")))
+        return [
+            issue
+            for issue in self.state.issues
+            if (wanted == "all" or issue["state"] == wanted)
+            and labels <= {label["name"] for label in issue["labels"]}
+        ]
+
+    def _new_id(self) -> int:
+        self.state.next_id += 1
+        return self.state.next_id
+
+    def _new_comment(self, number: int, body: str) -> dict[str, Any]:
+        comment_id = self._new_id()
+        return {
+            "id": comment_id,
+            "node_id": f"IC_{comment_id}",
+            "url": f"https://api.github.com/repos/{OWNER_REPO}/issues/comments/{comment_id}",
+            "html_url": f"{HTML}/pull/{number}#issuecomment-{comment_id}",
+            "body": body,
+            "user": _bot(),
+            "created_at": "2026-11-21T12:00:00Z",
+            "updated_at": "2026-11-21T12:00:00Z",
+            "issue_url": f"https://api.github.com/repos/{OWNER_REPO}/issues/{number}",
+            "author_association": "NONE",
+        }
+
+    def _new_issue(self, body: dict[str, Any]) -> dict[str, Any]:
+        number = max((issue["number"] for issue in self.state.issues), default=0) + 1
+        return {
+            "id": self._new_id(),
+            "number": number,
+            "title": body["title"],
+            "body": body.get("body"),
+            "state": "open",
+            "state_reason": None,
+            "labels": [{"name": name, "color": "ededed"} for name in body.get("labels", [])],
+            "user": _bot(),
+            "html_url": f"{HTML}/issues/{number}",
+            "url": f"https://api.github.com/repos/{OWNER_REPO}/issues/{number}",
+            "created_at": "2026-11-21T12:00:00Z",
+        }
+
+
+def _bot() -> dict[str, Any]:
+    return {"login": "github-actions[bot]", "id": 41898282, "type": "Bot", "site_admin": False}
+
+
+def _not_found() -> dict[str, str]:
+    return {
+        "message": "Not Found",
+        "documentation_url": "https://docs.github.com/rest",
+        "status": "404",
+    }
+
+
+def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _serve(self, method: str) -> None:
+            parts = urlsplit(self.path)
+            query = {key: values[-1] for key, values in parse_qs(parts.query).items()}
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length)) if length else None
+            authorization = self.headers.get("Authorization")
+            with fake._lock:
+                fake.requests.append(Recorded(method, parts.path, query, body, authorization))
+                if fake.failures.get(method):
+                    status = fake.failures[method].pop(0)
+                    answer = {"message": "Server Error"}
+                elif authorization != f"Bearer {fake.token}":
+                    status, answer = (
+                        401,
+                        {
+                            "message": "Bad credentials",
+                            "documentation_url": "https://docs.github.com/rest",
+                            "status": "401",
+                        },
+                    )
+                else:
+                    status, answer = fake.handle(method, parts.path, query, body)
+                    answer = copy.deepcopy(answer)
+            headers: dict[str, str] = {}
+            if method == "GET" and status == 200:
+                answer, headers = _page(fake, parts.path, query, answer)
+            data = json.dumps(answer).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            self._serve("GET")
+
+        def do_POST(self) -> None:
+            self._serve("POST")
+
+        def do_PATCH(self) -> None:
+            self._serve("PATCH")
+
+    return Handler
+
+
+def _page(
+    fake: FakeGitHub, path: str, query: dict[str, str], answer: Any
+) -> tuple[Any, dict[str, str]]:
+    """Cut a list (or a wrapped list) to one page and write GitHub's Link header."""
+    items = answer if isinstance(answer, list) else answer.get("artifacts")
+    if items is None:
+        return answer, {}
+    per_page = min(int(query.get("per_page", fake.page_size)), fake.max_page_size)
+    page = int(query.get("page", 1))
+    last = max(1, -(-len(items) // per_page))
+    chunk = items[(page - 1) * per_page : page * per_page]
+    answer = chunk if isinstance(answer, list) else {**answer, "artifacts": chunk}
+
+    def url(number: int) -> str:
+        return f"{fake.api_url}{path}?{urlencode({**query, 'page': number})}"
+
+    links = []
+    if page < last:
+        links += [f'<{url(page + 1)}>; rel="next"', f'<{url(last)}>; rel="last"']
+    if page > 1:
+        links += [f'<{url(1)}>; rel="first"', f'<{url(page - 1)}>; rel="prev"']
+    return answer, {"Link": ", ".join(links)} if links else {}

@@ -1,0 +1,244 @@
+"""The composite action's scripts, run locally against the sandbox and a fake GitHub.
+
+Each test is one job of the example workflows: a pull request (validate, plan, artifact, one
+plan comment), the merge (apply the reviewed plan, or refuse and say why on the pull request)
+and the scheduled drift check (open, then close, one issue).
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from reconciler.plan.saved import is_saved_plan
+from reconciler.sandbox import SandboxServer
+from tests.gitops.action_runner import Job, run_action
+from tests.gitops.fake_github import OWNER_REPO, FakeGitHub
+from tests.gitops.support import FIXTURES, ROOT
+
+TOKEN = "ghs_" + secrets.token_urlsafe(27)
+QUICKSTART = ROOT / "examples" / "quickstart.yaml"
+PR = 42
+MERGE_SHA = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+HEAD_SHA = "9fceb02d0ae598e95dc970b74767f19372d61af8"
+RUN_ID = 7001
+HAS_APPLY = importlib.util.find_spec("reconciler.cli.apply") is not None
+
+
+@pytest.fixture
+def demo() -> Iterator[SandboxServer]:
+    with SandboxServer(seed=ROOT / "examples" / "sandbox-seed.yaml") as server:
+        yield server
+
+
+@pytest.fixture
+def github() -> Iterator[FakeGitHub]:
+    with FakeGitHub(TOKEN, max_page_size=2) as fake:
+        fake.state.comments[PR] = copy.deepcopy(
+            json.loads((FIXTURES / "pr_comments.json").read_text())
+        )
+        yield fake
+
+
+def job(
+    tmp_path: Path, name: str, mode: str, path: Path, server: SandboxServer, github: FakeGitHub
+) -> Job:
+    return Job(
+        inputs={
+            "mode": mode,
+            "path": str(path),
+            "base-url": server.base_url,
+            "service-token": server.token,
+            "github-token": TOKEN,
+        },
+        workdir=tmp_path / name,
+        env={
+            "GITHUB_REPOSITORY": OWNER_REPO,
+            "GITHUB_API_URL": github.api_url,
+            "GITHUB_SHA": MERGE_SHA,
+        },
+        context={"github.event.pull_request.number": str(PR)},
+    )
+
+
+def pull_request_job(tmp_path: Path, server: SandboxServer, github: FakeGitHub) -> Job:
+    return run_action(job(tmp_path, "pr", "pull-request", QUICKSTART, server, github))
+
+
+def test_pull_request_plans_keeps_the_plan_and_updates_one_comment(
+    demo: SandboxServer, github: FakeGitHub, tmp_path: Path
+) -> None:
+    done = pull_request_job(tmp_path, demo, github)
+
+    assert done.failed is None, done.failed
+    assert done.step("Validate (annotations on the changed lines)").stdout == ""  # no errors
+    comment = next(c for c in github.state.comments[PR] if c["id"] == 1006)
+    assert comment["body"].startswith("<!-- reconciler:plan -->\n### reconciler plan\n")
+    assert "| 1 | 1 | 0 | 0 | 1 | 1 | 2 | 0 |" in comment["body"]
+    assert [r.method for r in github.writes()] == ["PATCH"]
+    artifact = done.artifacts["reconciler-plan"]
+    assert sorted(p.name for p in artifact.iterdir()) == ["comment.md", "plan.json"]
+    assert is_saved_plan(artifact / "plan.json")
+    for kept in artifact.iterdir():  # the artifact outlives the run: no token in it
+        assert demo.token not in kept.read_text() and TOKEN not in kept.read_text()
+    assert (artifact / "comment.md").read_text() == comment["body"]
+    assert comment["body"] in done.summary
+
+    again = pull_request_job(tmp_path / "again", demo, github)
+    assert again.failed is None
+    assert "unchanged the plan comment" in again.step("Post or update the plan comment").stdout
+    assert [r.method for r in github.writes()] == ["PATCH"]
+
+
+def test_an_invalid_file_is_annotated_and_nothing_is_posted(
+    demo: SandboxServer, github: FakeGitHub, tmp_path: Path
+) -> None:
+    broken = tmp_path / "workforce.yaml"
+    broken.write_text("version: 1\nworkers:\n  - externalId: ENG-001\n    countryIso: XX\n")
+
+    done = run_action(job(tmp_path, "pr", "pull-request", broken, demo, github))
+
+    assert done.failed is not None and done.failed.name.startswith("Validate")
+    assert f"::error file={broken},line=" in done.failed.stdout
+    assert github.writes() == [] and done.artifacts == {}
+
+
+def merge_job(tmp_path: Path, server: SandboxServer, github: FakeGitHub, reviewed: Job) -> Job:
+    """The push to main after the pull request's run `reviewed`: its artifact is findable."""
+    github.state.commit_pulls[MERGE_SHA] = [
+        {"number": PR, "merged_at": "2026-11-21T10:00:00Z", "merge_commit_sha": MERGE_SHA,
+         "head": {"sha": HEAD_SHA, "ref": "change"}, "base": {"ref": "main"}}
+    ]  # fmt: skip
+    github.state.artifacts = [
+        {"id": 1, "name": "reconciler-plan", "expired": False, "created_at": "2026-11-21T09:00:00Z",
+         "workflow_run": {"id": RUN_ID, "head_sha": HEAD_SHA}}
+    ]  # fmt: skip
+    merge = job(tmp_path, "merge", "apply", QUICKSTART, server, github)
+    merge.artifacts[f"{RUN_ID}/reconciler-plan"] = reviewed.artifacts["reconciler-plan"]
+    return run_action(merge)
+
+
+def live_status(server: SandboxServer, external_id: str) -> list[str]:
+    answer = httpx.get(
+        f"{server.base_url}/contract/workers/list",
+        headers={"Authorization": f"Bearer {server.token}"},
+    )
+    answer.raise_for_status()
+    return [w["status"] for w in answer.json()["content"] if w.get("externalId") == external_id]
+
+
+def test_a_merge_whose_plan_changed_is_refused_and_explained(
+    demo: SandboxServer, github: FakeGitHub, tmp_path: Path
+) -> None:
+    reviewed = pull_request_job(tmp_path, demo, github)
+    # Someone invites ENG-004 by hand after the review: the reviewed invitation is stale, and
+    # the plan at merge no longer has it.
+    invited = httpx.post(
+        f"{demo.base_url}/contract/workers/inviteWorkersBulkLocked",
+        headers={"Authorization": f"Bearer {demo.token}"},
+        json=[{"externalId": "ENG-004", "typeOfWorker": "Worker", "workerName": "Katherine",
+               "workerSurname": "Johnson", "workerEmail": "katherine@example.com",
+               "countryIso": "US"}],
+    )  # fmt: skip
+    assert invited.is_success, invited.text
+
+    done = merge_job(tmp_path, demo, github, reviewed)
+
+    assert done.failed is not None and done.failed.name.startswith("Apply the reviewed plan")
+    assert "differs from the reviewed plan: nothing was applied" in done.failed.stdout
+    refusal = github.state.comments[PR][-1]
+    assert refusal["body"].startswith("<!-- reconciler:apply -->\n:no_entry: **Not applied")
+    assert '`worker["ENG-004"] (invite)`: reviewed, but no longer planned' in refusal["body"]
+    assert "<details><summary>The plan at merge</summary>" in refusal["body"]
+    assert live_status(demo, "ENG-006") == ["ACTIVE"]  # the reviewed inactivation did not run
+
+
+@pytest.mark.skipif(not HAS_APPLY, reason="needs `reconciler apply` (branch apply)")
+def test_a_merge_applies_the_fresh_reviewed_plan(
+    demo: SandboxServer, github: FakeGitHub, tmp_path: Path
+) -> None:
+    reviewed = pull_request_job(tmp_path, demo, github)
+
+    done = merge_job(tmp_path, demo, github, reviewed)
+
+    assert done.failed is None, done.failed
+    assert done.outputs["apply"]["applied"] == "reviewed"
+    assert live_status(demo, "ENG-006") == ["INACTIVATED"]
+
+
+@pytest.mark.skipif(not HAS_APPLY, reason="needs `reconciler apply` (branch apply)")
+def test_a_merge_with_a_stale_but_equal_plan_applies_the_new_one(
+    demo: SandboxServer, github: FakeGitHub, tmp_path: Path
+) -> None:
+    reviewed = pull_request_job(tmp_path, demo, github)
+    plan = reviewed.artifacts["reconciler-plan"] / "plan.json"
+    document = json.loads(plan.read_text())
+    document["created_at"] = "2020-01-01T00:00:00Z"  # older than any expiry
+    plan.write_text(json.dumps(document))
+
+    done = merge_job(tmp_path, demo, github, reviewed)
+
+    assert done.failed is None, done.failed
+    assert done.outputs["apply"]["applied"] == "replanned"
+    assert live_status(demo, "ENG-006") == ["INACTIVATED"]
+
+
+def test_a_push_without_a_reviewed_plan_applies_nothing(
+    demo: SandboxServer, github: FakeGitHub, tmp_path: Path
+) -> None:
+    done = run_action(job(tmp_path, "merge", "apply", QUICKSTART, demo, github))
+
+    assert done.failed is not None and done.failed.name == "No reviewed plan, nothing applied"
+    assert "nothing was applied" in done.failed.stdout
+    assert live_status(demo, "ENG-006") == ["ACTIVE"]
+
+
+def test_the_drift_job_opens_then_closes_one_issue(
+    sandbox: SandboxServer, github: FakeGitHub, tmp_path: Path
+) -> None:
+    desired = tmp_path / "workforce.yaml"
+    desired.write_text(
+        "version: 1\nworkers:\n  - {externalId: ENG-001, typeOfWorker: Worker, workerName: Ada,"
+        " workerSurname: Lovelace, workerEmail: ada@example.com, countryIso: GB}\n"
+    )
+    drifted = run_action(job(tmp_path, "drift1", "drift", desired, sandbox, github))
+    assert drifted.failed is None, drifted.failed
+    assert drifted.outputs["drift"]["action"] == "open"
+    (issue,) = github.state.issues
+    assert issue["body"].startswith("<!-- reconciler:drift -->\n### reconciler plan")
+
+    broken = job(tmp_path, "drift2", "drift", desired, sandbox, github)
+    broken.inputs["service-token"] = "not-the-token"
+    failed = run_action(broken)
+    assert (
+        failed.failed is not None and "the drift issue was left as it was" in failed.failed.stdout
+    )
+    assert issue["state"] == "open"
+
+    desired.write_text("version: 1\nworkers: []\n")
+    in_sync = run_action(job(tmp_path, "drift3", "drift", desired, sandbox, github))
+    assert in_sync.failed is None, in_sync.failed
+    assert in_sync.outputs["drift"]["action"] == "close"
+    assert [i["state"] for i in github.state.issues] == ["closed"]
+
+
+def test_a_key_gives_an_account_its_own_comment_and_artifact(
+    demo: SandboxServer, github: FakeGitHub, tmp_path: Path
+) -> None:
+    keyed = job(tmp_path, "pr", "pull-request", QUICKSTART, demo, github)
+    keyed.inputs["key"] = "eu"
+
+    done = run_action(keyed)
+
+    assert done.failed is None, done.failed
+    assert list(done.artifacts) == ["reconciler-plan-eu"]
+    assert [r.method for r in github.writes()] == ["POST"]  # no comment of this key yet
+    created = github.state.comments[PR][-1]
+    assert created["body"].startswith('<!-- reconciler:plan key="eu" -->\n### reconciler plan\n')

@@ -51,5 +51,5 @@ class Secret:
     def __format__(self, spec: str) -> str:
         return MASK
 
-    def __reduce__(self) -> object:  # never pickled into a file or a subprocess by accident
+    def __reduce__(self) -> str | tuple[object, ...]:  # never pickled by accident
         raise TypeError("a Secret cannot be pickled")

@@ -68,8 +68,9 @@ class DesiredWorker:
     @classmethod
     def from_fields(cls, item: Mapping[str, Any]) -> DesiredWorker:
         """A worker from its (already validated) fields, spelled as in the file."""
+        values: dict[str, Any] = {attribute: item.get(name) for name, attribute in WORKER_FIELDS}
         return cls(
-            **{attribute: item.get(name) for name, attribute in WORKER_FIELDS},
+            **values,
             ignore_changes=frozenset(item.get("ignoreChanges", ())),
         )
 

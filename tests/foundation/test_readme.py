@@ -1,0 +1,30 @@
+"""The README's quickstart stays true: CI runs exactly its test command."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _quickstart_commands() -> list[str]:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quickstart = readme.split("## Quickstart", 1)[1]
+    return [block.strip() for block in re.findall(r"```bash\n(.*?)```", quickstart, re.S)[:2]]
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    _, test_command = _quickstart_commands()
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    commands = [
+        line for line in script.splitlines() if line.strip() and not line.startswith(("#", "set "))
+    ]
+    assert commands[-1] == test_command
+
+
+def test_the_first_command_plans_a_file_that_exists() -> None:
+    first, _ = _quickstart_commands()
+    assert "reconciler plan --sandbox" in first
+    path = first.rsplit(" ", 1)[1]
+    assert (ROOT / path).is_file()

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
-from reconciler.cli.plan import _plan, save_plan
+from reconciler.cli.plan import plan_path, save_plan
 from reconciler.gitops.body import plan_comment
 from reconciler.gitops.marker import PLAN, InvalidMarkerKey, Marker
 from reconciler.plan import Plan, PlanOptions
@@ -62,7 +62,7 @@ def comment(
             raise click.BadParameter("--out needs a desired-state PATH, not a saved plan")
         result = _resume(source, connection)
     else:
-        result, live, token = _plan(source, PlanOptions(), connection)
+        result, live, token = plan_path(source, PlanOptions(), connection)
         if out is not None:
             save_plan(out, result, live, token, source)
     click.echo(plan_comment(result, marker, show_unmanaged=show_unmanaged), nl=False)

@@ -89,7 +89,7 @@ def plan(
     options = PlanOptions(
         targets=frozenset(targets), excludes=frozenset(excludes), replaces=frozenset(replaces)
     )
-    result, live, token = _plan(path, options, connection)
+    result, live, token = plan_path(path, options, connection)
     _print(result, fmt, show_unmanaged)
     if out is not None:
         save_plan(out, result, live, token, path)
@@ -115,7 +115,7 @@ def drift(
     connection: ConnectionOptions,
 ) -> None:
     """A read-only plan for scheduled jobs: exit 2 on changes or drift, 0 when in sync."""
-    result, _, _ = _plan(path, PlanOptions(), connection)
+    result, _, _ = plan_path(path, PlanOptions(), connection)
     _print(result, fmt, show_unmanaged)
     if drift_detected(result, strict=strict):
         raise click.exceptions.Exit(EXIT_CHANGES)
@@ -142,9 +142,10 @@ def drift_detected(result: Plan, *, strict: bool) -> bool:
     return strict and bool(result.unmanaged or result.conflicts)
 
 
-def _plan(
+def plan_path(
     path: Path, options: PlanOptions, connection: ConnectionOptions
 ) -> tuple[Plan, LiveState, str]:
+    """Load and validate PATH, refresh the live account read-only, and diff them."""
     with _collector_paused():
         # Every problem is reported before any call; header values are registered with the
         # log scrubber as they are read.

@@ -8,7 +8,6 @@ and the scheduled drift check (open, then close, one issue).
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import secrets
 from collections.abc import Iterator
@@ -29,7 +28,6 @@ PR = 42
 MERGE_SHA = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 HEAD_SHA = "9fceb02d0ae598e95dc970b74767f19372d61af8"
 RUN_ID = 7001
-HAS_APPLY = importlib.util.find_spec("reconciler.cli.apply") is not None
 
 
 @pytest.fixture
@@ -160,7 +158,6 @@ def test_a_merge_whose_plan_changed_is_refused_and_explained(
     assert live_status(demo, "ENG-006") == ["ACTIVE"]  # the reviewed inactivation did not run
 
 
-@pytest.mark.skipif(not HAS_APPLY, reason="needs `reconciler apply` (branch apply)")
 def test_a_merge_applies_the_fresh_reviewed_plan(
     demo: SandboxServer, github: FakeGitHub, tmp_path: Path
 ) -> None:
@@ -173,7 +170,6 @@ def test_a_merge_applies_the_fresh_reviewed_plan(
     assert live_status(demo, "ENG-006") == ["INACTIVATED"]
 
 
-@pytest.mark.skipif(not HAS_APPLY, reason="needs `reconciler apply` (branch apply)")
 def test_a_merge_with_a_stale_but_equal_plan_applies_the_new_one(
     demo: SandboxServer, github: FakeGitHub, tmp_path: Path
 ) -> None:

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from reconciler.apply import Executor, Ledger, Outcome
@@ -16,6 +13,7 @@ from reconciler.plan.refresh import refresh
 from reconciler.sandbox import SandboxServer
 from reconciler.service.client import ServiceClient
 from reconciler.service.models import Invitation, Worker, WorkerStatus
+from tests.cli import ROOT, reconciler, user_environment
 from tests.plan.factories import desired_state, want
 
 INVITE_PATH = "/contract/workers/inviteWorkersBulkLocked"
@@ -83,33 +81,17 @@ def assert_ledger_matches(ledger: Ledger, live: list[Worker]) -> None:
 
 # --- the command line, as a user runs it ---------------------------------------------------
 
-ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "examples" / "quickstart.yaml"
 SEED = ROOT / "examples" / "sandbox-seed.yaml"
 
 
 def cli_env(server: SandboxServer, **extra: str) -> dict[str, str]:
     """The environment of a CLI run against `server`, with no stray `RECONCILER_*` settings."""
-    environ = {key: value for key, value in os.environ.items() if not key.startswith("RECONCILER_")}
-    return environ | {
-        "PYTHONPATH": str(ROOT),
-        "NO_COLOR": "1",
-        "RECONCILER_BASE_URL": server.base_url,
-        "RECONCILER_TOKEN": server.token,
-        **extra,
-    }
+    return user_environment(server, **extra)
 
 
 def cli(
     *args: str, server: SandboxServer, stdin: Any = subprocess.DEVNULL, **extra: str
 ) -> subprocess.CompletedProcess[str]:
     """`python -m reconciler ARGS` against `server`; stdin is no terminal unless given one."""
-    return subprocess.run(
-        [sys.executable, "-m", "reconciler", *args],
-        stdin=stdin,
-        capture_output=True,
-        text=True,
-        env=cli_env(server, **extra),
-        cwd=ROOT,
-        timeout=120,
-    )
+    return reconciler(*args, server=server, stdin=stdin, **extra)

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +24,7 @@ from click.testing import CliRunner, Result
 from reconciler.cli import main
 from reconciler.export import PLACEHOLDER
 from reconciler.sandbox import SandboxServer
+from tests.cli import reconciler as run
 from tests.export.support import fill, placeholder_lines
 from tests.sandbox.support import Controls, service_client
 
@@ -129,23 +128,6 @@ def account() -> Iterator[Account]:
     """The 300-worker account with unanswered invitations; the tests using it only read."""
     with SandboxServer() as server:
         yield build_account(server, answered=False)
-
-
-def run(
-    *args: str, server: SandboxServer, cwd: Path, **env: str
-) -> subprocess.CompletedProcess[str]:
-    environ = {key: value for key, value in os.environ.items() if not key.startswith("RECONCILER_")}
-    environ |= {"PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
-    environ |= {"RECONCILER_BASE_URL": server.base_url, "RECONCILER_TOKEN": server.token}
-    environ |= env
-    return subprocess.run(
-        [sys.executable, "-m", "reconciler", *args],
-        capture_output=True,
-        text=True,
-        env=environ,
-        cwd=cwd,
-        timeout=120,
-    )
 
 
 def assert_no_changes(plan: subprocess.CompletedProcess[str]) -> None:
@@ -365,20 +347,11 @@ def test_a_fully_answered_account_exports_ready_and_plans_no_changes(tmp_path: P
 
 def test_the_quickstart_demo_account_exports_and_plans_empty(tmp_path: Path) -> None:
     """The README's example: the embedded sandbox, seeded with the demo account."""
-    environ = {key: value for key, value in os.environ.items() if not key.startswith("RECONCILER_")}
-    environ |= {"PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
     sandbox = ("--sandbox", "--sandbox-db", str(tmp_path / "sandbox.db"))
     out = tmp_path / "workers.yaml"
 
     def reconciler(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "reconciler", *args],
-            capture_output=True,
-            text=True,
-            env=environ,
-            cwd=tmp_path,
-            timeout=120,
-        )
+        return run(*args, cwd=tmp_path)
 
     exported = reconciler("export", "--scope-prefix", "ENG-", "--out", str(out), *sandbox)
     assert exported.returncode == 2, exported.stderr

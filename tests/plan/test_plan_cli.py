@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +11,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from reconciler.sandbox import SandboxServer
+from tests.cli import reconciler as run
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "examples" / "quickstart.yaml"
@@ -25,24 +23,6 @@ def demo() -> Iterator[SandboxServer]:
     """The quickstart's demo account; plan and drift only read, so one serves the module."""
     with SandboxServer(seed=ROOT / "examples" / "sandbox-seed.yaml") as server:
         yield server
-
-
-def run(
-    *args: str, server: SandboxServer | None = None, token: str | None = None, **env: str
-) -> subprocess.CompletedProcess[str]:
-    environ = {key: value for key, value in os.environ.items() if not key.startswith("RECONCILER_")}
-    environ |= {"PYTHONPATH": str(ROOT), "NO_COLOR": "1", **env}
-    if server is not None:
-        environ |= {"RECONCILER_BASE_URL": server.base_url}
-        environ |= {"RECONCILER_TOKEN": token if token is not None else server.token}
-    return subprocess.run(
-        [sys.executable, "-m", "reconciler", *args],
-        capture_output=True,
-        text=True,
-        env=environ,
-        cwd=ROOT,
-        timeout=120,
-    )
 
 
 def requests_since(server: SandboxServer, since: int) -> list[dict[str, object]]:

@@ -5,9 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import subprocess
-import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -18,6 +15,7 @@ from click.testing import CliRunner
 from reconciler.cli import main
 from reconciler.secrets import MASK, Secret
 from reconciler.service.models import PaymentItem, WebhookHeader
+from tests.cli import reconciler as _reconciler
 from tests.service.helpers import client_for, control, invitation, last_seq, request_log
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,21 +115,6 @@ def test_bad_connection_settings_are_clear(args: list[str], complaint: str) -> N
     assert result.exit_code != 0
     assert complaint in result.output
     assert "Traceback" not in result.output
-
-
-def _reconciler(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("RECONCILER_TOKEN", None)
-    env.pop("RECONCILER_BASE_URL", None)
-    return subprocess.run(
-        [sys.executable, "-m", "reconciler", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def test_the_embedded_sandbox_is_seeded_once_kept_and_reset(tmp_path: Path) -> None:

@@ -155,3 +155,25 @@ def configure(log_format: LogFormat = "auto", level: str = "warning") -> None:
 
 def get_logger(name: str | None = None) -> Any:
     return structlog.stdlib.get_logger(name)
+
+
+def _configure_default() -> None:
+    """Until `configure` runs (a library user, a test), events still lose their secrets.
+
+    structlog's own default prints every event, unfiltered and unredacted, to stdout. This one
+    sends them through the standard library's logging instead: nothing below WARNING, nothing
+    on stdout, and the redaction applied.
+    """
+    structlog.configure(
+        processors=[
+            structlog.stdlib.filter_by_level,
+            redact_secrets,
+            structlog.processors.KeyValueRenderer(key_order=["event"]),
+        ],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=False,
+    )
+
+
+_configure_default()

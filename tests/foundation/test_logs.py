@@ -5,8 +5,12 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import os
 import secrets
+import subprocess
+import sys
 import urllib.parse
+from pathlib import Path
 
 import pytest
 import structlog
@@ -97,3 +101,27 @@ def test_level_filters_events(capsys: pytest.CaptureFixture[str]) -> None:
 def test_short_values_are_not_registered() -> None:
     logs.register_secret("ab")
     assert logs.scrub("a cab ran") == "a cab ran"
+
+
+def test_before_configure_events_are_filtered_redacted_and_kept_off_stdout() -> None:
+    """A library user who never configures logging still gets no secret and no stdout noise."""
+    program = (
+        "from reconciler import logs\n"
+        "logs.register_secret('cnry-registered-0123456789')\n"
+        "log = logs.get_logger('library')\n"
+        "log.debug('quiet-debug-event')\n"
+        "log.warning('loud', token='tok-unregistered', note='cnry-registered-0123456789')\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        timeout=60,
+        check=True,
+    )
+    assert result.stdout == ""
+    assert "loud" in result.stderr
+    assert "quiet-debug-event" not in result.stderr
+    assert "tok-unregistered" not in result.stderr
+    assert "cnry-registered" not in result.stderr

@@ -10,12 +10,10 @@ import ipaddress
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
-import pycountry
 from email_validator import EmailNotValidError, validate_email
 
 from reconciler.desired.problems import PathProblem, YamlPath
@@ -26,9 +24,6 @@ REFUSED_HEADER_NAMES = frozenset({"host", "content-length", "content-type", "tra
 #: Keys that may appear in one file only when a directory is merged.
 SINGLE_FILE_KEYS = ("version", "scope", "policy", "webhook")
 
-_COUNTRIES = frozenset(country.alpha_2 for country in pycountry.countries)
-_TWO_LETTERS = re.compile("[A-Z]{2}")  # anything else is the schema's to refuse
-_COMMON_MISTAKES = {"UK": "GB", "EN": "GB"}
 # An unquoted local part of plain characters: email-validator checks nothing more in it than
 # its length, so only the domain needs the (slower) full check, once per domain.
 _ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
@@ -57,9 +52,6 @@ def file_problems(values: FileValues, has_placeholder: bool) -> list[PathProblem
     webhook = data.get("webhook")
     if isinstance(webhook, dict):
         problems += _header_problems(values.name, webhook.get("headers"))
-    policy = data.get("policy")
-    if isinstance(policy, dict):
-        problems += _policy_problems(policy.get("maxInactivations"))
     if has_placeholder:
         problems += [
             PathProblem(path, f"an unfilled {PLACEHOLDER} placeholder: write the real value")
@@ -69,12 +61,7 @@ def file_problems(values: FileValues, has_placeholder: bool) -> list[PathProblem
 
 
 def _worker_problems(worker: dict[Any, Any], path: YamlPath) -> Iterator[PathProblem]:
-    country = worker.get("countryIso")
-    if isinstance(country, str) and _TWO_LETTERS.fullmatch(country) and country not in _COUNTRIES:
-        message = f"{country!r} is not an ISO 3166-1 alpha-2 country code"
-        if country in _COMMON_MISTAKES:
-            message += f" (did you mean {_COMMON_MISTAKES[country]!r}?)"
-        yield PathProblem((*path, "countryIso"), message)
+    # countryIso: the schema's enum of every ISO 3166-1 code says it (desired/schema.py)
     email = worker.get("workerEmail")
     if isinstance(email, str) and email.strip() and PLACEHOLDER not in email:
         reason = email_problem(email)
@@ -124,17 +111,6 @@ def _header_problems(name_of_file: str, headers: object) -> Iterator[PathProblem
         if first != index:
             other = (name_of_file, ("webhook", "headers", first, "name"))
             yield PathProblem(path, f"header {name!r} is given twice (ignoring case)", other=other)
-
-
-def _policy_problems(limit: object) -> Iterator[PathProblem]:
-    if isinstance(limit, str) and limit.endswith("%"):
-        try:
-            share = Decimal(limit[:-1])
-        except InvalidOperation:
-            return  # the schema already refused it
-        if share > 100:
-            message = f"maxInactivations {limit!r} is more than 100%"
-            yield PathProblem(("policy", "maxInactivations"), message)
 
 
 def _placeholder_paths(value: object, path: YamlPath) -> Iterator[YamlPath]:
@@ -199,7 +175,9 @@ def merge_problems(
                 other = (owner_name, (key,))
                 message = f"{key!r} may be given in one file only"
                 problems.append((values.name, PathProblem((key,), message, True, other)))
-    if files and every_file_read and "version" not in owner:
+    # A file with settings but no version is the schema's to say (dependentRequired).
+    settings_given = any(key in owner for key in SINGLE_FILE_KEYS)
+    if files and every_file_read and not settings_given:
         message = "no file gives the format version: add `version: 1`"
         problems.append((files[0].name, PathProblem((), message)))
     return problems + _worker_merge_problems(files, _scope_prefix(files, owner.get("scope")))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -19,6 +20,10 @@ from typing import Any
 import jsonschema_rs
 
 from reconciler.desired.problems import PathProblem, YamlPath
+
+_TWO_LETTERS = re.compile("[A-Z]{2}")  # anything else is the pattern's to refuse
+_COMMON_MISTAKES = {"UK": "GB", "EN": "GB"}
+_SHARE = re.compile(r"[0-9]+(\.[0-9]+)?%")
 
 SCHEMA_NAME = "desired-state.schema.json"
 
@@ -149,6 +154,10 @@ def _explain(failure: _Failure) -> Iterator[PathProblem]:
         case "type":
             wanted = _TYPE_NAMES.get(str(expected), str(expected))
             yield PathProblem(path, f"{name} must be {wanted}, not {_describe(instance)}")
+        case "enum" if path[-1:] == ("countryIso",):
+            if isinstance(instance, str) and _TWO_LETTERS.fullmatch(instance):
+                yield PathProblem(path, unknown_country(instance))
+            # otherwise the pattern's (or the type's) message says it already
         case "enum":
             allowed = ", ".join(str(value) for value in expected)
             yield PathProblem(path, f"{name} must be one of {allowed}; got {instance!r}")
@@ -165,12 +174,28 @@ def _explain(failure: _Failure) -> Iterator[PathProblem]:
         case "pattern" if path[-1:] == ("name",):
             message = f"header name {instance!r} is not an HTTP token (letters, digits, -, _, ...)"
             yield PathProblem(path, message)
+        case "oneOf" if path[-1:] == ("maxInactivations",) and _is_share(instance):
+            yield PathProblem(path, f"maxInactivations {instance!r} is more than 100%")
         case "oneOf" if path[-1:] == ("maxInactivations",):
             message = (
                 "maxInactivations must be a non-negative integer (10) or a percentage "
                 f"string ('25%'); got {instance!r}"
             )
             yield PathProblem(path, message)
+        case "pattern" if path[-1:] == ("url",):
+            pass  # said after interpolation, with the URL filled in (rules.webhook_url_problem)
+        case "not" if path[-1:] == ("name",):
+            pass  # said by the header rules (rules.REFUSED_HEADER_NAMES), with their other checks
+        case "dependentRequired":
+            for key, needed in expected.items():
+                if key in instance:
+                    for missing in needed:
+                        if missing not in instance:
+                            message = (
+                                f"this file gives {key!r} but not {missing!r}: add `version: 1`"
+                            )
+                            yield PathProblem(path, message)
+                    break
         case "maxItems":
             count = len(instance)
             yield PathProblem(path, f"{name} may hold at most {expected} items; it has {count}")
@@ -180,6 +205,19 @@ def _explain(failure: _Failure) -> Iterator[PathProblem]:
             yield PathProblem(path, f"{name} holds the same item twice")
         case _:
             yield PathProblem(path, f"{name}: {failure.message}")
+
+
+def unknown_country(code: str) -> str:
+    """The message for two upper-case letters that are no ISO 3166-1 alpha-2 code."""
+    message = f"{code!r} is not an ISO 3166-1 alpha-2 country code"
+    if code in _COMMON_MISTAKES:
+        message += f" (did you mean {_COMMON_MISTAKES[code]!r}?)"
+    return message
+
+
+def _is_share(value: object) -> bool:
+    """A percentage the pattern refused only for being above 100%."""
+    return isinstance(value, str) and _SHARE.fullmatch(value) is not None
 
 
 def _name(path: YamlPath) -> str:

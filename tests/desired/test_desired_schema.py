@@ -106,3 +106,93 @@ def test_the_inlined_schema_means_the_same() -> None:
             for candidate in (schema, inlined)
         ]
         assert verdicts[0] == verdicts[1]
+
+
+# --- the schema says what validate checks, where JSON Schema can ---------------------------
+
+
+def _schema_accepts(document: dict[str, Any]) -> bool:
+    return jsonschema.Draft202012Validator(desired_state_schema()).is_valid(document)
+
+
+def _with_webhook(url: str = "https://hooks.example.com/x", header: str = "X-Token") -> Any:
+    return {
+        "version": 1,
+        "webhook": {
+            "url": url,
+            "headers": [{"name": header, "value": "v"}],
+            "event_types": ["KYC"],
+        },
+    }
+
+
+def test_every_iso_country_code_is_in_the_enum_for_completion() -> None:
+    import pycountry
+
+    worker = desired_state_schema()["$defs"]["worker"]["properties"]["countryIso"]
+    assert worker["enum"] == sorted(country.alpha_2 for country in pycountry.countries)
+
+
+@pytest.mark.parametrize(
+    ("url", "accepted"),
+    [
+        ("https://hooks.example.com/workforce", True),
+        ("HTTPS://hooks.example.com/workforce", True),
+        ("http://localhost:8080/hook", True),
+        ("http://127.0.0.1/hook", True),
+        ("http://[::1]:9000/", True),
+        ("${WEBHOOK_URL}", True),
+        ("https://hooks.example.com/x?t=${TOKEN}", True),
+        ("http://hooks.example.com/workforce", False),
+        ("http://localhost.evil.example/hook", False),
+        ("ftp://hooks.example.com/", False),
+        ("/relative/path", False),
+        ("https://", False),
+        ("https://hooks.example.com/" + "a" * 2048, False),
+    ],
+)
+def test_the_url_pattern_matches_the_rule(url: str, accepted: bool) -> None:
+    from reconciler.desired.rules import webhook_url_problem
+
+    assert _schema_accepts(_with_webhook(url=url)) is accepted
+    if "${" not in url and len(url) <= 2048:  # the rule checks the filled-in URL
+        assert (webhook_url_problem(url) is None) is accepted
+
+
+@pytest.mark.parametrize(
+    "name", ["Host", "host", "CONTENT-LENGTH", "Content-Type", "transfer-encoding"]
+)
+def test_reserved_header_names_are_refused_by_the_schema(name: str) -> None:
+    from reconciler.desired.rules import REFUSED_HEADER_NAMES
+
+    assert name.lower() in REFUSED_HEADER_NAMES
+    assert not _schema_accepts(_with_webhook(header=name))
+    assert _schema_accepts(_with_webhook(header=f"X-{name}"))
+
+
+@pytest.mark.parametrize(
+    ("limit", "accepted"),
+    [
+        ("25%", True),
+        ("0%", True),
+        ("100%", True),
+        ("100.0%", True),
+        ("99.5%", True),
+        ("100.5%", False),
+        ("150%", False),
+        ("NaN%", False),
+        ("-1%", False),
+        ("25", False),
+        (10, True),
+        (-1, False),
+    ],
+)
+def test_the_share_pattern_stops_at_100_percent(limit: object, accepted: bool) -> None:
+    document = {"version": 1, "policy": {"maxInactivations": limit}}
+    assert _schema_accepts(document) is accepted
+
+
+def test_a_file_with_settings_needs_the_version_but_a_workers_file_does_not() -> None:
+    assert not _schema_accepts({"scope": {"externalIdPrefix": "ENG-"}})
+    assert not _schema_accepts({"webhook": _with_webhook()["webhook"]})
+    assert _schema_accepts({"workers": []})

@@ -61,10 +61,21 @@ def main(log_format: logs.LogFormat, log_level: str) -> None:
 
 
 def _register() -> None:
-    from reconciler.cli import apply, comment, export, gitops, look, plan, sandbox, validate
+    from reconciler.cli import (
+        apply,
+        comment,
+        export,
+        gitops,
+        look,
+        plan,
+        sandbox,
+        schema,
+        validate,
+    )
 
     main.add_command(sandbox.sandbox)
     main.add_command(validate.validate)
+    main.add_command(schema.schema)
     for command in look.COMMANDS:
         main.add_command(command)
     main.add_command(plan.plan)

@@ -132,6 +132,12 @@ def _report(result: Export, out: Path | None, options: ExportOptions) -> None:
         for item in result.unfinished:
             fields = ", ".join(item.fields)
             _say(f"  {scalar(item.external_id)} ({scalar(item.email)}, {item.status}): {fields}")
+    if options.schema_ref is None:
+        _say(
+            "No copy of the schema found near the output, so no editor modeline was written: "
+            "`reconciler schema --out schemas/desired-state.schema.json` at your repository's "
+            "root writes one that the next export points to."
+        )
     if out is not None:
         _say(f"Next: reconciler validate {out} && reconciler plan {out}")
     if result.header_variables:  # last, where a person looks for what to do

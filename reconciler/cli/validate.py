@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import click
 
 from reconciler.desired import InvalidDesiredState, Problem, load_desired_state
+from reconciler.errors import ReconcilerError
+
+#: pre-commit sets this in the environment of every hook it runs.
+_PRE_COMMIT = "PRE_COMMIT"
 
 
 @click.command()
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path", type=click.Path(path_type=Path), required=False)
 @click.option(
     "--format",
     "output_format",
@@ -20,10 +25,19 @@ from reconciler.desired import InvalidDesiredState, Problem, load_desired_state
     show_default=True,
     help="text: file:line:col lines; json: a list of objects; github: workflow annotations.",
 )
-def validate(path: Path, output_format: str) -> None:
+@click.option(
+    "--no-env",
+    is_flag=True,
+    help="Check ${VAR} references by name only, without their values (for a pre-commit hook "
+    "on a machine without the secrets); plan and apply always read them.",
+)
+def validate(path: Path | None, output_format: str, no_env: bool) -> None:
     """Check the desired-state file, or directory of files, at PATH: exit 0 valid, 1 invalid."""
+    if path is None:
+        message, hint = _missing_path()
+        raise ReconcilerError(message, hint=hint)
     try:
-        state = load_desired_state(path)
+        state = load_desired_state(path, read_variables=not no_env)
     except InvalidDesiredState as error:
         click.echo(_render(error.problems, output_format))
         raise click.exceptions.Exit(1) from None
@@ -33,6 +47,22 @@ def validate(path: Path, output_format: str) -> None:
         count = len(state.workers)
         webhook = "a webhook" if state.webhook is not None else "no webhook"
         click.echo(f"{path}: valid ({count} worker{'' if count == 1 else 's'}, {webhook})")
+
+
+def _missing_path() -> tuple[str, str]:
+    """What to say when no PATH is given: in a pre-commit hook, the lines to add."""
+    if os.environ.get(_PRE_COMMIT):
+        return (
+            "the reconciler-validate hook needs the path of your desired state",
+            "add it to the hook in .pre-commit-config.yaml, for instance\n"
+            "        - id: reconciler-validate\n"
+            "          args: [workforce/]      # your file or directory\n"
+            "          files: ^workforce/",
+        )
+    return (
+        "no PATH given: name the desired-state file or directory to check",
+        "reconciler validate workforce.yaml   (or a directory of *.yaml files)",
+    )
 
 
 def _render(problems: list[Problem], output_format: str) -> str:

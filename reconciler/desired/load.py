@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -42,13 +42,22 @@ from reconciler.desired.source import SourceText, read_sources
 from reconciler.secrets import Secret
 
 
-def load_desired_state(path: str | Path, environ: Mapping[str, str] | None = None) -> DesiredState:
+def load_desired_state(
+    path: str | Path,
+    environ: Mapping[str, str] | None = None,
+    *,
+    read_variables: bool = True,
+) -> DesiredState:
     """Read, validate and model the desired state at `path` (a file or a directory).
 
-    `environ` fills `${VAR}` references (default: the process environment). Raises
-    `InvalidDesiredState` listing every problem, each with its file, line and column.
+    `environ` fills `${VAR}` references (default: the process environment). With
+    `read_variables` False (`validate --no-env`, the pre-commit hook) the references are checked
+    by name only and no value is read: a webhook value built from one is then not checked, and
+    the model keeps its template where the value would be, so such a state is for reporting
+    only, never for a plan. Raises `InvalidDesiredState` listing every problem, each with its
+    file, line and column.
     """
-    environ = os.environ if environ is None else environ
+    environ = (os.environ if environ is None else environ) if read_variables else _EveryName()
     sources, problems = read_sources(path)
     files: list[FileValues] = []
     pending: dict[str, list[PathProblem]] = defaultdict(list)
@@ -138,17 +147,21 @@ def _fill_webhook(
 ) -> tuple[_FilledWebhook | None, list[tuple[str, PathProblem]]]:
     problems: list[tuple[str, PathProblem]] = []
 
+    names_only = isinstance(environ, _EveryName)
+
     def fill(text: object, path: YamlPath) -> str | None:
         if not isinstance(text, str):
             return None
         try:
-            return interpolate(text, environ)
+            filled = interpolate(text, environ)
         except InterpolationError as error:
             problems.append((name, PathProblem(path, str(error))))
             return None
+        return text if names_only else filled
 
     url = fill(webhook.get("url"), ("webhook", "url"))
-    if url is not None and (reason := webhook_url_problem(url)):
+    unchecked = names_only and url is not None and has_reference(url)
+    if url is not None and not unchecked and (reason := webhook_url_problem(url)):
         problems.append((name, PathProblem(("webhook", "url"), reason)))
     headers = []
     raw_headers = webhook.get("headers")
@@ -160,10 +173,27 @@ def _fill_webhook(
         if value is not None and isinstance(raw, str) and isinstance(header_name, str):
             template = raw if has_reference(raw) else None
             headers.append(WebhookHeader(header_name, Secret(value, template=template)))
-            logs.register_secret(value)  # from here on, no log line can carry it
+            if not names_only:
+                logs.register_secret(value)  # from here on, no log line can carry it
     if problems or url is None:
         return None, problems
     return _FilledWebhook(name, url, tuple(headers)), []
+
+
+class _EveryName(Mapping[str, str]):
+    """An environment that has every variable, empty: references are checked by name only."""
+
+    def __getitem__(self, name: str) -> str:
+        return ""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
 
 
 def _build(files: list[FileValues], filled: _FilledWebhook | None) -> DesiredState:

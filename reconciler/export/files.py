@@ -9,6 +9,7 @@ renames, so a failure while writing leaves what was there untouched.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import tempfile
@@ -18,7 +19,12 @@ from pathlib import Path
 from reconciler.errors import ReconcilerError
 from reconciler.export.model import SCHEMA_ID, ExportedFile
 
-SCHEMA_PATH = Path("schemas", "desired-state.schema.json")
+#: Where a copy of the schema is looked for, in the output's folder and each one above it.
+SCHEMA_PLACES = (
+    Path("desired-state.schema.json"),
+    Path("schemas", "desired-state.schema.json"),
+)
+_MAX_SCHEMA_BYTES = 1 << 20
 #: The files a directory of desired state is merged from (what `validate` and `plan` read).
 _MERGED_SUFFIXES = (".yaml", ".yml")
 
@@ -27,18 +33,30 @@ class ExportError(ReconcilerError):
     """The export could not be written where it was asked to go."""
 
 
-def schema_ref(directory: Path) -> str:
-    """The modeline's target for a file in `directory`: a relative path to the project's schema
-    when `directory` is inside a checkout that has one (looking up to its git root), else the
-    schema's `$id`."""
+def schema_ref(directory: Path) -> str | None:
+    """The modeline's target for a file in `directory`: a relative path to a copy of the schema
+    (as `reconciler schema --out` writes it) in `directory` or a folder above it, up to the git
+    root; None when there is none, so no modeline points at something an editor cannot load."""
     start = directory.resolve()
     for folder in (start, *start.parents):
-        candidate = folder / SCHEMA_PATH
-        if candidate.is_file():
-            return Path(os.path.relpath(candidate, start)).as_posix()
+        for place in SCHEMA_PLACES:
+            candidate = folder / place
+            if is_schema_copy(candidate):
+                return Path(os.path.relpath(candidate, start)).as_posix()
         if (folder / ".git").exists():
             break
-    return SCHEMA_ID
+    return None
+
+
+def is_schema_copy(path: Path) -> bool:
+    """Whether `path` is a regular file holding this tool's desired-state schema (any version)."""
+    try:
+        if not path.is_file() or path.stat().st_size > _MAX_SCHEMA_BYTES:
+            return False
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(document, dict) and document.get("$id") == SCHEMA_ID
 
 
 def check_target(out: Path, *, directory: bool, force: bool) -> None:

@@ -9,7 +9,9 @@ from reconciler.service.models import Worker
 
 #: Written where the service does not show a value yet; `reconciler validate` refuses it.
 PLACEHOLDER = "TODO(export)"
-#: The modeline's target when the schema cannot be reached by a relative path: its `$id`.
+#: The first line of an exported file, before the schema's path: editors read it.
+MODELINE = "# yaml-language-server: $schema="
+#: The schema's `$id`: how a copy written by `reconciler schema` is recognised.
 SCHEMA_ID = "https://reconciler.example/schemas/desired-state.schema.json"
 
 
@@ -27,7 +29,7 @@ class ExportOptions:
     scope_prefix: str | None = None
     include_unmanaged: bool = False
     split_by: SplitBy | None = None
-    schema_ref: str = SCHEMA_ID  # the modeline's `$schema=`
+    schema_ref: str | None = None  # the modeline's `$schema=`; None: no modeline
 
 
 @dataclass(frozen=True, slots=True)

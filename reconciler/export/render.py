@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from reconciler.export.model import (
+    MODELINE,
     PLACEHOLDER,
     Conflict,
     Export,
@@ -279,8 +280,9 @@ def _settings_lines(
 
 
 def _preamble(options: ExportOptions, what: str) -> list[str]:
+    modeline = [] if options.schema_ref is None else [f"{MODELINE}{options.schema_ref}"]
     return [
-        f"# yaml-language-server: $schema={options.schema_ref}",
+        *modeline,
         "# Written by `reconciler export` from the live account.",
         *(f"# {line}" for line in textwrap.wrap(what, _COMMENT_WIDTH, break_long_words=False)),
     ]

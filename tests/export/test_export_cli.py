@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import jsonschema
 import pytest
+import yaml
 from click.testing import CliRunner, Result
 
 from reconciler.cli import main
@@ -150,6 +152,9 @@ def last_seq(server: SandboxServer) -> int:
 
 def test_export_fill_validate_plan_shows_no_changes(account: Account, tmp_path: Path) -> None:
     out = tmp_path / "workers.yaml"
+    (tmp_path / ".git").mkdir()  # a repository of the user's own, outside this checkout
+    schema = run("schema", "--out", "schemas/desired-state.schema.json", cwd=tmp_path)
+    assert schema.returncode == 0, schema.stderr
     since = last_seq(account.server)
     exported = run(
         "export", "--scope-prefix", "ENG-", "--out", str(out), server=account.server, cwd=tmp_path
@@ -157,7 +162,7 @@ def test_export_fill_validate_plan_shows_no_changes(account: Account, tmp_path: 
     assert exported.returncode == 2, exported.stderr
     assert sandbox_methods(account.server, since) == {"GET"}  # export only reads
     text = out.read_text(encoding="utf-8")
-    assert text.startswith("# yaml-language-server: $schema=")
+    assert text.startswith("# yaml-language-server: $schema=schemas/desired-state.schema.json\n")
     assert exported.stdout == ""
     assert f"{account.unanswered} workers with values the service does not show" in exported.stderr
     assert f"{account.unmanaged} open agreements without an externalId left out" in exported.stderr
@@ -172,6 +177,8 @@ def test_export_fill_validate_plan_shows_no_changes(account: Account, tmp_path: 
     out.write_text(fill(text), encoding="utf-8")
     valid = run("validate", str(out), server=account.server, cwd=tmp_path, **HEADER_VARIABLES)
     assert valid.returncode == 0, valid.stdout
+    editor = json.loads((tmp_path / "schemas" / "desired-state.schema.json").read_text())
+    jsonschema.validate(yaml.safe_load(out.read_text(encoding="utf-8")), editor)
     plan = run(
         "plan",
         str(out),
@@ -285,7 +292,7 @@ def test_refuses_to_overwrite_without_force(account: Account, tmp_path: Path) ->
     assert last_seq(account.server) == since  # refused before reading the account
     forced = invoke("export", "--out", str(out), "--force", server=account.server)
     assert forced.exit_code == 2
-    assert out.read_text().startswith("# yaml-language-server: $schema=")
+    assert out.read_text().startswith("# Written by `reconciler export`")  # no schema here
     assert sorted(p.name for p in tmp_path.iterdir()) == ["workers.yaml"]  # no temporary left
 
     folder = tmp_path / "people"

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 
 from reconciler.export.files import (
-    SCHEMA_PATH,
     ExportError,
     check_target,
     schema_ref,
@@ -20,23 +20,49 @@ from reconciler.export.model import SCHEMA_ID, ExportedFile
 REPOSITORY = Path(__file__).resolve().parents[2]
 
 
+def _schema_copy(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"$id": SCHEMA_ID, "type": "object"}))
+
+
 def test_schema_ref_is_relative_inside_the_repository() -> None:
-    assert (REPOSITORY / SCHEMA_PATH).is_file()
     assert schema_ref(REPOSITORY) == "schemas/desired-state.schema.json"
     assert schema_ref(REPOSITORY / "examples") == "../schemas/desired-state.schema.json"
 
 
-def test_schema_ref_is_the_schema_id_outside_a_checkout(tmp_path: Path) -> None:
+def test_no_modeline_where_no_copy_of_the_schema_is_found(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()  # the search stops at a repository's root
     (tmp_path / "deep").mkdir()
-    assert schema_ref(tmp_path / "deep") == SCHEMA_ID
+    _schema_copy(tmp_path.parent / "schemas" / "desired-state.schema.json")  # above the root
+    assert schema_ref(tmp_path / "deep") is None
 
 
-def test_schema_ref_finds_a_checkouts_schema_from_a_subfolder(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "content",
+    ["{}", '{"$id": "https://example.com/other.json"}', "not json", '["a list"]'],
+)
+def test_a_file_that_is_not_the_schema_is_no_target(tmp_path: Path, content: str) -> None:
+    (tmp_path / ".git").mkdir()
     (tmp_path / "schemas").mkdir()
-    (tmp_path / SCHEMA_PATH).write_text("{}")
-    (tmp_path / "people" / "eng").mkdir(parents=True)
-    assert schema_ref(tmp_path / "people" / "eng") == "../../schemas/desired-state.schema.json"
+    (tmp_path / "schemas" / "desired-state.schema.json").write_text(content)
+    assert schema_ref(tmp_path) is None
+
+
+@pytest.mark.parametrize(
+    ("place", "expected"),
+    [
+        ("schemas/desired-state.schema.json", "../../schemas/desired-state.schema.json"),
+        ("desired-state.schema.json", "../../desired-state.schema.json"),
+        ("people/desired-state.schema.json", "../desired-state.schema.json"),
+    ],
+)
+def test_schema_ref_finds_a_copy_from_a_subfolder(
+    tmp_path: Path, place: str, expected: str
+) -> None:
+    (tmp_path / ".git").mkdir()
+    _schema_copy(tmp_path / place)
+    (tmp_path / "people" / "eng").mkdir(parents=True, exist_ok=True)
+    assert schema_ref(tmp_path / "people" / "eng") == expected
 
 
 @pytest.mark.parametrize(

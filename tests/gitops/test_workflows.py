@@ -157,7 +157,7 @@ def test_the_pre_commit_hook_is_what_pre_commit_reads(tmp_path: Path) -> None:
     assert refused.returncode == 1 and "Missing required key: name" in refused.stdout
 
     (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
-    assert hook["entry"] == "reconciler validate" and hook["language"] == "python"
+    assert hook["entry"] == "reconciler validate --no-env" and hook["language"] == "python"
     assert hook["pass_filenames"] is False  # the path comes from `args`: the state is a whole
     assert re.compile(hook["files"]).search("workforce/team.yaml")
 
@@ -177,3 +177,34 @@ def test_the_pre_commit_hook_validates_a_directory(tmp_path: Path) -> None:
     )  # fmt: skip
     assert good.returncode == 0, good.stdout + good.stderr
     assert bad.returncode == 1 and "bad.yaml:3:" in bad.stdout
+
+
+def _hook(*arguments: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The hook's entry as pre-commit runs it (`PRE_COMMIT=1`), with `args` appended."""
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    command = [*hook["entry"].split()[1:], *hook.get("args", []), *arguments]
+    environ = {
+        key: value for key, value in os.environ.items() if not key.startswith("WEBHOOK_")
+    } | {"PYTHONPATH": str(ROOT), "PRE_COMMIT": "1", **env}
+    return subprocess.run(
+        [sys.executable, "-m", "reconciler", *command],
+        capture_output=True, text=True, env=environ, timeout=60,
+    )  # fmt: skip
+
+
+def test_the_hook_without_args_says_what_to_add() -> None:
+    result = _hook()
+    assert result.returncode == 1
+    assert "the reconciler-validate hook needs the path of your desired state" in result.stderr
+    assert "args: [workforce/]" in result.stderr and "Usage:" not in result.stderr
+
+
+def test_the_hook_checks_variable_names_without_their_values(tmp_path: Path) -> None:
+    example = ROOT / "examples" / "webhook-secret-headers.yaml"
+    assert _hook(str(example)).returncode == 0  # no WEBHOOK_* variable is set
+    broken = tmp_path / "desired.yaml"
+    broken.write_text(
+        example.read_text().replace("${WEBHOOK_TOKEN}", "${WEBHOOK TOKEN}", 1), encoding="utf-8"
+    )
+    result = _hook(str(broken))
+    assert result.returncode == 1 and "desired.yaml:13:" in result.stdout

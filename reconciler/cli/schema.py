@@ -1,0 +1,63 @@
+"""`reconciler schema`: the desired-state file's JSON Schema, for editors, offline."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+import click
+
+from reconciler.desired.schema import SCHEMA_NAME
+from reconciler.errors import ReconcilerError
+from reconciler.export.files import is_schema_copy
+from reconciler.export.model import MODELINE
+
+
+@click.command("schema")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the schema to this file (a copy written before is replaced) instead of stdout.",
+)
+def schema(out: Path | None) -> None:
+    """Print the JSON Schema of the desired-state file, or write it with --out.
+
+    Commit the copy beside your files (for instance `schemas/desired-state.schema.json`) and
+    editors complete and check them offline; `reconciler export` points its modeline at it.
+    """
+    text = resources.files("reconciler").joinpath("schemas", SCHEMA_NAME).read_text("utf-8")
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    _write(out, text)
+    click.echo(f"Wrote the schema to {out}.", err=True)
+    click.echo(
+        f"Next: start each desired-state file with `{MODELINE}<path to {out.name}>`, "
+        "or export next to it.",
+        err=True,
+    )
+
+
+def _write(out: Path, text: str) -> None:
+    """Write atomically; replace only an earlier copy of this schema, never a file of yours."""
+    if out.is_symlink() or (out.exists() and not is_schema_copy(out)):
+        raise ReconcilerError(
+            f"{out} exists and is not a copy of this schema: refusing to replace it",
+            hint="pick another path, or move that file away first",
+        )
+    folder = out.absolute().parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+                stream.write(text)
+            os.chmod(temporary, 0o644)
+            os.replace(temporary, out)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    except OSError as error:
+        raise ReconcilerError(f"cannot write {out}: {error.strerror or error}") from None

@@ -10,6 +10,7 @@ import sys
 import click
 
 from reconciler import __version__, logs
+from reconciler.cli.logging_options import LOG_FORMATS, LOG_LEVELS, add_logging_options
 from reconciler.errors import ReconcilerError
 
 
@@ -42,7 +43,7 @@ class _Group(click.Group):
 @click.version_option(__version__, prog_name="reconciler")
 @click.option(
     "--log-format",
-    type=click.Choice(["auto", "console", "json"]),
+    type=click.Choice(LOG_FORMATS),
     default="auto",
     show_default=True,
     envvar="RECONCILER_LOG_FORMAT",
@@ -50,7 +51,7 @@ class _Group(click.Group):
 )
 @click.option(
     "--log-level",
-    type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
+    type=click.Choice(LOG_LEVELS, case_sensitive=False),
     default="warning",
     show_default=True,
     envvar="RECONCILER_LOG_LEVEL",
@@ -85,6 +86,8 @@ def _register() -> None:
     main.add_command(comment.comment)
     main.add_command(gitops.github)
     main.add_command(gitops.plan_compare)
+    for command in main.commands.values():
+        add_logging_options(command)
 
 
 _register()

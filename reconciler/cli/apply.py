@@ -192,17 +192,10 @@ def _resume(
     _register_header_values(plan)
     click.echo(
         f"Applying the saved plan made at {saved.created_at.isoformat()} "
-        f"(reconciler {saved.tool_version}): {_changes_line(plan)}.",
+        f"(reconciler {saved.tool_version}): {plan.summary.changes_line()}.",
         err=True,
     )
     return plan
-
-
-def _changes_line(plan: Plan) -> str:
-    """'1 to invite, 1 to inactivate, 1 to update': a saved plan keeps no drift or unmanaged."""
-    counts = plan.summary.as_dict()
-    words = ("invite", "inactivate", "replace", "create", "update")
-    return ", ".join(f"{counts[word]} to {word}" for word in words if counts[word])
 
 
 def _register_header_values(plan: Plan) -> None:
@@ -225,7 +218,7 @@ def _show(plan: Plan, fmt: str) -> None:
 def _confirm(plan: Plan) -> None:
     """Ask on the terminal, as Terraform does: only `yes` applies."""
     click.echo(
-        f"\nDo you want to perform these actions? ({plan.summary.line()})\n"
+        f"\nDo you want to perform these actions? ({plan.summary.changes_line()})\n"
         "  Only 'yes' will be accepted to approve.\n",
         err=True,
     )

@@ -64,7 +64,7 @@ def comment(
     else:
         result, live, token = plan_path(source, PlanOptions(), connection)
         if out is not None:
-            save_plan(out, result, live, token, source)
+            save_plan(out, result, live, token, source, connection)
     click.echo(plan_comment(result, marker, show_unmanaged=show_unmanaged), nl=False)
 
 

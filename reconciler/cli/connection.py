@@ -8,6 +8,7 @@ when the file is new), and uses its demo client's token.
 from __future__ import annotations
 
 import functools
+import shlex
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -38,6 +39,25 @@ class ConnectionOptions:
     sandbox: bool = False
     sandbox_db: Path = DEFAULT_SANDBOX_DB
     sandbox_reset: bool = False
+
+    def repeated(self) -> str:
+        """The options to give again in a command printed as a hint (` --sandbox`, or ``).
+
+        Never `--sandbox-reset` (the next command must find what this one left) and never a
+        secret: the token comes from the environment or a file, not a flag."""
+        words: list[str] = []
+        if self.sandbox:
+            words.append("--sandbox")
+            if self.sandbox_db != DEFAULT_SANDBOX_DB:
+                words += ["--sandbox-db", str(self.sandbox_db)]
+        else:
+            if self.base_url:
+                words += ["--base-url", self.base_url]
+            if self.token_file is not None:
+                words += ["--token-file", str(self.token_file)]
+        if self.client_id is not None:
+            words += ["--client-id", str(self.client_id)]
+        return "".join(f" {shlex.quote(word)}" for word in words)
 
 
 _OPTION_NAMES = ("base_url", "token_file", "client_id", "sandbox", "sandbox_db", "sandbox_reset")

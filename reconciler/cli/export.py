@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import click
@@ -78,7 +79,7 @@ def export(
     _log.info("refreshed", agreements=len(live.workers), webhook=live.webhook is not None)
     result = render_export(live, options)
     _write(result, out)
-    _report(result, out, options)
+    _report(result, out, options, connection)
     if result.needs_placeholders:
         raise click.exceptions.Exit(EXIT_PLACEHOLDERS)
 
@@ -100,7 +101,9 @@ def _write(result: Export, out: Path | None) -> None:
             click.echo(f"Removed {removed}: it is not part of this export.", err=True)
 
 
-def _report(result: Export, out: Path | None, options: ExportOptions) -> None:
+def _report(
+    result: Export, out: Path | None, options: ExportOptions, connection: ConnectionOptions
+) -> None:
     """What the person must know, on stderr: counts, what is left out, what to do next."""
     where = "stdout" if out is None else str(out)
     webhook = " and the webhook" if result.webhook else ""
@@ -139,7 +142,9 @@ def _report(result: Export, out: Path | None, options: ExportOptions) -> None:
             "root writes one that the next export points to."
         )
     if out is not None:
-        _say(f"Next: reconciler validate {out} && reconciler plan {out}")
+        target = shlex.quote(str(out))
+        again = connection.repeated()
+        _say(f"Next: reconciler validate {target} && reconciler plan{again} {target}")
     if result.header_variables:  # last, where a person looks for what to do
         _say("Set these variables to the webhook's header values before validate, plan or apply")
         _say("(the values are secrets and were not written):")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,6 +22,7 @@ from reconciler.plan.model import LiveState
 from reconciler.plan.refresh import refresh
 from reconciler.plan.saved import saved_plan_document, write_saved_plan
 from reconciler.render import FORMATS, renderer_for
+from reconciler.render.base import plural
 
 #: `--detailed-exitcode` and `drift`: something to change (or drift, for `drift`).
 EXIT_CHANGES = 2
@@ -92,7 +94,7 @@ def plan(
     result, live, token = plan_path(path, options, connection)
     _print(result, fmt, show_unmanaged)
     if out is not None:
-        save_plan(out, result, live, token, path)
+        save_plan(out, result, live, token, path, connection)
     if detailed_exitcode and result.has_changes:
         raise click.exceptions.Exit(EXIT_CHANGES)
 
@@ -121,7 +123,14 @@ def drift(
         raise click.exceptions.Exit(EXIT_CHANGES)
 
 
-def save_plan(out: Path, result: Plan, live: LiveState, token: str, source: Path) -> None:
+def save_plan(
+    out: Path,
+    result: Plan,
+    live: LiveState,
+    token: str,
+    source: Path,
+    connection: ConnectionOptions | None = None,
+) -> None:
     """Write `--out`: the saved plan of `result`, made from `source` against `live`."""
     document = saved_plan_document(
         result,
@@ -132,7 +141,11 @@ def save_plan(out: Path, result: Plan, live: LiveState, token: str, source: Path
         sources=[str(source)],
     )
     write_saved_plan(out, document)
-    click.echo(f"Saved the plan to {out}; apply it with: reconciler apply {out}", err=True)
+    again = connection.repeated() if connection is not None else ""
+    click.echo(
+        f"Saved the plan to {out}; apply it with: reconciler apply{again} {shlex.quote(str(out))}",
+        err=True,
+    )
 
 
 def drift_detected(result: Plan, *, strict: bool) -> bool:
@@ -192,9 +205,9 @@ def refresh_progress() -> Iterator[Callable[[int], None] | None]:
 
     columns: list[Any] = [
         SpinnerColumn(),
-        TextColumn("Reading the account: {task.completed:,} agreements"),
+        TextColumn("Reading the account: {task.fields[read]}"),
         TimeElapsedColumn(),
     ]
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("refresh", total=None)
-        yield lambda count: progress.update(task, completed=count)
+        task = progress.add_task("refresh", total=None, read=plural(0, "agreement"))
+        yield lambda count: progress.update(task, completed=count, read=plural(count, "agreement"))

@@ -139,7 +139,7 @@ def _summary(server: SandboxServer) -> str:
     statuses = Counter(worker["status"] for worker in workers)
     lines = [
         f"The sandbox answers at {server.base_url} (demo client {server.client_id}).",
-        f"Workers: {len(workers)} agreements",
+        f"Workers: {len(workers)} agreement{'' if len(workers) == 1 else 's'}",
     ]
     lines += [f"  {status:<22}{count}" for status, count in sorted(statuses.items())]
     if webhook.status_code == 404:

@@ -94,6 +94,7 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
         history=tuple(decide.history),
         warnings=tuple(warnings),
         safety=assess(owned_open, inactivations, desired.policy.max_inactivations),
+        narrowed=bool(options.targets or options.excludes),
     )
 
 

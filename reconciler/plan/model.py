@@ -79,6 +79,18 @@ class Summary:
             parts.append(f"{self.conflicts} in conflict")
         return ", ".join(parts)
 
+    def changes_line(self) -> str:
+        """'1 to invite, 1 to inactivate, 1 to update': what an apply acts on, and only that
+        (drift, unmanaged workers and conflicts are never touched)."""
+        counts = (
+            (self.invite, "invite"),
+            (self.inactivate, "inactivate"),
+            (self.replace, "replace"),
+            (self.create, "create"),
+            (self.update, "update"),
+        )
+        return ", ".join(f"{count} to {verb}" for count, verb in counts if count) or "no changes"
+
     def as_dict(self) -> dict[str, int]:
         return {
             "invite": self.invite,
@@ -118,10 +130,25 @@ class Plan:
     history: tuple[PastAgreement, ...] = ()
     warnings: tuple[str, ...] = ()
     safety: Safety = field(default_factory=lambda: Safety(owned_open=0, inactivations=0))
+    narrowed: bool = False  # --target or --exclude kept only part of the file and the account
 
     @property
     def has_changes(self) -> bool:
         return bool(self.changes)
+
+    @property
+    def headline(self) -> str:
+        """The plan's first words: what it does, or why there is nothing to do."""
+        if self.changes:
+            return "reconciler will perform the following actions:"
+        if self.narrowed:
+            return "No changes among what --target and --exclude selected."
+        if self.drift or self.conflicts:
+            return (
+                "No changes to apply, but the account still differs from the file where "
+                "the plan cannot act (below)."
+            )
+        return "No changes. The account matches the file."
 
     @property
     def summary(self) -> Summary:

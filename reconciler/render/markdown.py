@@ -90,7 +90,7 @@ def _head(plan: Plan) -> Iterator[str]:
     )
     if not plan.has_changes:
         yield ""
-        yield "No changes. The account matches the file."
+        yield plan.headline
 
 
 def _sections(plan: Plan, show_unmanaged: bool) -> Iterator[_Section]:

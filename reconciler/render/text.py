@@ -58,13 +58,10 @@ class TextRenderer:
 
 def plan_lines(plan: Plan, *, show_unmanaged: bool = False) -> Iterator[Line]:
     """The plan, line by line, with no colour: shared by the text and Markdown outputs."""
-    if plan.changes:
-        yield Line("reconciler will perform the following actions:", "title")
-        for change in plan.changes:
-            yield Line("")
-            yield from change_lines(change)
-    else:
-        yield Line("No changes. The account matches the file.", "title")
+    yield Line(plan.headline, "title")
+    for change in plan.changes:
+        yield Line("")
+        yield from change_lines(change)
     if plan.drift:
         yield Line("")
         yield Line(

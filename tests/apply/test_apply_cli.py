@@ -234,6 +234,9 @@ def test_on_a_terminal_it_asks_and_only_yes_applies(
     status, output = _apply_on_a_terminal(demo, "no")
     assert status == 1
     assert "Only 'yes' will be accepted" in output and "apply cancelled" in output
+    # The question counts what apply acts on, never the drift or unmanaged workers it leaves.
+    question = output[output.index("Do you want to perform these actions?") :].splitlines()[0]
+    assert question.endswith("(1 to invite, 1 to inactivate, 1 to update)"), question
     assert writes_since(demo_controls, since) == []
     status, output = _apply_on_a_terminal(demo, "yes")
     assert status == 0, output

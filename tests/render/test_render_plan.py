@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -91,6 +92,43 @@ def test_text_with_nothing_to_do() -> None:
     text = TextRenderer().render(empty())
     assert text.startswith("No changes. The account matches the file.")
     assert "Apply would send no invitation e-mails." in text
+
+
+@pytest.mark.parametrize(
+    ("desired", "live", "options", "headline"),
+    [
+        (
+            desired_state(want("ENG-001", job_title="Staff")),
+            live_state(agreement(1, "ENG-001")),
+            PlanOptions(),
+            "No changes to apply, but the account still differs from the file where the plan "
+            "cannot act (below).",
+        ),
+        (
+            desired_state(want("ENG-001"), want("ENG-002")),
+            live_state(agreement(1, "ENG-001")),
+            PlanOptions(targets=frozenset({"ENG-404"})),
+            "No changes among what --target and --exclude selected.",
+        ),
+        (
+            desired_state(want("ENG-001")),
+            live_state(agreement(1, "ENG-001")),
+            PlanOptions(),
+            "No changes. The account matches the file.",
+        ),
+    ],
+    ids=["drift only", "target matched nothing", "in sync"],
+)
+def test_no_changes_says_why_and_never_that_a_differing_account_matches(
+    desired: Any, live: Any, options: PlanOptions, headline: str
+) -> None:
+    plan = diff(desired, live, options)
+    assert not plan.changes
+    assert TextRenderer().render(plan).startswith(headline + "\n")
+    assert headline in MarkdownRenderer().render(plan)
+    if headline != "No changes. The account matches the file.":
+        for output in (TextRenderer().render(plan), MarkdownRenderer().render(plan)):
+            assert "The account matches the file" not in output
 
 
 def test_text_colour_only_when_asked() -> None:

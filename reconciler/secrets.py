@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 
 MASK = "(sensitive value)"
+_REFERENCE = re.compile(r"(?<!\$)\$\{[A-Za-z_][A-Za-z0-9_]*\}")
 
 
 class Secret:
     """A secret string. `template` keeps the file's `${VAR}` text when the value came from one."""
 
-    __slots__ = ("_template", "_value")
+    __slots__ = ("_shown", "_template", "_value")
 
-    def __init__(self, value: str, template: str | None = None) -> None:
+    def __init__(self, value: str, template: str | None = None, shown: str = MASK) -> None:
         self._value = value
         self._template = template
+        self._shown = shown
 
     def reveal(self) -> str:
         """The secret itself, for the one place that must send it."""
@@ -43,13 +46,28 @@ class Secret:
         return hash(self._value)
 
     def __repr__(self) -> str:
-        return f"Secret({MASK!r})"
+        return f"Secret({self._shown!r})"
 
     def __str__(self) -> str:
-        return MASK
+        return self._shown
 
     def __format__(self, spec: str) -> str:
-        return MASK
+        return self._shown
 
     def __reduce__(self) -> str | tuple[object, ...]:  # never pickled by accident
         raise TypeError("a Secret cannot be pickled")
+
+
+def webhook_url(value: Secret | str) -> Secret | str:
+    """A URL built around `${VAR}`: shown with each variable's part as `(sensitive value)`.
+
+    A URL with no variable in it is in git already, and stays a plain string.
+    """
+    if isinstance(value, str) or value.template is None:
+        return value
+    return Secret(value.reveal(), value.template, shown=_REFERENCE.sub(MASK, value.template))
+
+
+def reveal(value: Secret | str) -> str:
+    """The text to send, whether or not it holds a secret."""
+    return value.reveal() if isinstance(value, Secret) else value

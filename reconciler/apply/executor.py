@@ -27,6 +27,7 @@ from reconciler.apply.schedule import (
     schedule,
 )
 from reconciler.plan.model import Plan
+from reconciler.secrets import reveal
 from reconciler.service.errors import (
     AmbiguousOutcome,
     NotFound,
@@ -376,7 +377,7 @@ class Executor:
         headers = [WebhookHeader(header.name, header.value) for header in webhook.headers]
         try:
             self._service.set_webhook(
-                webhook.url, headers, sorted(webhook.event_types), enabled=webhook.enabled
+                reveal(webhook.url), headers, sorted(webhook.event_types), enabled=webhook.enabled
             )
         except ServiceError as error:
             ledger.record(step.index, Outcome.FAILED, _first_line(error))

@@ -30,11 +30,13 @@ from reconciler.apply.progress import progress_for
 from reconciler.apply.report import ledger_json, ledger_text
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.plan import refresh_progress
+from reconciler.cli.plankey import plan_key
 from reconciler.desired import DesiredState, load_desired_state
 from reconciler.errors import ReconcilerError
 from reconciler.plan import Plan, PlanOptions, WebhookCreate, WebhookUpdate, diff
 from reconciler.plan.model import LiveState
 from reconciler.plan.refresh import refresh
+from reconciler.plan.resume import resume
 from reconciler.plan.saved import DEFAULT_MAX_AGE, SavedPlan, is_saved_plan, load_saved_plan
 from reconciler.render import renderer_for
 from reconciler.service.client import ServiceClient
@@ -157,6 +159,8 @@ def apply(
         )
         make_plan = functools.partial(_plan_file, load_desired_state(source), options, fmt)
     with open_client(connection, read_only=False, parallelism=parallelism) as client:
+        if saved is not None:  # an edited plan, or another key's, is refused before any read
+            saved.verify(plan_key(client))
         with refresh_progress() as on_progress:
             live = refresh(client, on_progress)
         plan = make_plan(live, client)
@@ -186,9 +190,7 @@ def _resume(
     saved: SavedPlan, live: LiveState, client: ServiceClient, *, max_age: timedelta
 ) -> Plan:
     """The saved plan, if it still holds (`StalePlan` otherwise)."""
-    plan = saved.resume(
-        live, token=client.config.token.reveal(), environ=os.environ, max_age=max_age
-    )
+    plan = resume(saved, live, key=plan_key(client), environ=os.environ, max_age=max_age)
     _register_header_values(plan)
     click.echo(
         f"Applying the saved plan made at {saved.created_at.isoformat()} "

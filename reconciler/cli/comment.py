@@ -13,11 +13,13 @@ import click
 
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.plan import plan_path, save_plan
+from reconciler.cli.plankey import plan_key
 from reconciler.gitops.body import plan_comment
 from reconciler.gitops.marker import PLAN, InvalidMarkerKey, Marker
 from reconciler.plan import Plan, PlanOptions
 from reconciler.plan.refresh import refresh
-from reconciler.plan.saved import is_saved_plan, load_saved_plan
+from reconciler.plan.resume import resume
+from reconciler.plan.saved import DEFAULT_MAX_AGE, StalePlan, is_saved_plan, load_saved_plan
 
 key_option = click.option(
     "--key",
@@ -53,8 +55,8 @@ def comment(
 ) -> None:
     """Print the plan comment's body for the desired state at PATH, or for a saved PLAN.
 
-    From a saved plan the comment shows its changes (drift and unmanaged workers are not kept
-    in a saved plan), after checking against the live account that it still holds.
+    From a saved plan the comment shows its changes, and the drift and unmanaged workers it
+    counted when it was made, after checking its signature and that it still holds.
     """
     marker = marker_for(PLAN, key)
     if is_saved_plan(source):
@@ -62,15 +64,24 @@ def comment(
             raise click.BadParameter("--out needs a desired-state PATH, not a saved plan")
         result = _resume(source, connection)
     else:
-        result, live, token = plan_path(source, PlanOptions(), connection)
+        planned = plan_path(source, PlanOptions(), connection, keyed=out is not None)
+        result = planned.plan
         if out is not None:
-            save_plan(out, result, live, token, source, connection)
+            save_plan(out, planned, source, connection)
     click.echo(plan_comment(result, marker, show_unmanaged=show_unmanaged), nl=False)
 
 
 def _resume(path: Path, connection: ConnectionOptions) -> Plan:
     saved = load_saved_plan(path)
     with open_client(connection, read_only=True) as client:
+        key = plan_key(client)
+        saved.verify(key)  # an edited plan is refused before the account is read
         live = refresh(client)
-        token = client.config.token.reveal()
-    return saved.resume(live, token=token, environ=os.environ)
+    try:
+        return resume(saved, live, key=key, environ=os.environ, max_age=DEFAULT_MAX_AGE)
+    except StalePlan as error:
+        raise StalePlan(
+            error.message,
+            hint="the plan no longer describes the account; make it again with "
+            "`reconciler plan --out`",
+        ) from None

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from reconciler.cli.comment import key_option, marker_for
+from reconciler.cli.plankey import offline_plan_key
 from reconciler.gitops.comments import ACTIONS_BOT, upsert_comment
 from reconciler.gitops.compare import compare_plans
 from reconciler.gitops.github import GitHub
@@ -134,7 +135,11 @@ def reviewed_plan(sha: str, artifact: str, repository: str | None) -> None:
 )
 def plan_compare(reviewed: Path, new: Path, fmt: str) -> None:
     """Exit 0 when the saved plan NEW changes exactly what REVIEWED did, 2 when it does not."""
-    comparison = compare_plans(load_saved_plan(reviewed).records, load_saved_plan(new).records)
+    plans = load_saved_plan(reviewed), load_saved_plan(new)
+    key = offline_plan_key()
+    for saved in plans:  # a plan nobody made, or one edited since, compares with nothing
+        saved.verify(key)
+    comparison = compare_plans(plans[0].records, plans[1].records)
     if comparison.equal:
         click.echo("The new plan makes exactly the reviewed changes.")
         return

@@ -8,6 +8,7 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,11 +17,13 @@ import click
 
 from reconciler import __version__, logs
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
+from reconciler.cli.plankey import plan_key
 from reconciler.desired import load_desired_state
 from reconciler.plan import Plan, PlanOptions, diff
 from reconciler.plan.model import LiveState
 from reconciler.plan.refresh import refresh
 from reconciler.plan.saved import saved_plan_document, write_saved_plan
+from reconciler.plan.signing import PlanKey
 from reconciler.render import FORMATS, renderer_for
 from reconciler.render.base import plural
 
@@ -91,11 +94,11 @@ def plan(
     options = PlanOptions(
         targets=frozenset(targets), excludes=frozenset(excludes), replaces=frozenset(replaces)
     )
-    result, live, token = plan_path(path, options, connection)
-    _print(result, fmt, show_unmanaged)
+    planned = plan_path(path, options, connection, keyed=out is not None)
+    _print(planned.plan, fmt, show_unmanaged)
     if out is not None:
-        save_plan(out, result, live, token, path, connection)
-    if detailed_exitcode and result.has_changes:
+        save_plan(out, planned, path, connection)
+    if detailed_exitcode and planned.plan.has_changes:
         raise click.exceptions.Exit(EXIT_CHANGES)
 
 
@@ -117,28 +120,35 @@ def drift(
     connection: ConnectionOptions,
 ) -> None:
     """A read-only plan for scheduled jobs: exit 2 on changes or drift, 0 when in sync."""
-    result, _, _ = plan_path(path, PlanOptions(), connection)
+    result = plan_path(path, PlanOptions(), connection).plan
     _print(result, fmt, show_unmanaged)
     if drift_detected(result, strict=strict):
         raise click.exceptions.Exit(EXIT_CHANGES)
 
 
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """A plan, the live state it was made against, and what saving it needs."""
+
+    plan: Plan
+    live: LiveState
+    scope_prefix: str | None
+    key: PlanKey | None  # only when the plan is to be saved
+
+
 def save_plan(
-    out: Path,
-    result: Plan,
-    live: LiveState,
-    token: str,
-    source: Path,
-    connection: ConnectionOptions | None = None,
+    out: Path, planned: Planned, source: Path, connection: ConnectionOptions | None = None
 ) -> None:
-    """Write `--out`: the saved plan of `result`, made from `source` against `live`."""
+    """Write `--out`: the signed saved plan, made from `source` against the live state."""
+    assert planned.key is not None, "plan_path(keyed=True) gives the key"
     document = saved_plan_document(
-        result,
-        live,
-        token=token,
+        planned.plan,
+        planned.live,
+        key=planned.key,
         created_at=datetime.now(UTC),
         tool_version=__version__,
         sources=[str(source)],
+        scope_prefix=planned.scope_prefix,
     )
     write_saved_plan(out, document)
     again = connection.repeated() if connection is not None else ""
@@ -156,20 +166,20 @@ def drift_detected(result: Plan, *, strict: bool) -> bool:
 
 
 def plan_path(
-    path: Path, options: PlanOptions, connection: ConnectionOptions
-) -> tuple[Plan, LiveState, str]:
+    path: Path, options: PlanOptions, connection: ConnectionOptions, *, keyed: bool = False
+) -> Planned:
     """Load and validate PATH, refresh the live account read-only, and diff them."""
     with _collector_paused():
         # Every problem is reported before any call; header values are registered with the
         # log scrubber as they are read.
         desired = load_desired_state(path)
         with open_client(connection, read_only=True) as client, refresh_progress() as on_progress:
+            key = plan_key(client) if keyed else None
             live = refresh(client, on_progress)
-            token = client.config.token.reveal()
         _log.info("refreshed", agreements=len(live.workers), webhook=live.webhook is not None)
         result = diff(desired, live, options)
     _log.info("planned", **result.summary.as_dict())
-    return result, live, token
+    return Planned(result, live, desired.scope_prefix, key)
 
 
 @contextmanager

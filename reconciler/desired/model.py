@@ -88,7 +88,7 @@ class WebhookHeader:
 
 @dataclass(frozen=True, slots=True)
 class DesiredWebhook:
-    url: str
+    url: str | Secret  # a Secret when built around `${VAR}`: shown with that part masked
     headers: tuple[WebhookHeader, ...]
     event_types: frozenset[str]
     enabled: bool = True

@@ -29,7 +29,7 @@ from reconciler.plan.changes import (
 )
 from reconciler.plan.model import LiveState, Plan, PlanOptions
 from reconciler.plan.safety import assess
-from reconciler.secrets import Secret
+from reconciler.secrets import Secret, reveal
 from reconciler.service.models import Webhook, Worker, WorkerStatus
 
 # Set membership is cheaper than the enum's properties, which counts at 100,000 agreements.
@@ -262,7 +262,7 @@ def diff_webhook(want: DesiredWebhook, live: Webhook | None) -> Change | None:
     if live is None:
         return WebhookCreate(want)
     fields: list[FieldChange] = []
-    if want.url != live.url:
+    if reveal(want.url) != live.url:
         fields.append(FieldChange("url", live.url, want.url))
     if want.enabled != live.enabled:
         fields.append(FieldChange("enabled", live.enabled, want.enabled))

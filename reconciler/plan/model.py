@@ -106,6 +106,15 @@ class Summary:
 
 
 @dataclass(frozen=True, slots=True)
+class Reported:
+    """What a saved plan counted besides its changes, when it was made (it keeps no entries)."""
+
+    drifted: int = 0
+    unmanaged: int = 0
+    conflicts: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Safety:
     """The inputs and verdict of the two apply guards."""
 
@@ -131,6 +140,7 @@ class Plan:
     warnings: tuple[str, ...] = ()
     safety: Safety = field(default_factory=lambda: Safety(owned_open=0, inactivations=0))
     narrowed: bool = False  # --target or --exclude kept only part of the file and the account
+    reported: Reported | None = None  # a resumed saved plan's counts (its entries are not kept)
 
     @property
     def has_changes(self) -> bool:
@@ -143,7 +153,8 @@ class Plan:
             return "reconciler will perform the following actions:"
         if self.narrowed:
             return "No changes among what --target and --exclude selected."
-        if self.drift or self.conflicts:
+        summary = self.summary
+        if summary.drifted or summary.conflicts:
             return (
                 "No changes to apply, but the account still differs from the file where "
                 "the plan cannot act (below)."
@@ -161,9 +172,9 @@ class Plan:
             replace=counts[Replace],
             create=counts[WebhookCreate],
             update=counts[WebhookUpdate],
-            drifted=len(self.drift),
-            unmanaged=len(self.unmanaged),
-            conflicts=len(self.conflicts),
+            drifted=len(self.drift) or (self.reported.drifted if self.reported else 0),
+            unmanaged=len(self.unmanaged) or (self.reported.unmanaged if self.reported else 0),
+            conflicts=len(self.conflicts) or (self.reported.conflicts if self.reported else 0),
         )
 
     def raise_if_unsafe(self, force: bool = False) -> None:

@@ -38,8 +38,9 @@ def renderer_for(fmt: str, *, color: bool = False, show_unmanaged: bool = False)
 
 def show(value: Any) -> str:
     """A value as a plan shows it: JSON-like, secrets masked, control characters escaped."""
-    if isinstance(value, Secret):
-        return MASK
+    if isinstance(value, Secret):  # a header value is all mask; a URL shows its literal parts
+        shown = str(value)
+        return MASK if shown == MASK else json.dumps(shown, ensure_ascii=False)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(show(item) for item in value) + "]"
     return json.dumps(value, ensure_ascii=False)
@@ -53,7 +54,7 @@ def clean(text: str) -> str:
 def jsonable(value: Any) -> Any:
     """A resource ready for `json.dumps`, every secret replaced by the mask."""
     if isinstance(value, Secret):
-        return MASK
+        return str(value)
     if isinstance(value, dict):
         return {key: jsonable(item) for key, item in value.items()}
     if isinstance(value, list | tuple):

@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from reconciler.plan.saved import is_saved_plan
+from reconciler.plan.signing import PlanKey, sign
 from reconciler.sandbox import SandboxServer
 from tests.gitops.action_runner import Job, run_action
 from tests.gitops.fake_github import OWNER_REPO, FakeGitHub
@@ -177,6 +178,9 @@ def test_a_merge_with_a_stale_but_equal_plan_applies_the_new_one(
     plan = reviewed.artifacts["reconciler-plan"] / "plan.json"
     document = json.loads(plan.read_text())
     document["created_at"] = "2020-01-01T00:00:00Z"  # older than any expiry
+    # As if time had passed: signed again with the plan key (here the token), since any
+    # edit of a saved plan is refused.
+    document["mac"] = sign(document, PlanKey(demo.token.encode(), "the token"))
     plan.write_text(json.dumps(document))
 
     done = merge_job(tmp_path, demo, github, reviewed)

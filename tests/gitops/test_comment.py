@@ -57,9 +57,26 @@ def test_from_a_saved_plan_it_shows_the_changes_if_they_still_hold(
     assert again.stdout.startswith("<!-- reconciler:plan -->\n### reconciler plan\n")
     for line in ('worker["ENG-004"] will be invited', 'worker["ENG-006"] will be inactivated'):
         assert line in first.stdout and line in again.stdout
-    assert (
-        "Drift" in first.stdout and "Drift" not in again.stdout
-    )  # a saved plan keeps changes only
+    # A saved plan keeps its changes, and the counts of what it found besides: the merge
+    # comment shows the account's 1 drifted and 2 unmanaged workers, not zeros.
+    assert "Drift (1)" in first.stdout and "Drift" not in again.stdout
+    counts = "| 1 | 1 | 0 | 0 | 1 | 1 | 2 | 0 |"
+    assert counts in first.stdout and counts in again.stdout
+
+
+def test_a_stale_saved_plan_says_so_without_claiming_an_apply(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    saved = tmp_path / "plan.json"
+    assert reconciler("plan", str(QUICKSTART), "--out", str(saved), **connect(demo)).returncode == 0
+    assert reconciler("apply", str(saved), **connect(demo)).returncode == 0
+
+    stale = reconciler("comment", str(saved), **connect(demo))
+
+    assert stale.returncode == 1
+    assert "the live account changed since the plan was made" in stale.stderr
+    assert "nothing was applied" not in stale.stderr  # comment never applies
+    assert "make it again with `reconciler plan --out`" in stale.stderr
 
 
 @pytest.mark.parametrize(

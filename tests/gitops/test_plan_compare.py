@@ -131,7 +131,11 @@ def demo() -> Iterator[SandboxServer]:
         yield server
 
 
+PLAN_KEY = "plan-compare-test-key-5d1c0e"
+
+
 def plan(server: SandboxServer, desired: Path, out: Path, **env: str) -> Path:
+    env.setdefault("RECONCILER_PLAN_KEY", PLAN_KEY)
     result = reconciler(
         "plan", str(desired), "--out", str(out),
         RECONCILER_BASE_URL=server.base_url, RECONCILER_TOKEN=server.token, **env,
@@ -140,8 +144,8 @@ def plan(server: SandboxServer, desired: Path, out: Path, **env: str) -> Path:
     return out
 
 
-def compare(reviewed: Path, new: Path, *args: str) -> Any:
-    return reconciler("plan-compare", str(reviewed), str(new), *args)
+def compare(reviewed: Path, new: Path, *args: str, key: str = PLAN_KEY) -> Any:
+    return reconciler("plan-compare", str(reviewed), str(new), *args, RECONCILER_PLAN_KEY=key)
 
 
 def invite(server: SandboxServer, **item: str) -> None:
@@ -212,3 +216,18 @@ def test_what_is_not_a_saved_plan_is_a_clear_error(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "not a readable saved plan" in result.stderr or "not a saved plan" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_reviewed_plan_that_was_edited_or_made_with_another_key_compares_with_nothing(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    reviewed = plan(demo, QUICKSTART, tmp_path / "reviewed.json")
+    new = plan(demo, QUICKSTART, tmp_path / "new.json")
+    other = compare(reviewed, new, key="another-plan-key-of-16+")
+    assert other.returncode == 1
+    assert "different plan key (RECONCILER_PLAN_KEY)" in other.stderr
+    document = json.loads(reviewed.read_text())
+    document["changes"] = document["changes"][:1]
+    reviewed.write_text(json.dumps(document))
+    edited = compare(reviewed, new)
+    assert edited.returncode == 1 and "changed after it was made" in edited.stderr

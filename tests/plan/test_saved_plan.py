@@ -13,17 +13,21 @@ from pathlib import Path
 
 import pytest
 
+from reconciler.desired.model import Policy
 from reconciler.errors import ReconcilerError
 from reconciler.plan import Inactivate, Invite, LiveState, WebhookUpdate, diff
+from reconciler.plan.fingerprint import ABSENT
+from reconciler.plan.resume import resume
 from reconciler.plan.saved import (
-    ABSENT,
     InvalidSavedPlan,
+    SavedPlan,
     StalePlan,
     is_saved_plan,
     load_saved_plan,
     saved_plan_document,
     write_saved_plan,
 )
+from reconciler.plan.signing import PlanKey, UntrustedPlan, sign
 from tests.plan.factories import (
     agreement,
     desired_webhook,
@@ -32,6 +36,7 @@ from tests.plan.factories import (
 )
 
 TOKEN = "tok-Zk4r9Qm2Xv7Lp0Wn5Bt8"
+KEY = PlanKey(TOKEN.encode(), "RECONCILER_PLAN_KEY")
 HEADER_VALUE = "hdr-Jc6Yf1Ds3Ue8Ga2Rk9"
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 ENVIRON = {"WEBHOOK_TOKEN": HEADER_VALUE}
@@ -49,7 +54,12 @@ def _with_header(template: bool = True):
 
 def _save(tmp_path: Path, desired, live: LiveState, token: str = TOKEN) -> Path:
     document = saved_plan_document(
-        diff(desired, live), live, token=token, created_at=NOW, tool_version="1.2.3"
+        diff(desired, live),
+        live,
+        key=PlanKey(token.encode(), "RECONCILER_PLAN_KEY"),
+        created_at=NOW,
+        tool_version="1.2.3",
+        scope_prefix=desired.scope_prefix,
     )
     path = tmp_path / "plan.out"
     write_saved_plan(path, document)
@@ -63,7 +73,7 @@ def test_a_saved_plan_round_trips(tmp_path: Path) -> None:
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     saved = load_saved_plan(path)
     assert (saved.created_at, saved.tool_version) == (NOW, "1.2.3")
-    plan = saved.resume(live, token=TOKEN, environ=ENVIRON, now=NOW + timedelta(minutes=5))
+    plan = _resume(saved, live, environ=ENVIRON, now=NOW + timedelta(minutes=5))
     assert [(type(c), c.address) for c in plan.changes] == [
         (Invite, 'worker["ENG-004"]'),
         (Inactivate, 'worker["ENG-006"]'),
@@ -125,7 +135,7 @@ def test_a_plan_is_stale_when_anything_it_touches_changed(
     desired, live = quickstart()
     saved = load_saved_plan(_save(tmp_path, desired, live))
     with pytest.raises(StalePlan, match=address.replace("[", r"\[")):
-        saved.resume(change(live), token=TOKEN, environ={}, now=NOW)
+        _resume(saved, change(live), environ={}, now=NOW)
 
 
 def test_changes_elsewhere_do_not_make_it_stale(tmp_path: Path) -> None:
@@ -133,22 +143,22 @@ def test_changes_elsewhere_do_not_make_it_stale(tmp_path: Path) -> None:
     saved = load_saved_plan(_save(tmp_path, desired, live))
     elsewhere = _replace_worker(live, 1, dataclasses.replace(live.workers[0], job_title="CTO"))
     elsewhere = dataclasses.replace(elsewhere, workers=(*elsewhere.workers, agreement(50, None)))
-    assert len(saved.resume(elsewhere, token=TOKEN, environ={}, now=NOW).changes) == 3
+    assert len(_resume(saved, elsewhere, environ={}, now=NOW).changes) == 3
 
 
 def test_a_plan_older_than_its_expiry_is_refused(tmp_path: Path) -> None:
     desired, live = quickstart()
     saved = load_saved_plan(_save(tmp_path, desired, live))
     with pytest.raises(StalePlan, match="more than 1:00:00 ago"):
-        saved.resume(live, token=TOKEN, environ={}, now=NOW + timedelta(hours=1, seconds=1))
+        _resume(saved, live, environ={}, now=NOW + timedelta(hours=1, seconds=1))
 
 
 def test_an_inactivated_agreement_gone_from_the_account_is_stale(tmp_path: Path) -> None:
     desired, live = quickstart()
     saved = load_saved_plan(_save(tmp_path, desired, live))
     gone = dataclasses.replace(live, workers=tuple(w for w in live.workers if w.agreement_id != 6))
-    with pytest.raises(StalePlan, match="agreement 6 is gone"):
-        saved.resume(gone, token=TOKEN, environ={}, now=NOW)
+    with pytest.raises(StalePlan, match="agreement 6 is no longer open"):
+        _resume(saved, gone, environ={}, now=NOW)
 
 
 def _encodings(value: str) -> set[str]:
@@ -181,7 +191,7 @@ def test_a_header_from_a_variable_is_stored_as_its_template_and_a_keyed_hash(
 
 @pytest.mark.parametrize(
     ("environ", "message"),
-    [({"WEBHOOK_TOKEN": "something-else"}, "no longer has the value"), ({}, "is not set")],
+    [({"WEBHOOK_TOKEN": "something-else"}, "no longer has the value"), ({}, "not set")],
 )
 def test_a_header_variable_that_changed_refuses_the_plan(
     tmp_path: Path, environ: dict[str, str], message: str
@@ -189,20 +199,20 @@ def test_a_header_variable_that_changed_refuses_the_plan(
     desired, live = _with_header()
     saved = load_saved_plan(_save(tmp_path, desired, live))
     with pytest.raises(StalePlan, match=message):
-        saved.resume(live, token=TOKEN, environ=environ, now=NOW)
+        _resume(saved, live, environ=environ, now=NOW)
 
 
-def test_another_token_refuses_the_plan(tmp_path: Path) -> None:
+def test_another_key_refuses_the_plan(tmp_path: Path) -> None:
     desired, live = _with_header()
     saved = load_saved_plan(_save(tmp_path, desired, live))
-    with pytest.raises(StalePlan):
-        saved.resume(live, token="another-token-value", environ=ENVIRON, now=NOW)
+    with pytest.raises(UntrustedPlan, match=r"different plan key \(RECONCILER_PLAN_KEY\)"):
+        resume(saved, live, key=PlanKey(b"another-key-value", "x"), environ=ENVIRON, now=NOW)
 
 
 def test_a_literal_header_value_is_carried(tmp_path: Path) -> None:
     desired, live = _with_header(template=False)
     saved = load_saved_plan(_save(tmp_path, desired, live))
-    plan = saved.resume(live, token=TOKEN, environ={}, now=NOW)
+    plan = _resume(saved, live, environ={}, now=NOW)
     assert plan.changes[-1].webhook.headers[0].value.reveal() == HEADER_VALUE
 
 
@@ -234,7 +244,10 @@ def test_a_directory_is_not_a_saved_plan(tmp_path: Path) -> None:
         (lambda d: d.pop("created_at"), "damaged"),
         (lambda d: d["changes"].append({"action": "explode"}), "damaged"),
         (lambda d: d["changes"][0].pop("fingerprint"), "damaged"),
-        (lambda d: d["changes"][0]["worker"].pop("workerEmail"), "without workerEmail"),
+        (lambda d: d["changes"][0]["worker"].pop("workerEmail"), "workerEmail"),
+        (lambda d: d["changes"][1].update(agreementId=True), "agreementId"),
+        (lambda d: d["changes"][1].update(extra=1), "extra"),
+        (lambda d: d["safety"].update(owned_open_agreements="5"), "owned_open_agreements"),
     ],
 )
 def test_a_damaged_saved_plan_is_a_clear_error(tmp_path: Path, mutate, message: str) -> None:
@@ -250,8 +263,138 @@ def test_a_damaged_saved_plan_is_a_clear_error(tmp_path: Path, mutate, message: 
 def test_a_saved_plan_that_cannot_be_written_is_a_clear_error(tmp_path: Path, where: str) -> None:
     desired, live = quickstart()
     document = saved_plan_document(
-        diff(desired, live), live, token=TOKEN, created_at=NOW, tool_version="1.2.3"
+        diff(desired, live), live, key=KEY, created_at=NOW, tool_version="1.2.3"
     )
     with pytest.raises(ReconcilerError, match="cannot write the saved plan"):
         write_saved_plan(tmp_path / where, document)
     assert [p.name for p in tmp_path.iterdir()] == []
+
+
+def _resume(saved: SavedPlan, live: LiveState, **options) -> object:
+    return resume(saved, live, key=KEY, **options)
+
+
+def _invite(external_id: str) -> dict:
+    return {
+        "action": "invite",
+        "address": f'worker["{external_id}"]',
+        "fingerprint": ABSENT,
+        "worker": {
+            "externalId": external_id,
+            "typeOfWorker": "Individual",
+            "workerName": "Mallory",
+            "workerSurname": "Evil",
+            "workerEmail": "mallory@example.com",
+            "countryIso": "US",
+        },
+    }
+
+
+# Edits made by someone who holds the plan key (or once it leaked): the signature is right,
+# and apply must still refuse what no plan of this account could ask for.
+SIGNED_EDITS = [
+    (
+        "an inactivation pointed at an unmanaged worker",
+        lambda d: d["changes"][1].update(agreementId=8),
+        UntrustedPlan,
+        "agreement 8 belongs to",
+    ),
+    (
+        "an inactivation pointed at a worker outside the scope",
+        lambda d: d["changes"][1].update(agreementId=9),
+        UntrustedPlan,
+        "agreement 9 belongs to 'OPS-001'",
+    ),
+    (
+        "an inactivation renamed to a worker outside the scope",
+        lambda d: d["changes"][1].update(
+            externalId="OPS-001", agreementId=9, address='worker["OPS-001"]'
+        ),
+        UntrustedPlan,
+        "its own scope does not own",
+    ),
+    (
+        "an invitation outside the scope",
+        lambda d: d["changes"].insert(0, _invite("OPS-666")),
+        UntrustedPlan,
+        "its own scope does not own",
+    ),
+    (
+        "a change recorded twice",
+        lambda d: d["changes"].insert(0, _invite("ENG-004")),
+        UntrustedPlan,
+        "or is there twice",
+    ),
+    (
+        "an address that does not match the change",
+        lambda d: d["changes"][1].update(address='worker["ENG-001"]'),
+        UntrustedPlan,
+        "does not match",
+    ),
+    (
+        "an inactivation of an agreement that is closed",
+        lambda d: d["changes"][1].update(
+            externalId="ENG-007", agreementId=7, address='worker["ENG-007"]'
+        ),
+        StalePlan,
+        "agreement 7 is no longer open",
+    ),
+    (
+        "a plan from the future",
+        lambda d: d.update(created_at="2099-01-01T00:00:00Z"),
+        UntrustedPlan,
+        "in the future",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "edit", "error", "message"), SIGNED_EDITS, ids=[e[0] for e in SIGNED_EDITS]
+)
+def test_a_signed_plan_is_still_checked_against_the_account(
+    tmp_path: Path, name: str, edit, error: type[Exception], message: str
+) -> None:
+    desired, live = quickstart()
+    path = _save(tmp_path, desired, live)
+    document = json.loads(path.read_text())
+    edit(document)
+    document["mac"] = sign(document, KEY)
+    write_saved_plan(path, document)
+    saved = load_saved_plan(path, KEY)
+    with pytest.raises(error, match=message):
+        _resume(saved, live, environ={}, now=NOW)
+
+
+def test_safety_is_judged_again_on_the_live_account(tmp_path: Path) -> None:
+    desired, live = quickstart()
+    path = _save(tmp_path, dataclasses.replace(desired, policy=Policy()), live)
+    document = json.loads(path.read_text())
+    document["safety"] = {
+        "owned_open_agreements": 1000,
+        "max_inactivations": {"value": "0", "is_share": False},
+    }
+    document["mac"] = sign(document, KEY)
+    write_saved_plan(path, document)
+    plan = _resume(load_saved_plan(path, KEY), live, environ={}, now=NOW)
+    # ENG-001, 002, 003, 005 and 006 are open and owned; OPS-001 and the unnamed one are not.
+    assert plan.safety.owned_open == diff(desired, live).safety.owned_open == 5
+    assert not plan.safety.safe  # one inactivation over a limit of 0
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda d: d["changes"].insert(0, _invite("ENG-666")),
+        lambda d: d["safety"].update(owned_open_agreements=1000),
+        lambda d: d.update(created_at="2099-01-01T00:00:00Z"),
+        lambda d: d["changes"][1].update(agreementId=8),
+    ],
+)
+def test_any_edit_without_the_key_is_refused(tmp_path: Path, edit) -> None:
+    desired, live = quickstart()
+    path = _save(tmp_path, desired, live)
+    document = json.loads(path.read_text())
+    edit(document)
+    write_saved_plan(path, document)
+    with pytest.raises(UntrustedPlan, match="changed after it was made"):
+        load_saved_plan(path, KEY)

@@ -1,0 +1,132 @@
+"""The exact shape of a saved plan, checked before anything in it is believed.
+
+The signature says a plan was not edited; this says it is the shape this version writes, so
+that no `true` stands where an agreement id belongs, no key is missing or added, and nothing
+later has to guess. It is JSON Schema, checked by `jsonschema_rs` like the desired state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema_rs
+
+from reconciler.desired.model import WORKER_FIELDS
+
+
+def _object(required: dict[str, Any], optional: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {**required, **(optional or {})},
+        "required": sorted(required),
+        "additionalProperties": False,
+    }
+
+
+_TEXT = {"type": "string", "maxLength": 100_000}
+_COUNT = {"type": "integer", "minimum": 0}
+_AGREEMENT = {"type": "integer", "minimum": 0}
+_DIGEST = {"type": "string", "pattern": "^(absent|hmac-sha256:[0-9a-f]{64})$"}
+_SECRET = {
+    "oneOf": [
+        _object({"value": _TEXT}),
+        _object({"template": _TEXT, "hmac": {"type": "string", "pattern": "^[0-9a-f]{64}$"}}),
+    ]
+}
+_REQUIRED_WORKER_FIELDS = (
+    "externalId",
+    "typeOfWorker",
+    "workerName",
+    "workerSurname",
+    "workerEmail",
+    "countryIso",
+)
+_WORKER = _object(
+    {name: _TEXT for name in _REQUIRED_WORKER_FIELDS},
+    {name: _TEXT for name, _ in WORKER_FIELDS},
+)
+_WEBHOOK = _object(
+    {
+        "url": _SECRET,
+        "enabled": {"type": "boolean"},
+        "event_types": {"type": "array", "items": _TEXT},
+        "headers": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {"name": _TEXT},
+                "oneOf": [
+                    {"required": ["value"], "not": {"required": ["template"]}},
+                    {"required": ["template", "hmac"], "not": {"required": ["value"]}},
+                ],
+                "additionalProperties": _TEXT,
+                "propertyNames": {"enum": ["name", "value", "template", "hmac"]},
+            },
+        },
+    }
+)
+
+
+_ACTIONS: dict[str, dict[str, Any]] = {
+    "invite": {"worker": _WORKER},
+    "inactivate": {"externalId": _TEXT, "agreementId": _AGREEMENT},
+    "replace": {"agreementId": _AGREEMENT, "worker": _WORKER},
+    "webhook_create": {"webhook": _WEBHOOK},
+    "webhook_update": {"webhook": _WEBHOOK},
+}
+# Told apart by `action` first, so an error names the field that is wrong, not "no match".
+_CHANGE = {
+    "type": "object",
+    "required": ["action"],
+    "properties": {"action": {"enum": sorted(_ACTIONS)}},
+    "allOf": [
+        {
+            "if": {"properties": {"action": {"const": action}}},
+            "then": _object(
+                {"action": {"const": action}, "address": _TEXT, "fingerprint": _DIGEST, **fields}
+            ),
+        }
+        for action, fields in _ACTIONS.items()
+    ],
+}
+
+SCHEMA: dict[str, Any] = _object(
+    {
+        "format": {"const": "reconciler-plan"},
+        "format_version": {"const": 2},
+        "tool_version": _TEXT,
+        "created_at": _TEXT,
+        "sources": {"type": "array", "items": _TEXT},
+        "key": _object({"setting": _TEXT, "check": _TEXT}),
+        "scope": _object({"externalIdPrefix": {"type": ["string", "null"]}}),
+        "safety": _object(
+            {
+                "owned_open_agreements": _COUNT,
+                "max_inactivations": _object(
+                    {
+                        "value": {"type": "string", "pattern": r"^[0-9]{1,20}(\.[0-9]{1,20})?$"},
+                        "is_share": {"type": "boolean"},
+                    }
+                ),
+            }
+        ),
+        "reported": _object({"drifted": _COUNT, "unmanaged": _COUNT, "conflicts": _COUNT}),
+        "changes": {"type": "array", "items": _CHANGE},
+        "mac": {"type": "string", "pattern": "^hmac-sha256:[0-9a-f]{64}$"},
+    }
+)
+
+_VALIDATOR = jsonschema_rs.validator_for(SCHEMA)
+
+
+def document_problem(document: Any) -> str | None:
+    """The first way `document` differs from a saved plan's shape, or None."""
+    for error in _VALIDATOR.iter_errors(document):
+        where = "/".join(str(part) for part in error.instance_path) or "the document"
+        return f"at {where}: {_short(error.message)}"
+    return None
+
+
+def _short(message: str) -> str:
+    return message if len(message) <= 160 else message[:157] + "..."

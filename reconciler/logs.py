@@ -65,6 +65,33 @@ def scrub(text: str) -> str:
     return text
 
 
+class _ScrubbedStream:
+    """A text stream whose every write loses the registered secrets first."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: Any) -> Any:
+        if _needles and isinstance(text, str):
+            text = scrub(text)
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def guard_output() -> None:
+    """Send stdout and stderr through the redaction: the one registry every output meets.
+
+    The renderers mask what they know is secret; this catches what they cannot know, such
+    as a variable's value inside a live URL, or a service that echoes a header value.
+    """
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and not isinstance(stream, _ScrubbedStream):
+            setattr(sys, name, _ScrubbedStream(stream))
+
+
 def _scrub_value(value: Any) -> Any:
     if isinstance(value, str):
         return scrub(value)

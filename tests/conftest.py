@@ -13,8 +13,16 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from reconciler import logs
 from reconciler.sandbox import SandboxServer
 from tests.sandbox.support import ClientAccess, Controls, service_client
+
+
+@pytest.fixture(autouse=True)
+def _secrets_of_this_test_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The redaction registry is the process's: what one test registers (a variable's value
+    such as `hooks.example.com`) must not mask another test's output in the same process."""
+    monkeypatch.setattr(logs, "_needles", logs._needles)
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from reconciler.apply.schedule import InvitationStep
+from reconciler.identity import email_key
 from reconciler.service.models import Worker, WorkerStatus
 
 
@@ -49,14 +50,14 @@ class LiveAgreements:
                 continue
             if worker.external_id is not None:
                 by_external_id.setdefault(worker.external_id, worker)
-            by_email.setdefault(worker.email.lower(), worker)
+            by_email.setdefault(email_key(worker.email), worker)
         return cls(by_external_id, by_email, status)
 
     def holder(self, step: InvitationStep) -> Worker | None:
         """The open agreement that holds this invitation's externalId or email, if any."""
         if step.external_id is not None and step.external_id in self.by_external_id:
             return self.by_external_id[step.external_id]
-        return self.by_email.get(step.email.lower())
+        return self.by_email.get(email_key(step.email))
 
     def is_inactivated(self, agreement_id: int) -> bool:
         return self.status.get(agreement_id) == WorkerStatus.INACTIVATED

@@ -58,6 +58,7 @@ class _Group(click.Group):
 )
 def main(log_format: logs.LogFormat, log_level: str) -> None:
     """Keep a workforce account's workers and webhook in a YAML file, and reconcile it."""
+    logs.guard_output()
     logs.configure(log_format, log_level)
 
 

@@ -157,7 +157,12 @@ def apply(
         options = PlanOptions(
             targets=frozenset(targets), excludes=frozenset(excludes), replaces=frozenset(replaces)
         )
-        make_plan = functools.partial(_plan_file, load_desired_state(source), options, fmt)
+        make_plan = functools.partial(
+            _plan_file,
+            load_desired_state(source, credentials=connection.credentials()),
+            options,
+            fmt,
+        )
     with open_client(connection, read_only=False, parallelism=parallelism) as client:
         if saved is not None:  # an edited plan, or another key's, is refused before any read
             saved.verify(plan_key(client))

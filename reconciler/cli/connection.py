@@ -40,6 +40,16 @@ class ConnectionOptions:
     sandbox_db: Path = DEFAULT_SANDBOX_DB
     sandbox_reset: bool = False
 
+    def credentials(self) -> list[str]:
+        """The token `--token-file` holds, read early so no `${VAR}` can carry it (unreadable
+        here, it is reported when the client is opened); the variables are checked by name."""
+        if self.token_file is None:
+            return []
+        try:
+            return [self.token_file.read_text(encoding="utf-8").strip()]
+        except (OSError, UnicodeDecodeError):
+            return []
+
     def repeated(self) -> str:
         """The options to give again in a command printed as a hint (` --sandbox`, or ``).
 
@@ -160,9 +170,9 @@ def _embedded_sandbox(db: Path, *, reset: bool) -> Iterator[Any]:
             db.with_name(db.name + suffix).unlink(missing_ok=True)
     is_new = not db.exists()
     try:
-        db.parent.mkdir(parents=True, exist_ok=True)
+        _private_folder(db.parent)  # the database itself is created 0600 by the sandbox
     except OSError as error:
-        raise ConfigError(f"cannot create the sandbox's folder {db.parent}: {error}") from None
+        raise ConfigError(f"cannot create the sandbox's database {db}: {error}") from None
     seed = _seed_file() if is_new else None
     server = SandboxServer(db=str(db), seed=seed)
     try:
@@ -176,6 +186,22 @@ def _embedded_sandbox(db: Path, *, reset: bool) -> Iterator[Any]:
         yield server
     finally:
         server.stop()
+
+
+def _private_folder(folder: Path) -> None:
+    """Create the sandbox's folder owner-only, and keep it out of git when it is ours.
+
+    A folder the reconciler creates (`.reconciler/` by default) gets mode 0700 and a
+    `.gitignore` of `*`; a folder that already existed is the user's, and is left as it is,
+    except `.reconciler/` itself, which is always made private again.
+    """
+    created = not folder.exists()
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if created or folder.name == DEFAULT_SANDBOX_DB.parent.name:
+        folder.chmod(0o700)
+        ignore = folder / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# Written by reconciler: nothing here belongs in git.\n*\n")
 
 
 def _seed_file() -> Path | None:

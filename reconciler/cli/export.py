@@ -146,10 +146,11 @@ def _report(
         again = connection.repeated()
         _say(f"Next: reconciler validate {target} && reconciler plan{again} {target}")
     if result.header_variables:  # last, where a person looks for what to do
-        _say("Set these variables to the webhook's header values before validate, plan or apply")
-        _say("(the values are secrets and were not written):")
+        _say("Set these variables to the webhook's header and URL query values before validate,")
+        _say("plan or apply (they may be secrets, and were not written):")
         for variable in result.header_variables:
-            _say(f"  {variable.variable}  (header {scalar(variable.header)})")
+            what = "query value" if variable.in_url else "header"
+            _say(f"  {variable.variable}  ({what} {scalar(variable.header)})")
 
 
 def _say(line: str) -> None:

@@ -172,7 +172,7 @@ def plan_path(
     with _collector_paused():
         # Every problem is reported before any call; header values are registered with the
         # log scrubber as they are read.
-        desired = load_desired_state(path)
+        desired = load_desired_state(path, credentials=connection.credentials())
         with open_client(connection, read_only=True) as client, refresh_progress() as on_progress:
             key = plan_key(client) if keyed else None
             live = refresh(client, on_progress)

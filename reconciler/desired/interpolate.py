@@ -14,7 +14,12 @@ class InterpolationError(ValueError):
 
 def has_reference(text: str) -> bool:
     """Whether `text` takes anything from the environment (an escaped `$${` does not)."""
-    return any(match["name"] for match in _REFERENCE.finditer(text))
+    return bool(references(text))
+
+
+def references(text: str) -> list[str]:
+    """The names of the variables `text` takes from the environment, in order."""
+    return [match["name"] for match in _REFERENCE.finditer(text) if match["name"]]
 
 
 def interpolate(text: str, environ: Mapping[str, str]) -> str:

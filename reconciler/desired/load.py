@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
-from reconciler import logs
-from reconciler.desired.interpolate import InterpolationError, has_reference, interpolate
+from reconciler.desired.fill import EveryName, FilledWebhook, fill_webhook
 from reconciler.desired.model import (
     DEFAULT_INACTIVATION_LIMIT,
     DesiredState,
@@ -25,7 +22,6 @@ from reconciler.desired.model import (
     InactivationLimit,
     Location,
     Policy,
-    WebhookHeader,
 )
 from reconciler.desired.parse import UNPARSED, scan
 from reconciler.desired.parse import parse as parse_yaml
@@ -35,11 +31,9 @@ from reconciler.desired.rules import (
     FileValues,
     file_problems,
     merge_problems,
-    webhook_url_problem,
 )
 from reconciler.desired.schema import schema_problems
 from reconciler.desired.source import SourceText, read_sources
-from reconciler.secrets import Secret
 
 
 def load_desired_state(
@@ -47,6 +41,7 @@ def load_desired_state(
     environ: Mapping[str, str] | None = None,
     *,
     read_variables: bool = True,
+    credentials: Iterable[str] = (),
 ) -> DesiredState:
     """Read, validate and model the desired state at `path` (a file or a directory).
 
@@ -54,10 +49,10 @@ def load_desired_state(
     `read_variables` False (`validate --no-env`, the pre-commit hook) the references are checked
     by name only and no value is read: a webhook value built from one is then not checked, and
     the model keeps its template where the value would be, so such a state is for reporting
-    only, never for a plan. Raises `InvalidDesiredState` listing every problem, each with its
-    file, line and column.
+    only, never for a plan. `credentials` are values no variable may hold (the token, say). Raises
+    `InvalidDesiredState` listing every problem, each with its file, line and column.
     """
-    environ = (os.environ if environ is None else environ) if read_variables else _EveryName()
+    environ = (os.environ if environ is None else environ) if read_variables else EveryName()
     sources, problems = read_sources(path)
     files: list[FileValues] = []
     pending: dict[str, list[PathProblem]] = defaultdict(list)
@@ -74,7 +69,7 @@ def load_desired_state(
     every_file_read = not problems and len(files) == len(sources)
     for name, problem in merge_problems(files, every_file_read):
         pending[name].append(problem)
-    webhook, webhook_problems = _webhook(files, environ)
+    webhook, webhook_problems = fill_webhook(files, environ, credentials)
     for name, problem in webhook_problems:
         pending[name].append(problem)
     pending = {name: found for name, found in pending.items() if found}
@@ -122,81 +117,7 @@ def _prefixes(path: YamlPath) -> Iterable[YamlPath]:
     return (path[:length] for length in range(len(path) + 1))
 
 
-@dataclass(frozen=True, slots=True)
-class _FilledWebhook:
-    """The webhook's url and headers with their `${VAR}` references filled."""
-
-    name: str
-    url: str
-    headers: tuple[WebhookHeader, ...]
-
-
-def _webhook(
-    files: list[FileValues], environ: Mapping[str, str]
-) -> tuple[_FilledWebhook | None, list[tuple[str, PathProblem]]]:
-    """The filled webhook of the one file that gives it, or the problems filling it."""
-    for values in files:
-        webhook = values.data.get("webhook")
-        if isinstance(webhook, dict):
-            return _fill_webhook(values.name, webhook, environ)
-    return None, []
-
-
-def _fill_webhook(
-    name: str, webhook: dict[str, Any], environ: Mapping[str, str]
-) -> tuple[_FilledWebhook | None, list[tuple[str, PathProblem]]]:
-    problems: list[tuple[str, PathProblem]] = []
-
-    names_only = isinstance(environ, _EveryName)
-
-    def fill(text: object, path: YamlPath) -> str | None:
-        if not isinstance(text, str):
-            return None
-        try:
-            filled = interpolate(text, environ)
-        except InterpolationError as error:
-            problems.append((name, PathProblem(path, str(error))))
-            return None
-        return text if names_only else filled
-
-    url = fill(webhook.get("url"), ("webhook", "url"))
-    unchecked = names_only and url is not None and has_reference(url)
-    if url is not None and not unchecked and (reason := webhook_url_problem(url)):
-        problems.append((name, PathProblem(("webhook", "url"), reason)))
-    headers = []
-    raw_headers = webhook.get("headers")
-    for index, header in enumerate(raw_headers if isinstance(raw_headers, list) else []):
-        if not isinstance(header, dict):
-            continue
-        raw, header_name = header.get("value"), header.get("name")
-        value = fill(raw, ("webhook", "headers", index, "value"))
-        if value is not None and isinstance(raw, str) and isinstance(header_name, str):
-            template = raw if has_reference(raw) else None
-            headers.append(WebhookHeader(header_name, Secret(value, template=template)))
-            if not names_only:
-                logs.register_secret(value)  # from here on, no log line can carry it
-    if problems or url is None:
-        return None, problems
-    return _FilledWebhook(name, url, tuple(headers)), []
-
-
-class _EveryName(Mapping[str, str]):
-    """An environment that has every variable, empty: references are checked by name only."""
-
-    def __getitem__(self, name: str) -> str:
-        return ""
-
-    def __contains__(self, name: object) -> bool:
-        return True
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(())
-
-    def __len__(self) -> int:
-        return 0
-
-
-def _build(files: list[FileValues], filled: _FilledWebhook | None) -> DesiredState:
+def _build(files: list[FileValues], filled: FilledWebhook | None) -> DesiredState:
     """The model of values that passed every check.
 
     Locations stay unset: finding them costs a second, marked parse that only a file with

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from reconciler.identity import text_key
 from reconciler.secrets import Secret
 
 #: The fields of an invitation item a file may name in `ignoreChanges`.
@@ -68,7 +69,10 @@ class DesiredWorker:
     @classmethod
     def from_fields(cls, item: Mapping[str, Any]) -> DesiredWorker:
         """A worker from its (already validated) fields, spelled as in the file."""
-        values: dict[str, Any] = {attribute: item.get(name) for name, attribute in WORKER_FIELDS}
+        values: dict[str, Any] = {
+            attribute: text_key(value) if isinstance(value := item.get(name), str) else value
+            for name, attribute in WORKER_FIELDS
+        }
         return cls(
             **values,
             ignore_changes=frozenset(item.get("ignoreChanges", ())),

@@ -17,8 +17,11 @@ from urllib.parse import urlsplit
 from email_validator import EmailNotValidError, validate_email
 
 from reconciler.desired.problems import PathProblem, YamlPath
+from reconciler.identity import control_problem, email_key, external_id_problem, text_key
 
 PLACEHOLDER = "TODO(export)"
+#: Text a plan and the service show as it is: no control character may hide in it.
+_SHOWN_TEXT_FIELDS = ("workerName", "workerSurname", "workerLegalName", "jobTitle")
 #: Header names the service refuses (its own framing headers), in lower case.
 REFUSED_HEADER_NAMES = frozenset({"host", "content-length", "content-type", "transfer-encoding"})
 #: Keys that may appear in one file only when a directory is merged.
@@ -62,6 +65,16 @@ def file_problems(values: FileValues, has_placeholder: bool) -> list[PathProblem
 
 def _worker_problems(worker: dict[Any, Any], path: YamlPath) -> Iterator[PathProblem]:
     # countryIso: the schema's enum of every ISO 3166-1 code says it (desired/schema.py)
+    external_id = worker.get("externalId")
+    if isinstance(external_id, str) and (reason := external_id_problem(external_id)):
+        yield PathProblem((*path, "externalId"), f"externalId {external_id!r} {reason}")
+    for field in _SHOWN_TEXT_FIELDS:
+        text = worker.get(field)
+        if isinstance(text, str) and (reason := control_problem(text)):
+            yield PathProblem((*path, field), f"{field} {reason}")
+    text = worker.get("workerEmailText")  # an e-mail's body: lines and tabs are its own
+    if isinstance(text, str) and (reason := control_problem(text, allowed="\n\t")):
+        yield PathProblem((*path, "workerEmailText"), f"workerEmailText {reason}")
     email = worker.get("workerEmail")
     if isinstance(email, str) and email.strip() and PLACEHOLDER not in email:
         reason = email_problem(email)
@@ -131,15 +144,15 @@ def _placeholder_paths(value: object, path: YamlPath) -> Iterator[YamlPath]:
             yield from _placeholder_paths(item, (*path, key))
 
 
-def webhook_url_problem(url: str) -> str | None:
-    """Why the service would refuse this webhook URL, or None."""
+def webhook_url_problem(url: str, shown: str | None = None) -> str | None:
+    """Why the service would refuse this webhook URL, or None (saying it as `shown`, masked)."""
     try:
         parts = urlsplit(url)
         host = parts.hostname
     except ValueError as error:
         return f"not a valid URL: {error}"
     if not host or parts.scheme not in ("https", "http"):
-        return f"the webhook url must be an absolute https:// URL; got {url!r}"
+        return f"the webhook url must be an absolute https:// URL; got {shown or url!r}"
     if parts.scheme == "http" and not _is_loopback(host):
         return (
             "plain http:// is allowed only to a loopback host (localhost, 127.0.0.1, ::1): "
@@ -204,7 +217,7 @@ def _worker_merge_problems(
             here: YamlPath = ("workers", index, "externalId")
             if isinstance(external_id, str):
                 message = f"externalId {external_id!r} is given twice"
-                once("externalId", external_id, values.name, here, message)
+                once("externalId", text_key(external_id), values.name, here, message)
                 if prefix is not None and not external_id.startswith(prefix):
                     message = (
                         f"externalId {external_id!r} is outside the scope: "
@@ -212,9 +225,9 @@ def _worker_merge_problems(
                     )
                     problems.append((values.name, PathProblem(here, message)))
             if isinstance(email, str):
-                message = f"workerEmail {email!r} is given twice (ignoring case)"
+                message = f"workerEmail {email!r} is given twice (as one mailbox)"
                 here = ("workers", index, "workerEmail")
-                once("workerEmail", email.lower(), values.name, here, message)
+                once("workerEmail", email_key(email), values.name, here, message)
     return problems
 
 

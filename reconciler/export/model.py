@@ -53,10 +53,12 @@ class Unfinished:
 
 @dataclass(frozen=True, slots=True)
 class HeaderVariable:
-    """A webhook header exported as `${variable}`: its value must be set to use the file."""
+    """A webhook header value, or a URL query value, exported as `${variable}`: its value must
+    be set to use the file (export cannot tell which part of a live value is a secret)."""
 
     variable: str
-    header: str
+    header: str  # the header's name, or the query parameter's for a URL query value
+    in_url: bool = False
 
 
 @dataclass(frozen=True, slots=True)

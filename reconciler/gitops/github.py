@@ -16,6 +16,7 @@ import stamina
 from reconciler import logs
 from reconciler.errors import ReconcilerError
 from reconciler.secrets import Secret
+from reconciler.service.config import ConfigError, check_base_url
 
 DEFAULT_API_URL = "https://api.github.com"
 _PAGE_SIZE = 100  # GitHub's maximum per_page
@@ -67,6 +68,10 @@ class GitHub:
                 hint="set GITHUB_REPOSITORY (GitHub Actions sets it) or pass --repository",
             )
         logs.register_secret(token.reveal())
+        try:  # the token goes only over https, or plain http to this machine
+            api_url = check_base_url(api_url, "GitHub's API address (GITHUB_API_URL)")
+        except ConfigError as error:
+            raise GitHubConfigError(error.message, hint=error.hint) from None
         self.repository = repository
         self._backoff = backoff  # the first wait before a retry, in seconds
         self._origin = httpx.URL(api_url.rstrip("/") + "/")
@@ -214,8 +219,10 @@ def _wrapped_items(body: Any) -> list[Any]:
 def _message(answer: httpx.Response) -> str:
     try:
         body = answer.json()
+    except RecursionError:
+        return "(an answer nested too deeply to read)"
     except ValueError:
-        return logs.scrub(answer.text[:200])
+        return logs.scrub(answer.text)[:200]  # redacted before it is cut
     if isinstance(body, dict) and isinstance(body.get("message"), str):
         return logs.scrub(body["message"])
     return ""

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from reconciler.desired.model import DesiredState, DesiredWebhook, DesiredWorker
+from reconciler.identity import email_key
 from reconciler.plan.changes import (
     WEBHOOK_ADDRESS,
     Change,
@@ -55,7 +56,7 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
             )
         is_open = agreement.status in _OPEN
         if is_open:
-            open_by_email[agreement.email.lower()].append(agreement)
+            open_by_email[email_key(agreement.email)].append(agreement)
         if agreement.external_id is None:
             if is_open:
                 unmanaged.append(Unmanaged(agreement, NO_EXTERNAL_ID))
@@ -155,7 +156,7 @@ class _Decider:
             self.drift.append(Drift(agreement, want, fields))
 
     def _email_holders(self, want: DesiredWorker, exclude: Worker | None) -> tuple[Worker, ...]:
-        holders = self._open_by_email.get(want.worker_email.lower(), ())
+        holders = self._open_by_email.get(email_key(want.worker_email), ())
         return tuple(a for a in holders if a is not exclude)
 
 
@@ -202,11 +203,11 @@ _NAME_FIELDS = ("workerName", "workerSurname", "workerLegalName")
 def _comparable(want: DesiredWorker, live: Worker) -> tuple[dict[str, Any], dict[str, Any]]:
     """The normalised values to compare: only fields the service shows, minus ignoreChanges."""
     mine: dict[str, Any] = {
-        "workerEmail": want.worker_email.lower(),
+        "workerEmail": email_key(want.worker_email),
         "jobTitle": want.job_title or None,
     }
     theirs: dict[str, Any] = {
-        "workerEmail": live.email.lower(),
+        "workerEmail": email_key(live.email),
         "jobTitle": live.job_title or None,
     }
     # Names fill in when the worker answers the invitation: null until then is not drift.

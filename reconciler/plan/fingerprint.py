@@ -14,6 +14,7 @@ import json
 from collections import defaultdict
 from typing import Any
 
+from reconciler.identity import email_key
 from reconciler.plan.changes import Change, Invite, Replace, WebhookCreate, WebhookUpdate
 from reconciler.plan.model import LiveState
 from reconciler.service.models import Webhook, Worker
@@ -34,13 +35,13 @@ class LiveIndex:
             if agreement.status.is_open:
                 if agreement.external_id is not None:
                     self.by_id[agreement.external_id].append(agreement)
-                self.by_email[agreement.email.lower()].append(agreement)
+                self.by_email[email_key(agreement.email)].append(agreement)
 
     def touched(self, external_id: str, email: str | None) -> list[Worker]:
         """The open agreements an action on this worker depends on."""
         found = {a.agreement_id: a for a in self.by_id.get(external_id, ())}
         if email is not None:
-            found.update((a.agreement_id, a) for a in self.by_email.get(email.lower(), ()))
+            found.update((a.agreement_id, a) for a in self.by_email.get(email_key(email), ()))
         return [found[key] for key in sorted(found)]
 
 

@@ -10,6 +10,7 @@ them, so a new resource adds its own module without touching this one.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -34,6 +35,17 @@ class Store:
     def __init__(self, path: str | Path, schema: Sequence[str]) -> None:
         self.path = str(path)
         self._lock = threading.RLock()
+        if self.path != MEMORY and not self.path.startswith("file:"):
+            # Owner-only from its first byte: after an apply it holds real header values.
+            # (SQLite gives its -wal and -shm files the database file's mode.)
+            try:
+                os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            except FileExistsError:
+                pass
+            except OSError as error:  # said as SQLite would say it, by the caller
+                raise sqlite3.OperationalError(
+                    f"unable to open database file ({error.strerror})"
+                ) from None
         # isolation_level=None: transactions are ours (BEGIN/COMMIT), never implicit.
         self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._conn.row_factory = sqlite3.Row

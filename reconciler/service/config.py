@@ -110,24 +110,35 @@ def _retry_policy(env: Mapping[str, str]) -> RetryPolicy:
     )
 
 
-def check_base_url(url: str) -> str:
-    """The base URL without a trailing slash; https, or plain http to a loopback host only."""
+def check_base_url(url: str, what: str = "the service address") -> str:
+    """The base URL without a trailing slash; https, or plain http to a loopback host only.
+
+    A URL with credentials in it is refused without being echoed (it would print them).
+    """
     url = url.strip()
     if not url:
         raise ConfigError(
             "no service address: pass --base-url or set RECONCILER_BASE_URL",
             hint="or use --sandbox to run against the embedded sandbox",
         )
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"the service address {url!r} is not an http(s) URL with a host")
-    if parts.username or parts.password:
-        raise ConfigError("the service address must not carry credentials; use the token")
-    if parts.query or parts.fragment:
-        raise ConfigError(f"the service address {url!r} must not have a query or fragment")
-    if parts.scheme == "http" and not is_loopback(parts.hostname):
+    authority = url.split("://", 1)[-1].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    if "@" in authority:
         raise ConfigError(
-            f"refusing plain http:// to {parts.hostname}: the token would travel unencrypted",
+            f"{what} must not carry credentials (user:password@); it is not shown here",
+            hint="take the credentials out of the URL: the token comes from its own setting",
+        )
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError as error:
+        raise ConfigError(f"{what} {url[:200]!r} is not a valid URL ({error})") from None
+    if parts.scheme not in ("http", "https") or not host:
+        raise ConfigError(f"{what} {url[:200]!r} is not an http(s) URL with a host")
+    if parts.query or parts.fragment:
+        raise ConfigError(f"{what} {url[:200]!r} must not have a query or fragment")
+    if parts.scheme == "http" and not is_loopback(host):
+        raise ConfigError(
+            f"refusing plain http:// to {host}: the token would travel unencrypted",
             hint="use https://, or http:// only to localhost / 127.0.0.1 / ::1",
         )
     return url.rstrip("/")

@@ -16,6 +16,7 @@ from typing import Any
 
 import pycountry
 
+from reconciler.identity import text_key
 from reconciler.secrets import Secret
 from reconciler.service.models import (
     InactivationResult,
@@ -125,14 +126,20 @@ def worker(item: Mapping[str, Any]) -> Worker:
         email=_str(item, "email"),
         status=WorkerStatus(_str(item, "status")),
         created_at=parse_timestamp(_str(item, "workerCreationDate")),
-        first_name=_optional_str(item.get("firstName")),
-        last_name=_optional_str(item.get("lastName")),
-        legal_name=_optional_str(item.get("legalName")),
-        job_title=_optional_str(item.get("jobTitle")),
+        first_name=_optional_text(item.get("firstName")),
+        last_name=_optional_text(item.get("lastName")),
+        legal_name=_optional_text(item.get("legalName")),
+        job_title=_optional_text(item.get("jobTitle")),
         country=country,
         country_iso=country_iso(country),
-        external_id=_optional_str(item.get("externalId")),
+        external_id=_optional_text(item.get("externalId")),
     )
+
+
+def _optional_text(value: Any) -> str | None:
+    """A text the plan compares: in NFC, as the file's is (`reconciler.identity`)."""
+    text = _optional_str(value)
+    return None if text is None else text_key(text)
 
 
 def invitation_result(item: Mapping[str, Any]) -> InvitationResult:

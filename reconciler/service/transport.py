@@ -183,9 +183,10 @@ class Transport:
             return None
         try:
             return json.loads(response.content, parse_float=Decimal)
-        except ValueError:
+        except (ValueError, RecursionError) as error:
+            what = "is nested too deeply" if isinstance(error, RecursionError) else "is not JSON"
             raise UnexpectedResponse(
-                f"the answer to {method} /{path} ({response.status_code}) is not JSON",
+                f"the answer to {method} /{path} ({response.status_code}) {what}",
                 status=response.status_code,
             ) from None
 
@@ -246,12 +247,14 @@ def _problem(response: httpx.Response) -> tuple[str | None, str | None, list[Ite
         return None, "the answer had no body", []
     try:
         body = json.loads(text)
+    except RecursionError:
+        return None, "an answer nested too deeply to read", []
     except ValueError:
         content_type = response.headers.get("content-type", "unknown type").split(";")[0]
-        snippet = " ".join(text.split())[:200]
+        snippet = logs.scrub(" ".join(text.split()))[:200]  # redacted before it is cut
         return None, f"a non-JSON answer ({content_type}): {snippet}", []
     if not isinstance(body, dict):
-        return None, f"an unexpected JSON answer: {json.dumps(body)[:200]}", []
+        return None, f"an unexpected JSON answer: {logs.scrub(json.dumps(body))[:200]}", []
     title = body.get("title") if isinstance(body.get("title"), str) else None
     detail = body.get("detail") if isinstance(body.get("detail"), str) else None
     if detail is None and isinstance(body.get("message"), str):

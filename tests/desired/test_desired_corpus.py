@@ -23,7 +23,7 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 CORPUS = REPOSITORY / "tests" / "corpus" / "desired"
 CASES = sorted(folder.name for folder in CORPUS.iterdir() if folder.is_dir())
 # The corpus's missing variables must stay missing, whatever the machine has set.
-UNSET = ("RECONCILER_CORPUS_UNSET_HOST", "RECONCILER_CORPUS_UNSET_TOKEN")
+UNSET = ("CORPUS_UNSET_HOST", "CORPUS_UNSET_TOKEN")
 
 
 def _expected(case: str) -> dict[str, Any]:

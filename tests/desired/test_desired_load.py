@@ -67,7 +67,11 @@ def test_examples_validate(path: Path) -> None:
 def test_header_values_are_secrets_that_remember_their_template() -> None:
     state = load_desired_state(EXAMPLES / "webhook-secret-headers.yaml", EXAMPLE_ENVIRONMENT)
     assert state.webhook is not None
-    assert state.webhook.url == "https://hooks.example.com/workforce"
+    url = state.webhook.url
+    assert isinstance(url, Secret) and url.reveal() == "https://hooks.example.com/workforce"
+    assert str(url) == "https://(sensitive value)/workforce"  # the variable's part is masked
+    assert url.template == "https://${WEBHOOK_HOST}/workforce"
+    assert "hooks.example.com" not in logs.scrub("posting to hooks.example.com")  # bare value
     headers = {header.name: header.value for header in state.webhook.headers}
     assert headers["X-Webhook-Token"].reveal() == "t0ken"
     assert headers["X-Webhook-Token"].template == "${WEBHOOK_TOKEN}"

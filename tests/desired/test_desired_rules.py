@@ -83,12 +83,45 @@ CASES = [
         "version: 1\nworkers:\n"
         + _worker()
         + _worker(external_id="ENG-2", email="ADA@example.COM"),
-        "given twice (ignoring case)",
+        "given twice (as one mailbox)",
     ),
     (
         "outside the scope",
         "version: 1\nscope: {externalIdPrefix: OPS-}\nworkers:\n" + _worker(),
         "outside the scope",
+    ),
+    # Identities as people see them (issue 13, point 4).
+    ("externalId with a trailing space", HEAD + _worker(external_id='"ENG-001 "'), "white space"),
+    ("externalId with a leading tab", HEAD + _worker(external_id='"\\tENG-001"'), "white space"),
+    (
+        "externalId with a zero-width space",
+        HEAD + _worker(external_id='"ENG-\\u200b001"'),
+        "U+200B",
+    ),
+    ("externalId with a bidi override", HEAD + _worker(external_id='"ENG-\\u202e100"'), "U+202E"),
+    ("externalId with a control character", HEAD + _worker(external_id='"ENG-\\x07"'), "U+0007"),
+    ("name with a control character", HEAD + _worker(name='"Ada\\x1b[31m"'), "U+001B"),
+    ("name with a NEL", HEAD + _worker(name='"Ada\\x85"'), "U+0085"),
+    (
+        "the same externalId in NFC and NFD",
+        "version: 1\nworkers:\n"
+        + _worker(external_id='"ENG-Ren\\u00e9"')
+        + _worker(external_id='"ENG-Rene\\u0301"', email="other@example.com"),
+        "is given twice",
+    ),
+    (
+        "the same email in NFC and NFD",
+        "version: 1\nworkers:\n"
+        + _worker(email='"ren\\u00e9@example.com"')
+        + _worker(external_id="ENG-2", email='"rene\\u0301@example.com"'),
+        "given twice (as one mailbox)",
+    ),
+    (
+        "the same mailbox in Unicode and in punycode",
+        "version: 1\nworkers:\n"
+        + _worker(email="ada@b\u00fccher.example")
+        + _worker(external_id="ENG-2", email="ADA@xn--bcher-kva.example"),
+        "given twice (as one mailbox)",
     ),
     (
         "inside the scope",

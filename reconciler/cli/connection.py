@@ -163,8 +163,14 @@ def open_client(
 @contextmanager
 def _embedded_sandbox(db: Path, *, reset: bool) -> Iterator[Any]:
     # Imported here: only the CLI joins the sandbox and the client.
-    from reconciler.sandbox import SandboxServer
+    from reconciler.sandbox import SandboxServer, is_sandbox_database
 
+    if db.exists() and not is_sandbox_database(db):
+        raise ConfigError(
+            f"{db} is not a sandbox database: the sandbox neither uses nor deletes it (not "
+            "even with --sandbox-reset), and it is left as it was",
+            hint="give --sandbox-db a new file name (the default is .reconciler/sandbox.db)",
+        )
     if reset:
         for suffix in ("", "-wal", "-shm", "-journal"):
             db.with_name(db.name + suffix).unlink(missing_ok=True)

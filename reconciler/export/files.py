@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from reconciler.errors import ReconcilerError
-from reconciler.export.model import SCHEMA_ID, ExportedFile
+from reconciler.export.model import EXPORT_MARK, SCHEMA_ID, ExportedFile
 
 #: Where a copy of the schema is looked for, in the output's folder and each one above it.
 SCHEMA_PLACES = (
@@ -59,15 +59,46 @@ def is_schema_copy(path: Path) -> bool:
     return isinstance(document, dict) and document.get("$id") == SCHEMA_ID
 
 
+_MARK_LINES = 3  # the mark follows the modeline, if any
+
+
+def is_export_file(path: Path) -> bool:
+    """Whether `path` is a regular file that `export` wrote (its mark in its first lines)."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return False
+        with path.open("r", encoding="utf-8", errors="replace") as stream:
+            head = [stream.readline(400) for _ in range(_MARK_LINES)]
+    except OSError:
+        return False
+    return any(line.startswith(EXPORT_MARK) for line in head)
+
+
+def _foreign(entries: Sequence[Path]) -> list[str]:
+    return sorted(entry.name for entry in entries if not is_export_file(entry))
+
+
 def check_target(out: Path, *, directory: bool, force: bool) -> None:
-    """Refuse, before anything is read from the service, a target that would be overwritten."""
+    """Refuse, before anything is read from the service, a target that would be overwritten.
+
+    `--force` replaces (or, in a directory, removes) only files that export wrote and marked;
+    anything else there is the user's, and is never touched.
+    """
     if directory:
         if out.exists() and not out.is_dir():
             raise ExportError(f"{out} is a file: --split-by writes a directory of files")
         if out.is_dir() and any(out.iterdir()) and not force:
             raise ExportError(
                 f"{out} is not empty: refusing to overwrite it",
-                hint="add --force to replace its *.yaml and *.yml files, or pick a new directory",
+                hint="add --force to replace the files an earlier export wrote there, or pick "
+                "a new directory",
+            )
+        if out.is_dir() and (foreign := _foreign(_merged_entries(out))):
+            raise ExportError(
+                f"{out} holds {', '.join(foreign[:5])}{' and more' if len(foreign) > 5 else ''}, "
+                "which export did not write: refusing to replace or remove them (they would be "
+                "merged with the export)",
+                hint="move them out of the folder, or export into a new directory",
             )
         parent = out.absolute().parent
     else:
@@ -78,7 +109,14 @@ def check_target(out: Path, *, directory: bool, force: bool) -> None:
             )
         if out.exists() and not force:
             raise ExportError(
-                f"{out} exists: refusing to overwrite it", hint="add --force to replace it"
+                f"{out} exists: refusing to overwrite it",
+                hint="add --force to replace it, if an earlier export wrote it",
+            )
+        if out.exists() and not is_export_file(out):
+            raise ExportError(
+                f"{out} was not written by `reconciler export`: refusing to replace it, even "
+                "with --force",
+                hint="export to another path and compare, or move the file away first",
             )
         parent = out.absolute().parent
     if not parent.is_dir():
@@ -114,11 +152,11 @@ def write_directory(out: Path, files: Sequence[ExportedFile]) -> list[Path]:
                 temporary = _write_temporary(out, file.name, file.text, _default_mode())
                 written.append((temporary, out / file.name))
             names = {file.name for file in files}
-            stale = sorted(
+            stale = [
                 entry
-                for entry in out.iterdir()
-                if entry.suffix in _MERGED_SUFFIXES and entry.name not in names and entry.is_file()
-            )
+                for entry in _merged_entries(out)
+                if entry.name not in names and is_export_file(entry)
+            ]
             for temporary, target in written:
                 os.replace(temporary, target)
             written = []
@@ -128,6 +166,15 @@ def write_directory(out: Path, files: Sequence[ExportedFile]) -> list[Path]:
         finally:
             for temporary, _ in written:
                 temporary.unlink(missing_ok=True)
+
+
+def _merged_entries(folder: Path) -> list[Path]:
+    """The entries a merge of `folder` reads (as `reconciler.desired.source` picks them)."""
+    return sorted(
+        entry
+        for entry in folder.iterdir()
+        if entry.suffix.lower() in _MERGED_SUFFIXES and not entry.name.startswith(".")
+    )
 
 
 def _write_new_directory(out: Path, files: Sequence[ExportedFile]) -> None:

@@ -9,6 +9,8 @@ from reconciler.service.models import Worker
 
 #: Written where the service does not show a value yet; `reconciler validate` refuses it.
 PLACEHOLDER = "TODO(export)"
+#: The line every file export writes carries near its top: what `--force` may replace.
+EXPORT_MARK = "# Written by `reconciler export`"
 #: The first line of an exported file, before the schema's path: editors read it.
 MODELINE = "# yaml-language-server: $schema="
 #: The schema's `$id`: how a copy written by `reconciler schema` is recognised.

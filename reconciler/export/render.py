@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from reconciler.export.model import (
+    EXPORT_MARK,
     MODELINE,
     PLACEHOLDER,
     Conflict,
@@ -316,7 +317,7 @@ def _preamble(options: ExportOptions, what: str) -> list[str]:
     modeline = [] if options.schema_ref is None else [f"{MODELINE}{options.schema_ref}"]
     return [
         *modeline,
-        "# Written by `reconciler export` from the live account.",
+        f"{EXPORT_MARK} from the live account.",
         *(f"# {line}" for line in textwrap.wrap(what, _COMMENT_WIDTH, break_long_words=False)),
     ]
 

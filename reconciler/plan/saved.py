@@ -104,8 +104,18 @@ def saved_plan_document(
 
 
 def write_saved_plan(path: Path, document: Mapping[str, Any]) -> None:
-    """Write the document atomically, readable by its owner only."""
+    """Write the document atomically, readable by its owner only.
+
+    Only a saved plan is ever replaced: `plan desired.yaml --out desired.yaml` (or any file the
+    user wrote) is refused, and the file is left as it was.
+    """
     path = Path(path)
+    if (path.exists() or path.is_symlink()) and not is_saved_plan(path):
+        raise ReconcilerError(
+            f"{path} exists and is not a saved plan: refusing to replace it",
+            hint="give --out a new file name (such as plan.json), or the path of an earlier "
+            "saved plan",
+        )
     try:
         handle, temporary = tempfile.mkstemp(prefix=".plan-", dir=path.parent)
     except OSError as error:

@@ -5,5 +5,6 @@ core imports nothing from here; only the CLI and the tests join them.
 """
 
 from reconciler.sandbox.server import SandboxServer
+from reconciler.sandbox.store import is_sandbox_database
 
-__all__ = ["SandboxServer"]
+__all__ = ["SandboxServer", "is_sandbox_database"]

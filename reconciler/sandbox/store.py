@@ -29,6 +29,33 @@ _META_SCHEMA = (
 )
 
 
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def is_sandbox_database(path: str | Path) -> bool:
+    """Whether `path` is a sandbox's database (or an empty file): the only file that
+    `--sandbox-reset` may delete. Read without writing, and never created."""
+    path = Path(path)
+    try:
+        if path.is_symlink() or not path.is_file():
+            return False
+        if path.stat().st_size == 0:
+            return True
+        with path.open("rb") as stream:
+            if stream.read(len(_SQLITE_HEADER)) != _SQLITE_HEADER:
+                return False
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+        try:
+            found = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sandbox_meta'"
+            ).fetchone()
+        finally:
+            conn.close()
+    except (OSError, sqlite3.Error):
+        return False
+    return found is not None
+
+
 class Store:
     """The sandbox's database."""
 

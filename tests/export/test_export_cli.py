@@ -290,6 +290,11 @@ def test_refuses_to_overwrite_without_force(account: Account, tmp_path: Path) ->
     assert "exists: refusing to overwrite it" in refused.stderr and "--force" in refused.stderr
     assert out.read_text() == "mine\n"
     assert last_seq(account.server) == since  # refused before reading the account
+    mine = invoke("export", "--out", str(out), "--force", server=account.server)
+    assert mine.exit_code == 1 and "was not written by `reconciler export`" in mine.stderr
+    assert out.read_text() == "mine\n"  # a file the user wrote: never replaced, even forced
+    out.unlink()
+    assert invoke("export", "--out", str(out), server=account.server).exit_code == 2
     forced = invoke("export", "--out", str(out), "--force", server=account.server)
     assert forced.exit_code == 2
     assert out.read_text().startswith("# Written by `reconciler export`")  # no schema here
@@ -297,11 +302,16 @@ def test_refuses_to_overwrite_without_force(account: Account, tmp_path: Path) ->
 
     folder = tmp_path / "people"
     folder.mkdir()
-    (folder / "old.yaml").write_text("old\n")
+    (folder / "old.yaml").write_text("# Written by `reconciler export` from the account.\n")
     (folder / "README.md").write_text("keep\n")
+    (folder / "docker-compose.yml").write_text("services: {}\n")
     args = ("export", "--split-by", "country", "--out", str(folder))
     refused = invoke(*args, server=account.server)
     assert refused.exit_code == 1 and "is not empty" in refused.stderr
+    foreign = invoke(*args, "--force", server=account.server)
+    assert foreign.exit_code == 1 and "docker-compose.yml, which export did not" in foreign.stderr
+    assert (folder / "docker-compose.yml").read_text() == "services: {}\n"
+    (folder / "docker-compose.yml").rename(tmp_path / "docker-compose.yml")
     forced = invoke(*args, "--force", server=account.server)
     assert forced.exit_code == 2
     assert f"Removed {folder / 'old.yaml'}" in forced.stderr

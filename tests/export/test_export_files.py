@@ -65,17 +65,22 @@ def test_schema_ref_finds_a_copy_from_a_subfolder(
     assert schema_ref(tmp_path / "people" / "eng") == expected
 
 
+EXPORTED = "# yaml-language-server: $schema=x.json\n# Written by `reconciler export` at...\n"
+
+
 @pytest.mark.parametrize(
     ("setup", "directory", "force", "refused"),
     [
         ("nothing", False, False, None),
         ("file", False, False, "exists: refusing to overwrite"),
-        ("file", False, True, None),
+        ("file", False, True, "was not written by `reconciler export`"),
+        ("exported file", False, True, None),
         ("empty dir", False, False, "is a directory"),
         ("nothing", True, False, None),
         ("empty dir", True, False, None),
         ("full dir", True, False, "is not empty: refusing to overwrite"),
-        ("full dir", True, True, None),
+        ("full dir", True, True, "which export did not write"),
+        ("exported dir", True, True, None),
         ("file", True, True, "is a file"),
         ("no parent", False, False, "does not exist"),
         ("no parent", True, False, "does not exist"),
@@ -87,10 +92,15 @@ def test_check_target(
     out = tmp_path / "out"
     if setup == "file":
         out.write_text("old")
-    elif setup in ("empty dir", "full dir"):
+    elif setup == "exported file":
+        out.write_text(EXPORTED)
+    elif setup in ("empty dir", "full dir", "exported dir"):
         out.mkdir()
         if setup == "full dir":
             (out / "a.yaml").write_text("old")
+        if setup == "exported dir":
+            (out / "a.yaml").write_text(EXPORTED)
+            (out / "notes.md").write_text("not merged, not touched")
     elif setup == "no parent":
         out = tmp_path / "missing" / "out"
     if refused is None:
@@ -144,16 +154,19 @@ def test_write_directory_creates_a_new_one(tmp_path: Path) -> None:
 def test_write_directory_replaces_old_merged_files_and_keeps_the_rest(tmp_path: Path) -> None:
     out = tmp_path / "people"
     out.mkdir()
-    (out / "country-gb.yaml").write_text("old\n")
-    (out / "country-fr.yml").write_text("old\n")
+    (out / "country-gb.yaml").write_text(EXPORTED)
+    (out / "country-fr.yml").write_text(EXPORTED)
     (out / "README.md").write_text("keep\n")
+    (out / ".pre-commit-config.yaml").write_text("repos: []\n")  # hidden: never merged
     removed = write_directory(out, FILES)
     assert removed == [out / "country-fr.yml"]
     assert sorted(p.name for p in out.iterdir()) == [
+        ".pre-commit-config.yaml",
         "00-settings.yaml",
         "README.md",
         "country-gb.yaml",
     ]
+    assert (out / ".pre-commit-config.yaml").read_text() == "repos: []\n"
     assert (out / "country-gb.yaml").read_text() == "x\n"
     assert (out / "README.md").read_text() == "keep\n"
 

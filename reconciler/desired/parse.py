@@ -54,6 +54,8 @@ def parse(source: SourceText) -> tuple[object, list[Problem]]:
             duplicate_key_policy=yaml_rs.DuplicateKeyPolicy.Error,
         )
     except yaml_rs.YAMLDecodeError as error:
+        if "recursion limit" in str(error):  # PyYAML would take minutes over such a file
+            return UNPARSED, [_too_deep(source, error)]
         problems = _tab_problems(source) or scan(source).problems
         return UNPARSED, problems or [_fast_parser_problem(source, error)]
     if data is None:
@@ -64,7 +66,79 @@ def parse(source: SourceText) -> tuple[object, list[Problem]]:
         scanned = scan(source)
         if scanned.documents > 1:
             return UNPARSED, scanned.problems
+    if _MAY_BE_DEEP.search(source.text) and _depth(data) > MAX_DEPTH:
+        message = (
+            f"values are nested more than {MAX_DEPTH} levels deep; a desired-state file needs 4"
+        )
+        return UNPARSED, [Problem(Location(source.name, 1, 1), message)]
+    if "!" in source.text and (tags := _tag_problems(source)):
+        return UNPARSED, tags
     return data, []
+
+
+#: Deeper than any desired-state file (it needs 4 levels), and far from any recursion limit.
+MAX_DEPTH = 32
+#: A line indented (or dashed, `- - -`) this far: only then is the depth worth measuring.
+_MAY_BE_DEEP = re.compile(r"^[ \t-]{48,}", re.MULTILINE)
+
+
+def _depth(data: object) -> int:
+    """How deeply `data` nests lists and mappings, without recursion."""
+    deepest = 0
+    pending: list[tuple[object, int]] = [(data, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            return depth
+        deepest = max(deepest, depth)
+        if isinstance(value, dict):
+            pending.extend((item, depth + 1) for item in value.values())
+        elif isinstance(value, list):
+            pending.extend((item, depth + 1) for item in value)
+    return deepest
+
+
+def _too_deep(source: SourceText, error: yaml_rs.YAMLDecodeError) -> Problem:
+    found = _LINE_COLUMN.search(str(error))
+    where = (int(found[1]), int(found[2])) if found else (1, 1)
+    return _problem(
+        source,
+        where,
+        "invalid YAML: values are nested too deeply (a desired-state file needs 4 levels)",
+    )
+
+
+def _tag_problems(source: SourceText) -> list[Problem]:
+    """Explicit YAML tags (`!!binary`, `!!int "1"`, `!custom`): refused, each at its place.
+
+    A desired-state file holds text, numbers and booleans as written; a tag turns them into
+    something else (bytes, a number from a string), which the two parsers read differently.
+    """
+    problems: list[Problem] = []
+    parser = yaml.CSafeLoader(source.text)
+    try:
+        while (event := parser.get_event()) is not None:
+            tag = getattr(event, "tag", None)
+            implicit = isinstance(event, yaml.ScalarEvent) and event.implicit[0]
+            if isinstance(tag, str) and not implicit and isinstance(event, tuple(_NODE_EVENTS)):
+                message = (
+                    f"the YAML tag {_shown_tag(tag)} is not allowed: write the value itself "
+                    "(text, a number or true/false)"
+                )
+                problems.append(_problem(source, _mark(event), message))
+    except yaml.YAMLError:
+        pass  # the fast parser read the file; what PyYAML refuses here was said elsewhere
+    finally:
+        parser.dispose()
+    return problems
+
+
+def _shown_tag(tag: str) -> str:
+    return (
+        "!!" + tag.removeprefix("tag:yaml.org,2002:")
+        if tag.startswith("tag:yaml.org,2002:")
+        else tag
+    )
 
 
 @dataclass(frozen=True, slots=True)

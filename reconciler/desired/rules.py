@@ -55,12 +55,32 @@ def file_problems(values: FileValues, has_placeholder: bool) -> list[PathProblem
     webhook = data.get("webhook")
     if isinstance(webhook, dict):
         problems += _header_problems(values.name, webhook.get("headers"))
+    problems += _number_problems(data)
     if has_placeholder:
         problems += [
             PathProblem(path, f"an unfilled {PLACEHOLDER} placeholder: write the real value")
             for path in _placeholder_paths(data, ())
         ]
     return problems
+
+
+#: Larger than any account: a count above it is a typo, and a number with thousands of
+#: digits would only cost time to read.
+MAX_COUNT = 10**9
+
+
+def _number_problems(data: dict[Any, Any]) -> Iterator[PathProblem]:
+    """Numbers written as fractions where a whole number belongs, and counts beyond reason."""
+    version = data.get("version")
+    if isinstance(version, float):
+        yield PathProblem(("version",), f"version must be the whole number 1; got {version!r}")
+    policy = data.get("policy")
+    limit = policy.get("maxInactivations") if isinstance(policy, dict) else None
+    path = ("policy", "maxInactivations")
+    if isinstance(limit, float) and limit.is_integer():
+        yield PathProblem(path, f"maxInactivations must be a whole number; got {limit!r}")
+    elif isinstance(limit, int) and not isinstance(limit, bool) and limit > MAX_COUNT:
+        yield PathProblem(path, f"maxInactivations is more than {MAX_COUNT:,}: write a count")
 
 
 def _worker_problems(worker: dict[Any, Any], path: YamlPath) -> Iterator[PathProblem]:

@@ -111,9 +111,20 @@ def _failures(validator: Any, schema: dict[str, Any], data: object) -> Iterator[
             schema=parent,
             schema_path=tuple(error.schema_path),
             path=tuple(error.instance_path),
-            instance=error.instance,
+            instance=_value_at(data, tuple(error.instance_path), error.instance),
             message=error.message,
         )
+
+
+def _value_at(data: object, path: tuple[str | int, ...], fallback: object) -> object:
+    """The value as parsed (a JSON conversion shows `.inf` and `.nan` as null)."""
+    value = data
+    for step in path:
+        try:
+            value = value[step]  # type: ignore[index]
+        except (KeyError, IndexError, TypeError):
+            return fallback
+    return value
 
 
 def _problems(failures: Iterator[_Failure]) -> list[PathProblem]:

@@ -52,6 +52,7 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
     """A duration such as `90s`, `30m`, `1h`, `1h30m` or `2d` (a bare number is seconds)."""
 
     name = "duration"
+    MOST: ClassVar[timedelta] = timedelta(days=366)
     _PART = re.compile(r"(\d+(?:\.\d+)?)([dhms])")
     _UNITS: ClassVar[dict[str, int]] = {"d": 86400, "h": 3600, "m": 60, "s": 1}
 
@@ -67,7 +68,11 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
                 float(number) * self._UNITS[unit] for number, unit in self._PART.findall(text)
             )
         if seconds is None or seconds <= 0:
-            self.fail(f"{value!r} is not a positive duration such as 90s, 30m, 1h or 1h30m", param)
+            self.fail(
+                f"{value!r:.40} is not a positive duration such as 90s, 30m, 1h or 1h30m", param
+            )
+        if seconds > self.MOST.total_seconds():
+            self.fail(f"{value!r:.40} is longer than {self.MOST.days} days", param)
         return timedelta(seconds=seconds)
 
 

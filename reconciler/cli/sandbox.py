@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import signal
 import sqlite3
@@ -80,6 +81,13 @@ def serve(
         seed=seed,
     )
     _start(server)
+    if not _is_loopback(host):
+        click.echo(
+            f"warning: listening on {host}, beyond this machine: the sandbox's controls "
+            "(/_sandbox/: reset, faults, new clients with tokens) take no token, so anyone who "
+            "can reach this address can use them; use 127.0.0.1 unless you mean it",
+            err=True,
+        )
     try:
         first_line = {"base_url": server.base_url, "client_id": server.client_id}
         click.echo(json.dumps({**first_line, "token": server.token}))
@@ -95,6 +103,15 @@ def serve(
             _wait_for_stop()
     finally:
         server.stop()
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _start(server: SandboxServer) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -62,6 +62,8 @@ class ServiceGate:
         try:
             decision = self.sandbox.faults.decide()
             await apply_faults(decision, self.app, scope, receive, send_noting_status)
+        except ClientDisconnect:
+            record.status = record.status or 499  # the client left: nobody to answer
         except Exception:
             record.status = record.status or 500  # the error middleware outside answers 500
             raise

@@ -14,8 +14,41 @@ from reconciler.sandbox.problems import Problem
 MAX_BODY_BYTES = 4 * 1024 * 1024
 
 
+#: Far more digits than any id, count or amount (whose own checks say what is too large), and
+#: below the 4,300 digits Python refuses to convert: a longer number is refused unread.
+MAX_DIGITS = 1000
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
+
+
+def _integer(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(f"a number of {len(text)} digits is larger than any the service takes")
+    return int(text)
+
+
+def _fraction(text: str) -> Decimal:
+    if len(text) > MAX_DIGITS + 10:
+        raise ValueError(f"a number of {len(text)} characters is larger than any the service takes")
+    return Decimal(text)
+
+
+def _lone_surrogate(value: Any) -> bool:
+    """Whether any string in the body holds half of a UTF-16 pair (`\\ud800`): not text."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if not item.isascii() and any("\ud800" <= char <= "\udfff" for char in item):
+                return True
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return False
 
 
 async def read_json(request: Request, *, optional: bool = False) -> Any:
@@ -37,7 +70,9 @@ async def read_json(request: Request, *, optional: bool = False) -> Any:
     except UnicodeDecodeError as error:
         raise Problem(400, f"the request body is not UTF-8 (byte {error.start})") from None
     try:
-        return json.loads(text, parse_float=Decimal, parse_constant=_reject_constant)
+        value = json.loads(
+            text, parse_float=_fraction, parse_int=_integer, parse_constant=_reject_constant
+        )
     except json.JSONDecodeError as error:
         raise Problem(
             400, f"malformed JSON at line {error.lineno} column {error.colno}: {error.msg}"
@@ -46,3 +81,6 @@ async def read_json(request: Request, *, optional: bool = False) -> Any:
         raise Problem(400, f"malformed JSON: {error}") from None
     except RecursionError:
         raise Problem(400, "malformed JSON: nested too deeply") from None
+    if _lone_surrogate(value):
+        raise Problem(400, "malformed JSON: a string holds a lone UTF-16 surrogate, not text")
+    return value

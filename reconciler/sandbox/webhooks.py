@@ -114,7 +114,7 @@ def _read_event_types(value: list[Any], reader: ObjectReader) -> list[str]:
     for position, item in enumerate(value):
         field = f"event_types[{position}]"
         if item not in EVENT_TYPES:
-            shown = json.dumps(item)[:40]
+            shown = json.dumps(item, default=str)[:40]  # a fraction is a Decimal here
             reader.fail(field, f"must be one of {', '.join(EVENT_TYPES)}, got {shown}")
         elif item in types:
             reader.fail(field, f"repeats {item}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -93,9 +94,11 @@ def resolve_config(
         token=token,
         token_source=source,
         client_id=_client_id(client_id if client_id is not None else env.get(ENV_CLIENT_ID)),
-        timeout=timeout if timeout is not None else _number(env, ENV_TIMEOUT, 30.0),
+        timeout=timeout if timeout is not None else _number(env, ENV_TIMEOUT, 30.0, most=3600),
         parallelism=(
-            parallelism if parallelism is not None else int(_number(env, ENV_PARALLELISM, 8))
+            parallelism
+            if parallelism is not None
+            else int(_number(env, ENV_PARALLELISM, 8, most=256, whole=True))
         ),
         retry=retry or _retry_policy(env),
     )
@@ -105,8 +108,8 @@ def _retry_policy(env: Mapping[str, str]) -> RetryPolicy:
     default = RetryPolicy()
     return replace(
         default,
-        attempts=int(_number(env, ENV_RETRY_ATTEMPTS, default.attempts)),
-        total_seconds=_number(env, ENV_RETRY_SECONDS, default.total_seconds),
+        attempts=int(_number(env, ENV_RETRY_ATTEMPTS, default.attempts, most=100, whole=True)),
+        total_seconds=_number(env, ENV_RETRY_SECONDS, default.total_seconds, most=86_400),
     )
 
 
@@ -191,14 +194,23 @@ def _client_id(value: int | str | None) -> int | None:
     return number
 
 
-def _number(env: Mapping[str, str], name: str, default: float) -> float:
+def _number(
+    env: Mapping[str, str], name: str, default: float, *, most: float, whole: bool = False
+) -> float:
+    """A positive, finite number from the environment, at most `most` (a setting beyond it is
+    a mistake, and `inf`, `nan` or `1e999` would break the arithmetic that uses it)."""
     raw = env.get(name)
     if not raw:
         return default
+    shown = raw if len(raw) <= 40 else raw[:37] + "..."
     try:
         value = float(raw)
     except ValueError:
-        raise ConfigError(f"{name} must be a number, not {raw!r}") from None
-    if value <= 0:
-        raise ConfigError(f"{name} must be positive, not {raw!r}")
+        raise ConfigError(f"{name} must be a number, not {shown!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{name} must be a positive number, not {shown!r}")
+    if value > most:
+        raise ConfigError(f"{name} is {shown}; it may be at most {most:g}")
+    if whole and not value.is_integer():
+        raise ConfigError(f"{name} must be a whole number, not {shown!r}")
     return value

@@ -259,13 +259,18 @@ def test_a_damaged_saved_plan_is_a_clear_error(tmp_path: Path, mutate, message: 
         load_saved_plan(path)
 
 
-@pytest.mark.parametrize("where", ["missing/plan.out", "."])
-def test_a_saved_plan_that_cannot_be_written_is_a_clear_error(tmp_path: Path, where: str) -> None:
+@pytest.mark.parametrize(
+    ("where", "said"),
+    [("missing/plan.out", "cannot write the saved plan"), (".", "refusing to replace it")],
+)
+def test_a_saved_plan_that_cannot_be_written_is_a_clear_error(
+    tmp_path: Path, where: str, said: str
+) -> None:
     desired, live = quickstart()
     document = saved_plan_document(
         diff(desired, live), live, key=KEY, created_at=NOW, tool_version="1.2.3"
     )
-    with pytest.raises(ReconcilerError, match="cannot write the saved plan"):
+    with pytest.raises(ReconcilerError, match=said):
         write_saved_plan(tmp_path / where, document)
     assert [p.name for p in tmp_path.iterdir()] == []
 

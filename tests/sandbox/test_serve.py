@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -112,3 +113,47 @@ def test_errors_are_messages_not_tracebacks(
     assert "Traceback" not in done.stderr
     for word in words:
         assert word in done.stderr
+
+
+def test_a_client_that_leaves_mid_request_prints_no_traceback() -> None:
+    process = subprocess.Popen(
+        reconciler("sandbox", "serve", "--port", "0"),
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        first = json.loads(process.stdout.readline())
+        base, token = first["base_url"], first["token"]
+        httpx.post(f"{base}/_sandbox/faults", json={"latency_ms": 1500}).raise_for_status()
+        for method in ("GET", "POST"):
+            with pytest.raises(httpx.TimeoutException):
+                httpx.request(
+                    method,
+                    f"{base}/contract/workers/inviteWorkersBulkLocked"
+                    if method == "POST"
+                    else f"{base}/contract/workers/list",
+                    headers={"Authorization": f"Bearer {token}"},
+                    content=b"[" if method == "POST" else None,  # the body never completes
+                    timeout=0.3,
+                )
+        time.sleep(2)  # the server finishes both requests and finds no one to answer
+        log = httpx.get(f"{base}/_sandbox/requests").json()
+        assert [entry["method"] for entry in log] == ["GET", "POST"]
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=15) == 0
+    finally:
+        process.kill()
+        process.wait()
+    stderr = process.stderr.read()  # type: ignore[union-attr]
+    assert "Traceback" not in stderr and "Exception in ASGI application" not in stderr
+
+
+def test_listening_beyond_this_machine_warns_that_the_controls_take_no_token() -> None:
+    result = run("sandbox", "serve", "--host", "0.0.0.0", "--port", "0", "--check")
+    assert result.returncode == 0, result.stderr
+    assert "warning: listening on 0.0.0.0, beyond this machine" in result.stderr
+    quiet = run("sandbox", "serve", "--port", "0", "--check")
+    assert "warning" not in quiet.stderr

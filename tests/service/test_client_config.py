@@ -131,7 +131,7 @@ def test_settings_from_the_environment(env: dict[str, str], field: str, expected
     [
         ({"RECONCILER_CLIENT_ID": "abc"}, "client id must be a whole number"),
         ({"RECONCILER_TIMEOUT": "soon"}, "RECONCILER_TIMEOUT must be a number"),
-        ({"RECONCILER_PARALLELISM": "0"}, "RECONCILER_PARALLELISM must be positive"),
+        ({"RECONCILER_PARALLELISM": "0"}, "RECONCILER_PARALLELISM must be a positive number"),
         ({"RECONCILER_RETRY_ATTEMPTS": "many"}, "RECONCILER_RETRY_ATTEMPTS must be a number"),
     ],
 )

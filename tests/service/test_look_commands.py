@@ -219,6 +219,7 @@ def test_a_sandbox_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) 
     db.write_text("this is not SQLite\n" * 100, encoding="utf-8")
     result = CliRunner().invoke(main, ["workers", "--sandbox", "--sandbox-db", str(db)])
     assert result.exit_code == 1
-    assert f"the embedded sandbox could not start on {db}" in result.output
-    assert "--sandbox-reset" in result.output
+    assert f"{db} is not a sandbox database" in result.output
+    assert "give --sandbox-db a new file name" in result.output
+    assert db.read_text(encoding="utf-8") == "this is not SQLite\n" * 100  # left as it was
     assert "Traceback" not in result.output

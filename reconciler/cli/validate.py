@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from reconciler.desired import InvalidDesiredState, Problem, load_desired_state
+from reconciler.desired.problems import KEPT, SHOWN
 from reconciler.errors import ReconcilerError
 
 #: pre-commit sets this in the environment of every hook it runs.
@@ -39,7 +40,9 @@ def validate(path: Path | None, output_format: str, no_env: bool) -> None:
     try:
         state = load_desired_state(path, read_variables=not no_env)
     except InvalidDesiredState as error:
-        click.echo(_render(error.problems, output_format))
+        click.echo(_render(error, output_format))
+        if output_format != "text" and error.total > len(error.problems[: _LISTED[output_format]]):
+            click.echo(error.count_line(_LISTED[output_format]), err=True)
         raise click.exceptions.Exit(1) from None
     if output_format == "json":
         click.echo("[]")
@@ -65,7 +68,13 @@ def _missing_path() -> tuple[str, str]:
     )
 
 
-def _render(problems: list[Problem], output_format: str) -> str:
+#: How many problems each format lists (the rest are counted): a person reads the first few,
+#: a program gets more, and GitHub shows only a handful of annotations per step anyway.
+_LISTED = {"text": SHOWN, "json": KEPT, "github": 50}
+
+
+def _render(error: InvalidDesiredState, output_format: str) -> str:
+    problems = error.problems[: _LISTED[output_format]]
     if output_format == "json":
         rows = [
             {
@@ -79,9 +88,8 @@ def _render(problems: list[Problem], output_format: str) -> str:
         return json.dumps(rows, indent=2)
     if output_format == "github":
         return "\n".join(_annotation(problem) for problem in problems)
-    count = len(problems)
     lines = [str(problem) for problem in problems]
-    lines.append(f"{count} problem{'' if count == 1 else 's'} found")
+    lines.append(error.count_line(_LISTED["text"]))
     return "\n".join(lines)
 
 

@@ -25,7 +25,13 @@ from reconciler.desired.model import (
 )
 from reconciler.desired.parse import UNPARSED, scan
 from reconciler.desired.parse import parse as parse_yaml
-from reconciler.desired.problems import InvalidDesiredState, PathProblem, Problem, YamlPath
+from reconciler.desired.problems import (
+    KEPT,
+    InvalidDesiredState,
+    PathProblem,
+    Problem,
+    YamlPath,
+)
 from reconciler.desired.rules import (
     PLACEHOLDER,
     FileValues,
@@ -74,8 +80,29 @@ def load_desired_state(
         pending[name].append(problem)
     pending = {name: found for name, found in pending.items() if found}
     if problems or pending:
-        raise InvalidDesiredState([*problems, *_locate(sources, pending)])
+        total = len(problems) + sum(len(found) for found in pending.values())
+        at_least = any(p.uncounted for found in pending.values() for p in found)
+        located = _locate(sources, _first(pending, KEPT))
+        raise InvalidDesiredState([*problems, *located], total, at_least=at_least)
     return _build(files, webhook)
+
+
+def _first(pending: dict[str, list[PathProblem]], most: int) -> dict[str, list[PathProblem]]:
+    """At most `most` problems, in file order, to locate (a file of 100,000 broken workers
+    would otherwise cost a mark for each)."""
+    kept: dict[str, list[PathProblem]] = {}
+    for name, found in pending.items():
+        if most <= 0:
+            break
+        if len(found) > most:  # the first in the file: paths in order, numbers as numbers
+            found = sorted(found, key=lambda problem: _path_order(problem.path))[:most]
+        kept[name] = found
+        most -= len(found)
+    return kept
+
+
+def _path_order(path: YamlPath) -> tuple[tuple[int, int | str], ...]:
+    return tuple((0, part) if isinstance(part, int) else (1, part) for part in path)
 
 
 def _locate(sources: list[SourceText], pending: dict[str, list[PathProblem]]) -> list[Problem]:

@@ -37,14 +37,35 @@ class PathProblem:
     message: str
     at_key: bool = False
     other: tuple[str, YamlPath] | None = None
+    uncounted: bool = False  # stands for more problems that were not read one by one
 
 
 class InvalidDesiredState(ReconcilerError):
     """The desired state is invalid; `.problems` lists every problem found, sorted by place."""
 
-    def __init__(self, problems: Iterable[Problem]) -> None:
+    def __init__(
+        self, problems: Iterable[Problem], total: int | None = None, *, at_least: bool = False
+    ) -> None:
         self.problems = sorted(problems)
-        count = len(self.problems)
-        lines = [str(problem) for problem in self.problems]
-        lines.append(f"{count} problem{'' if count == 1 else 's'} found")
+        #: How many problems there are, when only the first of them were located and kept;
+        #: `at_least` when some were not even read one by one.
+        self.total = max(total or 0, len(self.problems))
+        self.at_least = at_least
+        lines = [str(problem) for problem in self.problems[:SHOWN]]
+        lines.append(self.count_line(SHOWN))
         super().__init__("invalid desired state:\n" + "\n".join(lines))
+
+    def count_line(self, shown: int) -> str:
+        """'3 problems found', or '12,345 problems found (the first 100 are shown)'."""
+        count = self.total
+        noun = "problem" if count == 1 else "problems"
+        line = f"{'at least ' if self.at_least else ''}{count:,} {noun} found"
+        listed = min(shown, len(self.problems))
+        return line if listed >= count else f"{line} (the first {listed:,} are shown)"
+
+
+#: Problems listed in a message: a file of 100,000 broken workers needs the first few, and a
+#: count, not 100,000 lines.
+SHOWN = 100
+#: Problems located and kept at most: locating each costs a look at the file.
+KEPT = 1000

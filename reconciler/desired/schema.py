@@ -12,7 +12,7 @@ import difflib
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -80,15 +80,49 @@ class _Failure:
     message: str
 
 
+#: Schema errors read at most: each costs the validator a copy of its instance, so 100,000
+#: broken workers would take seconds and gigabytes for messages nobody reads past the first.
+MAX_FAILURES = 5000
+
+
 def schema_problems(data: object) -> list[PathProblem]:
-    """Every way `data` (one file's values) breaks the schema; nothing when it is valid."""
+    """Every way `data` (one file's values) breaks the schema, or the first few thousand and
+    a last problem saying that there are more; nothing when it is valid."""
     validator, schema = _validator()
     try:
         if validator.is_valid(data):
             return []
     except (ValueError, TypeError):  # a key that is not a string: name it as written
         data = _with_string_keys(data)
-    return _problems(_failures(validator, schema, data))
+    workers = data.get("workers") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or not isinstance(workers, list) or len(workers) <= MAX_FAILURES:
+        return _problems(_failures(validator, schema, data))
+    # A long list of workers is checked one worker at a time, so the checking stops after the
+    # first few thousand broken ones (the validator would build every error of the document).
+    failures = list(_failures(validator, schema, {**data, "workers": []}))
+    item_validator, item_schema = _worker_validator()
+    broken = 0
+    for index, worker in enumerate(workers):
+        if item_validator.is_valid(worker):
+            continue
+        broken += 1
+        if broken > MAX_FAILURES:
+            message = f"and more workers that break the schema after the first {MAX_FAILURES:,}"
+            more = PathProblem(("workers", index), message, uncounted=True)
+            return [*_problems(iter(failures)), more]
+        failures += (
+            replace(failure, path=("workers", index, *failure.path))
+            for failure in _failures(item_validator, item_schema, worker)
+        )
+    return _problems(iter(failures))
+
+
+@cache
+def _worker_validator() -> tuple[Any, dict[str, Any]]:
+    """The validator of one item of `workers`, for checking a long list item by item."""
+    _, schema = _validator()
+    item: dict[str, Any] = schema["properties"]["workers"]["items"]
+    return jsonschema_rs.validator_for(item), item
 
 
 def _with_string_keys(value: object) -> object:

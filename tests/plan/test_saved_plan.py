@@ -247,6 +247,8 @@ def test_a_directory_is_not_a_saved_plan(tmp_path: Path) -> None:
         (lambda d: d["changes"][0]["worker"].pop("workerEmail"), "workerEmail"),
         (lambda d: d["changes"][1].update(agreementId=True), "agreementId"),
         (lambda d: d["changes"][1].update(extra=1), "extra"),
+        (lambda d: d.update(created_at="2026-01-02T03:04:05"), "has no UTC offset"),
+        (lambda d: d.update(created_at="yesterday"), "damaged"),
         (lambda d: d["safety"].update(owned_open_agreements="5"), "owned_open_agreements"),
     ],
 )

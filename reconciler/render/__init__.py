@@ -1,6 +1,9 @@
-"""Renderers: one plan, shown as text for a terminal, JSON for machines, Markdown for a PR."""
+"""Renderers: one plan, shown as text for a terminal, JSON for machines, Markdown for a PR.
 
-from reconciler.render.base import FORMATS, Renderer, renderer_for
+`base` holds what every renderer shares and knows none of them; this package picks one.
+"""
+
+from reconciler.render.base import FORMATS, Renderer
 from reconciler.render.json import JsonRenderer
 from reconciler.render.markdown import MarkdownRenderer
 from reconciler.render.text import TextRenderer
@@ -13,3 +16,14 @@ __all__ = [
     "TextRenderer",
     "renderer_for",
 ]
+
+
+def renderer_for(fmt: str, *, color: bool = False, show_unmanaged: bool = False) -> Renderer:
+    """The renderer for `--format`: text, json or markdown."""
+    if fmt == "json":
+        return JsonRenderer()
+    if fmt == "markdown":
+        return MarkdownRenderer(show_unmanaged=show_unmanaged)
+    if fmt == "text":
+        return TextRenderer(color=color, show_unmanaged=show_unmanaged)
+    raise ValueError(f"unknown plan format {fmt!r}; expected one of {', '.join(FORMATS)}")

@@ -21,21 +21,6 @@ class Renderer(Protocol):
     def render(self, plan: Plan) -> str: ...
 
 
-def renderer_for(fmt: str, *, color: bool = False, show_unmanaged: bool = False) -> Renderer:
-    """The renderer for `--format`: text, json or markdown."""
-    from reconciler.render.json import JsonRenderer
-    from reconciler.render.markdown import MarkdownRenderer
-    from reconciler.render.text import TextRenderer
-
-    if fmt == "json":
-        return JsonRenderer()
-    if fmt == "markdown":
-        return MarkdownRenderer(show_unmanaged=show_unmanaged)
-    if fmt == "text":
-        return TextRenderer(color=color, show_unmanaged=show_unmanaged)
-    raise ValueError(f"unknown plan format {fmt!r}; expected one of {', '.join(FORMATS)}")
-
-
 def show(value: Any) -> str:
     """A value as a plan shows it: JSON-like, secrets masked, control characters escaped."""
     if isinstance(value, Secret):  # a header value is all mask; a URL shows its literal parts

@@ -51,6 +51,18 @@ def sandbox() -> None:
     help="How long an accepted paylist waits before it is settled.",
 )
 @click.option(
+    "--token-ttl-s",
+    type=click.IntRange(min=1, max=366 * 86400),
+    default=3600,
+    show_default=True,
+    help="How long a login token (POST /login/login/v2) lives.",
+)
+@click.option(
+    "--zero-based-pages",
+    is_flag=True,
+    help="Read `page` from 0 (page 1 is the second) instead of the real service's from 1.",
+)
+@click.option(
     "--event-retry-base-ms",
     type=click.IntRange(min=0),
     default=250,
@@ -68,6 +80,8 @@ def serve(
     db: str,
     seed: Path | None,
     process_delay_ms: int,
+    token_ttl_s: int,
+    zero_based_pages: bool,
     event_retry_base_ms: int,
     check: bool,
 ) -> None:
@@ -79,6 +93,8 @@ def serve(
         process_delay_ms=process_delay_ms,
         event_retry_base_ms=event_retry_base_ms,
         seed=seed,
+        token_ttl_s=token_ttl_s,
+        zero_based_pages=zero_based_pages,
     )
     _start(server)
     if not _is_loopback(host):
@@ -90,7 +106,8 @@ def serve(
         )
     try:
         first_line = {"base_url": server.base_url, "client_id": server.client_id}
-        click.echo(json.dumps({**first_line, "token": server.token}))
+        secrets = {"token": server.token, "email": server.email, "password": server.password}
+        click.echo(json.dumps({**first_line, **secrets}))
         if seed is not None and not server.seeded:
             click.echo(
                 f"note: {db} already held the demo account, so --seed was not applied "

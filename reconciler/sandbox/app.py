@@ -16,6 +16,7 @@ from reconciler.sandbox import (
     clients,
     controls,
     events,
+    login,
     paylists,
     payments,
     wallet,
@@ -29,7 +30,7 @@ from reconciler.sandbox.requestlog import RequestRecord
 from reconciler.sandbox.timestamps import iso_us, now_ns
 
 #: Service resources, each a module with `ROUTES` and `SCHEMA`.
-RESOURCES = (clients, workers, webhooks, paylists, payments, wallet, events)
+RESOURCES = (clients, login, workers, webhooks, paylists, payments, wallet, events)
 SCHEMA = tuple(statement for module in RESOURCES for statement in module.SCHEMA)
 CONTROLS_PREFIX = "/_sandbox/"
 

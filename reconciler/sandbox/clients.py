@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from reconciler.sandbox.context import sandbox_of
+from reconciler.sandbox.login import client_of_jwt, ensure_secret, looks_like_jwt, set_credentials
 from reconciler.sandbox.problems import Problem
 from reconciler.sandbox.store import empty_tables, get_meta, set_meta
 from reconciler.sandbox.timestamps import now_ns
@@ -47,11 +48,17 @@ _DEMO_ID_KEY = "demo_client_id"
 _DEMO_TOKEN_KEY = "demo_token"
 
 
+DEMO_EMAIL = "demo@sandbox.example"
+_DEMO_PASSWORD_KEY = "demo_password"
+
+
 @dataclass(frozen=True, slots=True)
 class NewClient:
     client_id: int
     token: str
     wallet_id: int
+    email: str = ""
+    password: str = ""
 
 
 def create_client(
@@ -63,8 +70,10 @@ def create_client(
     enabled: bool = True,
     client_id: int | None = None,
     token: str | None = None,
+    email: str | None = None,
+    password: str | None = None,
 ) -> NewClient:
-    """A client with its wallet; a new random token unless one is given."""
+    """A client with its wallet and login; a new random token (and login) unless given."""
     now = now_ns()
     token = token or secrets.token_urlsafe(32)
     cursor = conn.execute(
@@ -77,20 +86,47 @@ def create_client(
         " created_ns) VALUES (?, ?, ?, ?, ?)",
         (new_id, int(enabled), balance_cents, over_draft_limit_cents, now),
     )
-    return NewClient(client_id=new_id, token=token, wallet_id=int(wallet.lastrowid or 0))
+    credentials = set_credentials(conn, new_id, email, password)
+    return NewClient(
+        client_id=new_id,
+        token=token,
+        wallet_id=int(wallet.lastrowid or 0),
+        email=credentials.email,
+        password=credentials.password,
+    )
 
 
 def ensure_demo_client(conn: sqlite3.Connection) -> tuple[NewClient, bool]:
     """The demo client, created on the database's first start; True when created just now."""
+    ensure_secret(conn)
     client_id = get_meta(conn, _DEMO_ID_KEY)
     token = get_meta(conn, _DEMO_TOKEN_KEY)
+    password = _demo_password(conn)
     if client_id is not None and token is not None:
         row = conn.execute("SELECT id FROM wallets WHERE client_id = ?", (client_id,)).fetchone()
-        return NewClient(int(client_id), token, int(row["id"])), False
-    demo = create_client(conn, name=DEMO_NAME, balance_cents=DEMO_BALANCE_CENTS)
+        # A database from before logins gets the demo login now.
+        set_credentials(conn, int(client_id), DEMO_EMAIL, password)
+        demo = NewClient(int(client_id), token, int(row["id"]), DEMO_EMAIL, password)
+        return demo, False
+    demo = create_client(
+        conn,
+        name=DEMO_NAME,
+        balance_cents=DEMO_BALANCE_CENTS,
+        email=DEMO_EMAIL,
+        password=password,
+    )
     set_meta(conn, _DEMO_ID_KEY, str(demo.client_id))
     set_meta(conn, _DEMO_TOKEN_KEY, demo.token)
     return demo, True
+
+
+def _demo_password(conn: sqlite3.Connection) -> str:
+    """The demo client's password: made once per database, kept across restarts and resets."""
+    password = get_meta(conn, _DEMO_PASSWORD_KEY)
+    if password is None:
+        password = secrets.token_urlsafe(12)
+        set_meta(conn, _DEMO_PASSWORD_KEY, password)
+    return password
 
 
 def reset(conn: sqlite3.Connection) -> NewClient:
@@ -106,6 +142,8 @@ def reset(conn: sqlite3.Connection) -> NewClient:
         balance_cents=DEMO_BALANCE_CENTS,
         client_id=int(client_id),
         token=token,
+        email=DEMO_EMAIL,
+        password=_demo_password(conn),
     )
 
 
@@ -121,10 +159,13 @@ def authenticate(request: Request) -> int:
     if scheme.lower() != "bearer" or not token:
         raise Problem(401, "the Authorization header must be 'Bearer <token>'", headers=challenge)
     with sandbox_of(request).store.read() as conn:
-        row = conn.execute("SELECT id FROM clients WHERE token = ?", (token,)).fetchone()
-    if row is None:
-        raise Problem(401, "unknown token", headers=challenge)
-    client_id = int(row["id"])
+        if looks_like_jwt(token):  # a login token: signed, and it expires
+            client_id = client_of_jwt(conn, token)
+        else:  # a long-lived API token
+            row = conn.execute("SELECT id FROM clients WHERE token = ?", (token,)).fetchone()
+            if row is None:
+                raise Problem(401, "unknown token", headers=challenge)
+            client_id = int(row["id"])
     record = request.scope.get("sandbox.record")
     if record is not None:
         record.client_id = client_id

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from starlette.requests import Request
 
 from reconciler.sandbox.faults import Faults
+from reconciler.sandbox.ratelimit import FailedLogins
 from reconciler.sandbox.requestlog import RequestLog
 from reconciler.sandbox.store import Store
 
@@ -33,6 +34,12 @@ class Sandbox:
     requests: RequestLog = field(default_factory=RequestLog)
     #: Settles paylists and delivers events; None only when nothing runs it (no server).
     background: Background | None = None
+    #: How long a login token lives (`--token-ttl-s`).
+    token_ttl_s: int = 3600
+    failed_logins: FailedLogins = field(default_factory=FailedLogins)
+    #: `page` counts from 1 as the real service's does (0 is the first page too); False:
+    #: `--zero-based-pages`, where page n is the (n+1)-th.
+    one_based_pages: bool = True
 
 
 def sandbox_of(request: Request) -> Sandbox:

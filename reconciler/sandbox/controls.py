@@ -8,30 +8,34 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from reconciler.sandbox import clients, events, wallet, workers
+from reconciler.sandbox import clients, events, login, wallet, workers
 from reconciler.sandbox.bodies import read_json
 from reconciler.sandbox.context import Sandbox, sandbox_of
 from reconciler.sandbox.faults import FaultSettings
 from reconciler.sandbox.jsontext import JSONText
 from reconciler.sandbox.money import from_cents
 from reconciler.sandbox.params import path_id, query_integer
-from reconciler.sandbox.problems import Problem, validation_problem
+from reconciler.sandbox.problems import FieldError, Problem, validation_problem
 from reconciler.sandbox.timestamps import now_ns
 from reconciler.sandbox.validation import ObjectReader
 
 
 async def create_client(request: Request) -> Response:
-    """`{name?, balance?, over_draft_limit?, enabled?}` -> 201 `{client_id, token, wallet_id}`."""
-    reader = ObjectReader(
-        await read_json(request, optional=True), ("name", "balance", "over_draft_limit", "enabled")
-    )
+    """`{name?, balance?, over_draft_limit?, enabled?, email?, password?}` -> 201
+    `{client_id, token, wallet_id, email, password}`."""
+    fields = ("name", "balance", "over_draft_limit", "enabled", "email", "password")
+    reader = ObjectReader(await read_json(request, optional=True), fields)
     name = reader.string("name", required=False)
+    email = reader.string("email", required=False)
+    password = reader.string("password", required=False)
     balance = reader.money("balance")
     over_draft_limit = reader.money("over_draft_limit")
     enabled = reader.boolean("enabled", default=True)
     if not reader.ok:
         raise validation_problem(reader.errors)
     with sandbox_of(request).store.write() as conn:
+        if email is not None and login.email_taken(conn, email):
+            raise validation_problem([FieldError("another client has this email", field="email")])
         count = conn.execute("SELECT COUNT(*) FROM clients").fetchone()[0]
         client = clients.create_client(
             conn,
@@ -39,11 +43,12 @@ async def create_client(request: Request) -> Response:
             balance_cents=balance or 0,
             over_draft_limit_cents=over_draft_limit or 0,
             enabled=bool(enabled),
+            email=email,
+            password=password,
         )
-    return JSONResponse(
-        {"client_id": client.client_id, "token": client.token, "wallet_id": client.wallet_id},
-        status_code=201,
-    )
+    answer = {"client_id": client.client_id, "token": client.token, "wallet_id": client.wallet_id}
+    answer |= {"email": client.email, "password": client.password}
+    return JSONResponse(answer, status_code=201)
 
 
 async def move_agreement(request: Request) -> Response:

@@ -1,4 +1,5 @@
-"""Spring Data paging: 0-based `page`, `size` default 20 clamped to 200, and the page envelope."""
+"""Spring Data paging with one-indexed `page` (0 and 1 both the first page; 0-based with
+`--zero-based-pages`), `size` default 20 clamped to 200, and the envelope counting from 0."""
 
 from __future__ import annotations
 
@@ -24,17 +25,22 @@ class Paging:
         return self.page * self.size
 
     @classmethod
-    def from_query(cls, params: Mapping[str, str]) -> Paging:
+    def from_query(cls, params: Mapping[str, str], *, one_based: bool = True) -> Paging:
+        """The page asked for: with `one_based`, `page` 0 and 1 are the first, n the n-th."""
         page = query_integer(params, "page")
         size = query_integer(params, "size")
         errors = []
         if page is not None and page < 0:
-            errors.append(FieldError("must be 0 or more (pages count from 0)", field="page"))
+            counted = "1 (0 is the first page too)" if one_based else "0"
+            errors.append(
+                FieldError(f"must be 0 or more (pages count from {counted})", field="page")
+            )
         if size is not None and size < 1:
             errors.append(FieldError("must be 1 or more", field="size"))
         if errors:
             raise validation_problem(errors, what="the query")
-        return cls(page=page or 0, size=min(size or DEFAULT_SIZE, MAX_SIZE))
+        index = max((page or 0) - 1, 0) if one_based else page or 0
+        return cls(page=index, size=min(size or DEFAULT_SIZE, MAX_SIZE))
 
 
 def _sort(sorted_: bool) -> dict[str, bool]:

@@ -269,7 +269,7 @@ async def create_paylist(request: Request) -> Response:
 async def paylist_payments(request: Request) -> Response:
     client_id = authenticate(request)
     paylist_id = path_id(request, "paylistId", what="paylist")
-    paging = Paging.from_query(request.query_params)
+    paging = Paging.from_query(request.query_params, one_based=sandbox_of(request).one_based_pages)
     with sandbox_of(request).store.read() as conn:
         mine = conn.execute(
             "SELECT 1 FROM paylists WHERE id = ? AND client_id = ?", (paylist_id, client_id)

@@ -45,6 +45,8 @@ class SandboxServer:
         process_delay_ms: int = 500,
         event_retry_base_ms: int = 250,
         seed: str | Path | None = None,
+        token_ttl_s: int = 3600,
+        zero_based_pages: bool = False,
     ) -> None:
         self.db = str(db)
         self.host = host
@@ -54,6 +56,10 @@ class SandboxServer:
         self.seeded = False
         self.client_id = 0
         self.token = ""
+        self.email = ""  # the demo client's login
+        self.password = ""
+        self.token_ttl_s = token_ttl_s
+        self.zero_based_pages = zero_based_pages
         self._sandbox: Sandbox | None = None
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -85,6 +91,7 @@ class SandboxServer:
             store.close()
             raise
         self.client_id, self.token = demo.client_id, demo.token
+        self.email, self.password = demo.email, demo.password
         self.port = sock.getsockname()[1]
         background = Background(
             store,
@@ -92,7 +99,13 @@ class SandboxServer:
             event_retry_base_ms=self.timing.event_retry_base_ms,
         )
         background.start()
-        self._sandbox = Sandbox(store=store, timing=self.timing, background=background)
+        self._sandbox = Sandbox(
+            store=store,
+            timing=self.timing,
+            background=background,
+            token_ttl_s=self.token_ttl_s,
+            one_based_pages=not self.zero_based_pages,
+        )
         config = uvicorn.Config(
             create_app(self._sandbox),
             log_config=None,  # leave the host process's logging as it is

@@ -173,7 +173,7 @@ async def get_wallet(request: Request) -> Response:
 async def list_transactions(request: Request) -> Response:
     """The client's journal by ascending journal_id; the envelope is `content` only."""
     client_id = authenticate(request)
-    paging = Paging.from_query(request.query_params)
+    paging = Paging.from_query(request.query_params, one_based=sandbox_of(request).one_based_pages)
     if paging.offset > _MAX_OFFSET:  # past any journal, and past what SQLite can take
         return JSONText({"content": []})
     with sandbox_of(request).store.read() as conn:

@@ -330,7 +330,7 @@ async def list_workers(request: Request) -> Response:
             what="the query",
         )
     status = None if status_id is None else STATUS_BY_ID[status_id]
-    paging = Paging.from_query(request.query_params)
+    paging = Paging.from_query(request.query_params, one_based=sandbox_of(request).one_based_pages)
     with sandbox_of(request).store.read() as conn:
         rows, total = list_page(conn, client_id, status, paging)
     return JSONResponse(spring_page([worker_json(row) for row in rows], paging, total))

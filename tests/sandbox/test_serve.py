@@ -43,7 +43,7 @@ def test_serve_prints_the_first_line_serves_and_stops_cleanly(stop: signal.Signa
     try:
         assert process.stdout is not None
         first = json.loads(process.stdout.readline())
-        assert set(first) == {"base_url", "client_id", "token"}
+        assert set(first) == {"base_url", "client_id", "token", "email", "password"}
         assert first["base_url"].startswith("http://127.0.0.1:")
         answer = httpx.get(
             f"{first['base_url']}/contract/workers/list",
@@ -63,7 +63,7 @@ def test_check_summarises_the_seeded_demo_account() -> None:
     done = run("sandbox", "serve", "--seed", str(SEED), "--check")
     assert done.returncode == 0, done.stderr
     first, *summary = done.stdout.splitlines()
-    assert set(json.loads(first)) == {"base_url", "client_id", "token"}
+    assert set(json.loads(first)) == {"base_url", "client_id", "token", "email", "password"}
     text = "\n".join(summary)
     assert "Workers: 8 agreements" in text
     assert [line.split() for line in summary if line.startswith("  ")] == [

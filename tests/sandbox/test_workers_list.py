@@ -7,7 +7,8 @@ import re
 import httpx
 import pytest
 
-from tests.sandbox.support import Controls, assert_problem, invitation
+from reconciler.sandbox import SandboxServer
+from tests.sandbox.support import Controls, assert_problem, invitation, service_client
 
 LIST = "/contract/workers/list"
 INVITE = "/contract/workers/inviteWorkersBulkLocked"
@@ -62,12 +63,16 @@ def test_an_empty_account_answers_an_empty_full_envelope(api: httpx.Client) -> N
     assert (body["size"], body["number"]) == (20, 0)
 
 
-def test_pages_count_from_zero_and_are_sorted_by_agreement_id(api: httpx.Client) -> None:
+def test_pages_count_from_one_and_are_sorted_by_agreement_id(api: httpx.Client) -> None:
+    """The real service reads `page` one-indexed (0 is the first page too); the envelope
+    counts from 0, as the interface's own example shows (`page=1` answers `pageNumber: 0`)."""
     ids = invite(api, 5)
     first = api.get(LIST, params={"size": 2}).json()
-    second = api.get(LIST, params={"page": 1, "size": 2}).json()
-    last = api.get(LIST, params={"page": 2, "size": 2}).json()
-    beyond = api.get(LIST, params={"page": 3, "size": 2}).json()
+    assert api.get(LIST, params={"page": 0, "size": 2}).json() == first
+    assert api.get(LIST, params={"page": 1, "size": 2}).json() == first
+    second = api.get(LIST, params={"page": 2, "size": 2}).json()
+    last = api.get(LIST, params={"page": 3, "size": 2}).json()
+    beyond = api.get(LIST, params={"page": 4, "size": 2}).json()
     assert [w["agreementId"] for w in first["content"]] == ids[:2]
     assert [w["agreementId"] for w in second["content"]] == ids[2:4]
     assert [w["agreementId"] for w in last["content"]] == ids[4:]
@@ -196,3 +201,15 @@ def test_a_huge_page_number_is_an_empty_page_not_an_error(api: httpx.Client) -> 
     invite(api, 1)
     body = api.get(LIST, params={"page": str(10**30)}).json()
     assert body["content"] == [] and body["totalElements"] == 1
+
+
+def test_with_zero_based_pages_page_one_is_the_second() -> None:
+    with SandboxServer(zero_based_pages=True) as server:
+        api = service_client(server.base_url, server.token)
+        ids = invite(api, 3)
+        first = api.get(LIST, params={"page": 0, "size": 2}).json()
+        second = api.get(LIST, params={"page": 1, "size": 2}).json()
+        assert [w["agreementId"] for w in first["content"]] == ids[:2]
+        assert [w["agreementId"] for w in second["content"]] == ids[2:]
+        assert (first["number"], second["number"]) == (0, 1)
+        api.close()

@@ -24,7 +24,7 @@ def test_a_new_client_has_its_own_token_and_wallet(
     )
     assert created.status_code == 201
     body = created.json()
-    assert set(body) == {"client_id", "token", "wallet_id"}
+    assert set(body) == {"client_id", "token", "wallet_id", "email", "password"}
     assert body["client_id"] != sandbox.client_id and body["token"] != sandbox.token
     with service_client(sandbox.base_url, body["token"]) as client:
         assert client.get(LIST).status_code == 200

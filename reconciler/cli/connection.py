@@ -35,6 +35,7 @@ class ConnectionOptions:
 
     base_url: str | None = None
     token_file: Path | None = None
+    password_file: Path | None = None
     client_id: int | None = None
     sandbox: bool = False
     sandbox_db: Path = DEFAULT_SANDBOX_DB
@@ -54,7 +55,7 @@ class ConnectionOptions:
         """The options to give again in a command printed as a hint (` --sandbox`, or ``).
 
         Never `--sandbox-reset` (the next command must find what this one left) and never a
-        secret: the token comes from the environment or a file, not a flag."""
+        secret: the token and the password come from the environment or a file, not a flag."""
         words: list[str] = []
         if self.sandbox:
             words.append("--sandbox")
@@ -65,12 +66,22 @@ class ConnectionOptions:
                 words += ["--base-url", self.base_url]
             if self.token_file is not None:
                 words += ["--token-file", str(self.token_file)]
+            if self.password_file is not None:
+                words += ["--password-file", str(self.password_file)]
         if self.client_id is not None:
             words += ["--client-id", str(self.client_id)]
         return "".join(f" {shlex.quote(word)}" for word in words)
 
 
-_OPTION_NAMES = ("base_url", "token_file", "client_id", "sandbox", "sandbox_db", "sandbox_reset")
+_OPTION_NAMES = (
+    "base_url",
+    "token_file",
+    "password_file",
+    "client_id",
+    "sandbox",
+    "sandbox_db",
+    "sandbox_reset",
+)
 
 
 def connection_options(command: F) -> F:
@@ -92,6 +103,12 @@ def connection_options(command: F) -> F:
             "--token-file",
             type=click.Path(dir_okay=False, path_type=Path),
             help="Read the token from this file (default: $RECONCILER_TOKEN). Never a flag value.",
+        ),
+        click.option(
+            "--password-file",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Sign in as $RECONCILER_EMAIL with the password in this file (default: "
+            "$RECONCILER_PASSWORD); the login renews itself. Never a flag value.",
         ),
         click.option(
             "--client-id",
@@ -137,15 +154,19 @@ def open_client(
         config = resolve_config(
             base_url=options.base_url,
             token_file=options.token_file,
+            password_file=options.password_file,
             client_id=options.client_id,
             parallelism=parallelism,
             environ=environ,
         )
         with ServiceClient(config, read_only=read_only) as client:
+            client.check_credentials()
             yield client
         return
-    if options.base_url or options.token_file:
-        raise ConfigError("--sandbox runs its own service: leave out --base-url and --token-file")
+    if options.base_url or options.token_file or options.password_file:
+        raise ConfigError(
+            "--sandbox runs its own service: leave out --base-url, --token-file and --password-file"
+        )
     with _embedded_sandbox(options.sandbox_db, reset=options.sandbox_reset) as server:
         logs.register_secret(server.token)
         config = ClientConfig(

@@ -1,8 +1,9 @@
 """The plan key: chosen once, at the edge, from the most stable setting there is.
 
 `RECONCILER_PLAN_KEY` when set (the setting to use in CI: login tokens change every run), else
-the static token (or the embedded sandbox's demo token). The key signs a saved plan and keys the
-HMACs in it (`reconciler.plan.signing`); it is registered as a secret like the token.
+the static token (or the embedded sandbox's demo token), else the email and password. The key
+signs a saved plan and keys the HMACs in it (`reconciler.plan.signing`); it is registered as a
+secret like the token.
 """
 
 from __future__ import annotations
@@ -44,8 +45,13 @@ def plan_key(client: ServiceClient | None, environ: Mapping[str, str] | None = N
             f"this command needs the plan key: set {VARIABLE} (or RECONCILER_TOKEN), as for "
             "the `reconciler plan --out` that made the plan"
         )
-    source = client.config.token_source
-    return PlanKey(client.config.token.reveal().encode(), f"the token from {source}")
+    config = client.config
+    if config.token is not None:
+        return PlanKey(config.token.reveal().encode(), f"the token from {config.token_source}")
+    assert config.credentials is not None, "a client has a token or credentials"
+    credentials = config.credentials
+    material = f"{credentials.email.casefold()}\n{credentials.password.reveal()}".encode()
+    return PlanKey(material, f"the email and password from {credentials.source}")
 
 
 def offline_plan_key(environ: Mapping[str, str] | None = None) -> PlanKey:

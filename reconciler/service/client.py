@@ -71,6 +71,11 @@ class ServiceClient:
 
     # -- lifecycle --------------------------------------------------------------------------
 
+    def check_credentials(self) -> None:
+        """Before the first request: a pasted JWT past its `exp`, with nothing to renew it,
+        stops here, saying when it expired."""
+        self._transport.tokens.check_not_expired()
+
     def close(self) -> None:
         """Close the connections and stop the page fetchers."""
         if self._executor is not None:

@@ -13,9 +13,12 @@ from urllib.parse import urlsplit
 from reconciler import __version__, logs
 from reconciler.errors import ReconcilerError
 from reconciler.secrets import Secret
+from reconciler.service.session import Credentials
 
 ENV_BASE_URL = "RECONCILER_BASE_URL"
 ENV_TOKEN = "RECONCILER_TOKEN"
+ENV_EMAIL = "RECONCILER_EMAIL"
+ENV_PASSWORD = "RECONCILER_PASSWORD"
 ENV_CLIENT_ID = "RECONCILER_CLIENT_ID"
 ENV_TIMEOUT = "RECONCILER_TIMEOUT"
 ENV_PARALLELISM = "RECONCILER_PARALLELISM"
@@ -51,8 +54,8 @@ class ClientConfig:
     """Everything the service client needs, already checked."""
 
     base_url: str
-    token: Secret
-    token_source: str  # where the token came from, said in errors; never the token
+    token: Secret | None  # None: signed in with `credentials` before the first request
+    token_source: str  # where the token (or the credentials) came from; never a secret
     client_id: int | None = None
     timeout: float = 30.0
     connect_timeout: float = 10.0
@@ -60,6 +63,7 @@ class ClientConfig:
     page_size: int = MAX_PAGE_SIZE
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     user_agent: str = f"reconciler/{__version__}"
+    credentials: Credentials | None = None  # sign in (again) with these
 
     def __post_init__(self) -> None:
         if not 1 <= self.page_size <= MAX_PAGE_SIZE:
@@ -74,6 +78,7 @@ def resolve_config(
     *,
     base_url: str | None = None,
     token_file: Path | None = None,
+    password_file: Path | None = None,
     client_id: int | str | None = None,
     timeout: float | None = None,
     parallelism: int | None = None,
@@ -82,16 +87,23 @@ def resolve_config(
 ) -> ClientConfig:
     """Build the client's configuration: options first, then `RECONCILER_*` variables.
 
-    The token comes from `--token-file` when given, else from `RECONCILER_TOKEN`; it is never
-    a command-line value. It is registered with the log scrubber before anything can print it.
+    The token comes from `--token-file` when given, else from `RECONCILER_TOKEN`; credentials
+    from `RECONCILER_EMAIL` with `--password-file` or `RECONCILER_PASSWORD`. Neither is ever a
+    command-line value; both are registered with the log scrubber before anything can print them.
+    With both, the token is used and the credentials renew it.
     """
     env = os.environ if environ is None else environ
     url = check_base_url(base_url or env.get(ENV_BASE_URL, ""))
-    token, source = _read_token(token_file, env)
-    logs.register_secret(token.reveal())
+    credentials = _read_credentials(password_file, env)
+    token, source = _read_token(token_file, env, required=credentials is None)
+    if token is not None:
+        logs.register_secret(token.reveal())
+    elif credentials is not None:
+        source = credentials.source
     return ClientConfig(
         base_url=url,
         token=token,
+        credentials=credentials,
         token_source=source,
         client_id=_client_id(client_id if client_id is not None else env.get(ENV_CLIENT_ID)),
         timeout=timeout if timeout is not None else _number(env, ENV_TIMEOUT, 30.0, most=3600),
@@ -157,7 +169,39 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _read_token(token_file: Path | None, env: Mapping[str, str]) -> tuple[Secret, str]:
+def _read_credentials(password_file: Path | None, env: Mapping[str, str]) -> Credentials | None:
+    """RECONCILER_EMAIL with the password from `--password-file` or RECONCILER_PASSWORD."""
+    email = env.get(ENV_EMAIL, "").strip()
+    if password_file is not None:
+        source = f"{ENV_EMAIL} and the password file {password_file}"
+        try:
+            password = Path(password_file).read_text(encoding="utf-8").rstrip("\r\n")
+        except OSError as error:
+            raise ConfigError(
+                f"cannot read the password file {password_file}: {error.strerror}"
+            ) from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"the password file {password_file} is not UTF-8 text") from None
+    elif env.get(ENV_PASSWORD):
+        source, password = f"{ENV_EMAIL} and {ENV_PASSWORD}", env[ENV_PASSWORD]
+    elif email:
+        raise ConfigError(
+            f"{ENV_EMAIL} is set but no password: set {ENV_PASSWORD} or pass --password-file FILE",
+            hint="the password is never accepted as a command-line value",
+        )
+    else:
+        return None
+    if not email:
+        raise ConfigError(f"a password is given but no email: set {ENV_EMAIL}")
+    if not password.strip():
+        raise ConfigError(f"the password from {source} is empty")
+    logs.register_secret(password)
+    return Credentials(email, Secret(password), source)
+
+
+def _read_token(
+    token_file: Path | None, env: Mapping[str, str], *, required: bool = True
+) -> tuple[Secret | None, str]:
     if token_file is not None:
         source = f"the token file {token_file}"
         try:
@@ -168,9 +212,12 @@ def _read_token(token_file: Path | None, env: Mapping[str, str]) -> tuple[Secret
             raise ConfigError(f"{source} is not UTF-8 text") from None
     elif env.get(ENV_TOKEN):
         source, text = f"the {ENV_TOKEN} environment variable", env[ENV_TOKEN]
+    elif not required:
+        return None, ""
     else:
         raise ConfigError(
-            "no token: set RECONCILER_TOKEN or pass --token-file FILE",
+            "no token and no credentials: set RECONCILER_TOKEN (or pass --token-file FILE), or "
+            "RECONCILER_EMAIL with RECONCILER_PASSWORD (or --password-file FILE)",
             hint="the token is never accepted as a command-line value",
         )
     token = text.strip()

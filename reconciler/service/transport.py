@@ -40,6 +40,7 @@ from reconciler.service.errors import (
     Unauthorized,
     UnexpectedResponse,
 )
+from reconciler.service.session import TokenSource
 
 _log = logs.get_logger("reconciler.service")
 
@@ -55,14 +56,21 @@ _ERROR_CLASSES: dict[int, type[ServiceError]] = {
 
 
 class _BearerAuth(httpx.Auth):
-    """Adds the token at the last moment, so it lives in one place only."""
+    """Adds the token at the last moment, so it lives in one place only; after a 401 it signs in
+    again (when it has credentials) and sends the refused request once more: a 401 did
+    nothing, so even an invitation is safe to resend."""
 
-    def __init__(self, config: ClientConfig) -> None:
-        self._token = config.token
+    def __init__(self, tokens: TokenSource) -> None:
+        self._tokens = tokens
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        request.headers["Authorization"] = f"Bearer {self._token.reveal()}"
-        yield request
+        token = self._tokens.current()
+        request.headers["Authorization"] = f"Bearer {token.reveal()}"
+        response = yield request
+        if response.status_code == 401 and self._tokens.can_renew:
+            fresh = self._tokens.renew(stale=token)
+            request.headers["Authorization"] = f"Bearer {fresh.reveal()}"
+            yield request
 
     def __repr__(self) -> str:
         return "_BearerAuth(token=Secret('(sensitive value)'))"
@@ -74,9 +82,16 @@ class Transport:
     def __init__(self, config: ClientConfig, *, read_only: bool) -> None:
         self.config = config
         self.read_only = read_only
+        self.tokens = TokenSource(
+            config.base_url,
+            config.token,
+            config.credentials,
+            timeout=config.timeout,
+            user_agent=config.user_agent,
+        )
         self._http = httpx.Client(
             base_url=config.base_url + "/",
-            auth=_BearerAuth(config),
+            auth=_BearerAuth(self.tokens),
             headers={"User-Agent": config.user_agent, "Accept": "application/json"},
             timeout=httpx.Timeout(
                 config.timeout, connect=config.connect_timeout, pool=max(config.timeout, 60.0)
@@ -202,8 +217,10 @@ class Transport:
             what = f"{what}: {explanation}"
         details: dict[str, Any] = {"status": status, "detail": detail, "item_errors": item_errors}
         if status == 401:
+            because = f": {explanation}" if explanation and explanation != reason else ""
             return Unauthorized(
-                f"the service refused the token from {self.config.token_source} (401 {reason})",
+                f"the service refused the token from {self.config.token_source} "
+                f"(401 {reason}{because})",
                 hint="check that the token is current and meant for this service address",
                 **details,
             )

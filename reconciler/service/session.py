@@ -1,0 +1,209 @@
+"""Where the bearer token comes from: a pasted token, or a login that renews itself.
+
+`TokenSource` hands the transport a token for each request. With credentials it signs in at
+`POST /login/login/v2` before the first request, reads the expiry from the JWT's `exp` (without
+verifying it: the secret is the service's), signs in again shortly before expiry, and once after
+a 401 (the transport then resends the refused request: a 401 did nothing). One login at a time:
+concurrent requests wait for it. The password, and every token, are secrets.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import jwt
+
+from reconciler import logs
+from reconciler.secrets import Secret
+from reconciler.service.errors import RateLimited, ServiceError, Unauthorized
+
+LOGIN_PATH = "login/login/v2"
+#: Where a real answer may put the token (the shape is not documented).
+TOKEN_KEYS = ("token", "access_token", "accessToken", "jwt", "id_token")
+#: Renew this long before `exp` (at most a fifth of the token's whole life).
+RENEW_MARGIN_S = 60.0
+_MAX_LOGIN_WAIT_S = 60.0
+
+_log = logs.get_logger("reconciler.service")
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    """An email and a password, and where they came from (said in errors; never the password)."""
+
+    email: str
+    password: Secret
+    source: str
+
+    def __repr__(self) -> str:
+        return f"Credentials(email={self.email!r}, source={self.source!r})"
+
+
+def token_expiry(token: str) -> tuple[float | None, float | None]:
+    """(exp, iat) of a JWT read without verifying it, or (None, None) for another token."""
+    try:
+        claims = jwt.decode(token, options={"verify_signature": False})
+    except jwt.PyJWTError:
+        return None, None
+    exp, iat = claims.get("exp"), claims.get("iat")
+    number = (int, float)
+    return (
+        float(exp) if isinstance(exp, number) and not isinstance(exp, bool) else None,
+        float(iat) if isinstance(iat, number) and not isinstance(iat, bool) else None,
+    )
+
+
+class TokenSource:
+    """The current token, renewed by logging in again when it can."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: Secret | None,
+        credentials: Credentials | None,
+        *,
+        timeout: float = 30.0,
+        user_agent: str = "reconciler",
+    ) -> None:
+        self._base_url = base_url.rstrip("/") + "/"
+        self._credentials = credentials
+        self._lock = threading.Lock()
+        self._token = token
+        self._renew_at: float | None = None
+        self._timeout = timeout
+        self._user_agent = user_agent
+        self.logins = 0
+        if token is not None:
+            logs.register_secret(token.reveal())
+            self._renew_at = self._renewal_time(token.reveal())
+
+    @property
+    def can_renew(self) -> bool:
+        return self._credentials is not None
+
+    def current(self) -> Secret:
+        """The token to send now: logging in first when there is none yet or it is due."""
+        token = self._token
+        if token is not None and (self._renew_at is None or time.time() < self._renew_at):
+            return token
+        return self.renew(stale=token)
+
+    def renew(self, stale: Secret | None) -> Secret:
+        """A fresh token, unless another thread already replaced `stale` (one login at once)."""
+        with self._lock:
+            if self._token is not None and self._token is not stale:
+                return self._token
+            if self._credentials is None:
+                assert stale is not None
+                return stale  # nothing to renew with: the 401 (or expiry) stands
+            self._token = self._login(self._credentials)
+            self._renew_at = self._renewal_time(self._token.reveal())
+            return self._token
+
+    def check_not_expired(self) -> None:
+        """Stop before the first request when a pasted JWT is past its `exp` and nothing can
+        renew it."""
+        if self._token is None or self._credentials is not None:
+            return
+        exp, _ = token_expiry(self._token.reveal())
+        if exp is not None and exp <= time.time():
+            when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(exp))
+            raise Unauthorized(
+                f"the token expired at {when}",
+                status=401,
+                hint="paste a new token, or set RECONCILER_EMAIL and RECONCILER_PASSWORD (or "
+                "--password-file) so the reconciler signs in and renews it",
+            )
+
+    def _renewal_time(self, token: str) -> float | None:
+        exp, iat = token_expiry(token)
+        if exp is None:
+            return None  # not a JWT, or no `exp`: used until a 401
+        life = exp - iat if iat is not None else RENEW_MARGIN_S * 5
+        return exp - min(RENEW_MARGIN_S, max(life, 0.0) / 5)
+
+    def _login(self, credentials: Credentials) -> Secret:
+        body = {"email": credentials.email, "password": credentials.password.reveal()}
+        deadline = time.monotonic() + _MAX_LOGIN_WAIT_S
+        with httpx.Client(
+            base_url=self._base_url,
+            timeout=self._timeout,
+            headers={"User-Agent": self._user_agent, "Accept": "application/json"},
+            follow_redirects=False,
+        ) as http:
+            while True:
+                try:
+                    answer = http.post(LOGIN_PATH, json=body)
+                except httpx.TransportError as error:
+                    raise ServiceError(
+                        f"could not sign in at {self._base_url}{LOGIN_PATH}: "
+                        f"{logs.scrub(str(error)) or type(error).__name__}"
+                    ) from None
+                wait = _retry_after(answer)
+                if answer.status_code == 429 and wait is not None:
+                    if time.monotonic() + wait > deadline:
+                        raise RateLimited(
+                            f"signing in as {credentials.email} is refused for {wait:.0f} s "
+                            "(too many failed logins)",
+                            status=429,
+                            retry_after=wait,
+                        )
+                    time.sleep(wait)
+                    continue
+                break
+        self.logins += 1
+        if not answer.is_success:
+            raise Unauthorized(
+                f"signing in as {credentials.email} (from {credentials.source}) failed: "
+                f"{answer.status_code} {_reason(answer)}",
+                status=answer.status_code,
+                hint="check the email and password; the password is never shown",
+            )
+        token = _token_in(_json(answer))
+        if token is None:
+            raise ServiceError(
+                f"the login answer for {credentials.email} holds no token (looked for "
+                f"{', '.join(TOKEN_KEYS)}, at the top and under `data`)"
+            )
+        logs.register_secret(token)
+        _log.info("signed in", email=credentials.email, expires=token_expiry(token)[0])
+        return Secret(token)
+
+
+def _json(answer: httpx.Response) -> Any:
+    try:
+        return answer.json()
+    except (ValueError, RecursionError):
+        return None
+
+
+def _token_in(body: Any) -> str | None:
+    for place in (body, body.get("data") if isinstance(body, dict) else None):
+        if isinstance(place, dict):
+            for key in TOKEN_KEYS:
+                value = place.get(key)
+                if isinstance(value, str) and value.strip():
+                    return value.strip()
+    return None
+
+
+def _reason(answer: httpx.Response) -> str:
+    body = _json(answer)
+    if isinstance(body, dict):
+        for key in ("detail", "message", "error"):
+            if isinstance(body.get(key), str) and body[key].strip():
+                return logs.scrub(body[key].strip())[:200]
+    text = answer.text.strip().splitlines()
+    return logs.scrub(text[0])[:200] if text else answer.reason_phrase
+
+
+def _retry_after(answer: httpx.Response) -> float | None:
+    try:
+        value = float(answer.headers.get("retry-after", ""))
+    except ValueError:
+        return None
+    return value if 0 <= value <= 3600 else None

@@ -17,9 +17,11 @@ from reconciler.sandbox import (
     controls,
     events,
     login,
+    lookups,
     paylists,
     payments,
     wallet,
+    webhook_test,
     webhooks,
     workers,
 )
@@ -30,7 +32,18 @@ from reconciler.sandbox.requestlog import RequestRecord
 from reconciler.sandbox.timestamps import iso_us, now_ns
 
 #: Service resources, each a module with `ROUTES` and `SCHEMA`.
-RESOURCES = (clients, login, workers, webhooks, paylists, payments, wallet, events)
+RESOURCES = (
+    clients,
+    login,
+    workers,
+    webhooks,
+    webhook_test,
+    paylists,
+    payments,
+    lookups,
+    wallet,
+    events,
+)
 SCHEMA = tuple(statement for module in RESOURCES for statement in module.SCHEMA)
 CONTROLS_PREFIX = "/_sandbox/"
 

@@ -99,7 +99,7 @@ def paylist_page(
     return _page(conn, "paylist_id = ?", [paylist_id], paging)
 
 
-def _date_range(request: Request) -> tuple[int | None, int]:
+def date_range(request: Request) -> tuple[int | None, int]:
     """`startDate` (inclusive, default none) and `endDate` (exclusive, default now) in ns."""
     bounds: dict[str, int | None] = {"startDate": None, "endDate": None}
     errors = []
@@ -121,7 +121,7 @@ def _date_range(request: Request) -> tuple[int | None, int]:
 async def list_payments(request: Request) -> Response:
     """The client's payments with startDate <= creation_date < endDate, by ascending id."""
     client_id = authenticate(request)
-    start, end = _date_range(request)
+    start, end = date_range(request)
     paging = Paging.from_query(request.query_params, one_based=sandbox_of(request).one_based_pages)
     where, args = "client_id = ? AND created_ns < ?", [client_id, end]
     if start is not None:

@@ -69,6 +69,7 @@ def _register() -> None:
         export,
         gitops,
         look,
+        look_more,
         plan,
         sandbox,
         schema,
@@ -78,7 +79,7 @@ def _register() -> None:
     main.add_command(sandbox.sandbox)
     main.add_command(validate.validate)
     main.add_command(schema.schema)
-    for command in look.COMMANDS:
+    for command in (*look.COMMANDS, *look_more.COMMANDS):
         main.add_command(command)
     main.add_command(plan.plan)
     main.add_command(plan.drift)

@@ -74,7 +74,7 @@ WALLET_COLUMNS = (
 WEBHOOK_COLUMNS = ("url", "enabled", "event_types", "headers", "client_id", "updated_at")
 
 
-def _format_option(command: F) -> F:
+def format_option(command: F) -> F:
     return click.option(
         "--format",
         "output_format",
@@ -84,7 +84,7 @@ def _format_option(command: F) -> F:
     )(command)
 
 
-class _Moment(click.ParamType):  # type: ignore[type-arg]  # generic in newer click only
+class Moment(click.ParamType):  # type: ignore[type-arg]  # generic in newer click only
     """An ISO 8601 date or timestamp; without an offset it is UTC."""
 
     name = "TIMESTAMP"
@@ -105,36 +105,37 @@ class _Moment(click.ParamType):  # type: ignore[type-arg]  # generic in newer cl
     type=click.Choice([status.value for status in WorkerStatus], case_sensitive=False),
     help="Only workers with this status.",
 )
-@_format_option
+@format_option
 @connection_options
 def workers(connection: ConnectionOptions, status: str | None, output_format: str | None) -> None:
     """List the account's workers (one row per agreement)."""
-    rows = _read(connection, lambda client: client.list_workers(status.upper() if status else None))
-    _print_rows(rows, WORKER_COLUMNS, output_format, title="Workers")
+    wanted = status.upper() if status else None
+    rows = read_with(connection, lambda client: client.list_workers(wanted))
+    print_rows(rows, WORKER_COLUMNS, output_format, title="Workers")
 
 
 @click.command("wallet")
-@_format_option
+@format_option
 @connection_options
 def wallet(connection: ConnectionOptions, output_format: str | None) -> None:
     """Show the wallet and its balance."""
-    found = _read(connection, ServiceClient.get_wallet)
-    _print_record(found, WALLET_COLUMNS, output_format, title="Wallet")
+    found = read_with(connection, ServiceClient.get_wallet)
+    print_record(found, WALLET_COLUMNS, output_format, title="Wallet")
 
 
 @click.command("transactions")
-@_format_option
+@format_option
 @connection_options
 def transactions(connection: ConnectionOptions, output_format: str | None) -> None:
     """List the wallet's journal entries, oldest first."""
-    rows = _read(connection, ServiceClient.list_transactions)
-    _print_rows(rows, JOURNAL_COLUMNS, output_format, title="Wallet journal")
+    rows = read_with(connection, ServiceClient.list_transactions)
+    print_rows(rows, JOURNAL_COLUMNS, output_format, title="Wallet journal")
 
 
 @click.command("payments")
-@click.option("--since", type=_Moment(), help="Created at or after this date or timestamp.")
-@click.option("--until", type=_Moment(), help="Created before this date or timestamp.")
-@_format_option
+@click.option("--since", type=Moment(), help="Created at or after this date or timestamp.")
+@click.option("--until", type=Moment(), help="Created before this date or timestamp.")
+@format_option
 @connection_options
 def payments(
     connection: ConnectionOptions,
@@ -145,18 +146,8 @@ def payments(
     """List the account's payments in a date range (the service's defaults: all, until now)."""
     if since is not None and until is not None and since >= until:
         raise click.BadParameter("--since must be before --until", param_hint="--since")
-    rows = _read(connection, lambda client: client.list_payments(since, until))
-    _print_rows(rows, PAYMENT_COLUMNS, output_format, title="Payments")
-
-
-@click.command("paylist")
-@click.argument("paylist_id", type=click.IntRange(min=0))
-@_format_option
-@connection_options
-def paylist(connection: ConnectionOptions, paylist_id: int, output_format: str | None) -> None:
-    """List the payments of one paylist."""
-    rows = _read(connection, lambda client: client.list_paylist_payments(paylist_id))
-    _print_rows(rows, PAYMENT_COLUMNS, output_format, title=f"Paylist {paylist_id}")
+    rows = read_with(connection, lambda client: client.list_payments(since, until))
+    print_rows(rows, PAYMENT_COLUMNS, output_format, title="Payments")
 
 
 @click.group("webhook")
@@ -165,13 +156,13 @@ def webhook() -> None:
 
 
 @webhook.command("show")
-@_format_option
+@format_option
 @connection_options
 def webhook_show(connection: ConnectionOptions, output_format: str | None) -> None:
     """Show the webhook configuration; header values are masked."""
-    found = _read(connection, ServiceClient.get_webhook)
+    found = read_with(connection, ServiceClient.get_webhook)
     if found is None:
-        chosen = _chosen_format(output_format)
+        chosen = chosen_format(output_format)
         if chosen == "json":
             click.echo("null")
         elif chosen == "csv":
@@ -179,7 +170,7 @@ def webhook_show(connection: ConnectionOptions, output_format: str | None) -> No
         else:
             click.echo("No webhook is configured.")
         return
-    _print_record(found, WEBHOOK_COLUMNS, output_format, title="Webhook")
+    print_record(found, WEBHOOK_COLUMNS, output_format, title="Webhook")
 
 
 COMMANDS: tuple[click.Command, ...] = (
@@ -187,12 +178,11 @@ COMMANDS: tuple[click.Command, ...] = (
     wallet,
     transactions,
     payments,
-    paylist,
     webhook,
 )
 
 
-def _read(connection: ConnectionOptions, read: Callable[[ServiceClient], T]) -> T:
+def read_with(connection: ConnectionOptions, read: Callable[[ServiceClient], T]) -> T:
     """What `read` returns from a read-only client of the connection."""
     with open_client(connection, read_only=True) as client:
         return read(client)
@@ -201,18 +191,18 @@ def _read(connection: ConnectionOptions, read: Callable[[ServiceClient], T]) -> 
 # -- output ------------------------------------------------------------------------------------
 
 
-def _chosen_format(output_format: str | None) -> str:
+def chosen_format(output_format: str | None) -> str:
     if output_format is not None:
         return output_format
     return "table" if sys.stdout.isatty() else "json"
 
 
-def _print_rows(
+def print_rows(
     rows: Sequence[object], columns: Sequence[str], output_format: str | None, *, title: str
 ) -> None:
-    chosen = _chosen_format(output_format)
+    chosen = chosen_format(output_format)
     if chosen == "json":
-        records = [_record(row, columns) for row in rows]
+        records = [record(row, columns) for row in rows]
         click.echo(json.dumps(records, indent=2, ensure_ascii=False))
     elif chosen == "csv":
         _write_csv(rows, columns)
@@ -225,12 +215,12 @@ def _print_rows(
         Console().print(table)
 
 
-def _print_record(
+def print_record(
     row: object, columns: Sequence[str], output_format: str | None, *, title: str
 ) -> None:
-    chosen = _chosen_format(output_format)
+    chosen = chosen_format(output_format)
     if chosen == "json":
-        click.echo(json.dumps(_record(row, columns), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(record(row, columns), indent=2, ensure_ascii=False))
     elif chosen == "csv":
         _write_csv([row], columns)
     else:
@@ -249,7 +239,7 @@ def _write_csv(rows: Iterable[object], columns: Sequence[str]) -> None:
         writer.writerow(_cell(getattr(row, column)) for column in columns)
 
 
-def _record(row: object, columns: Sequence[str]) -> dict[str, Any]:
+def record(row: object, columns: Sequence[str]) -> dict[str, Any]:
     """The row's columns as JSON values: amounts as numbers, times in ISO 8601, secrets masked."""
     return {column: _json_value(getattr(row, column)) for column in columns}
 

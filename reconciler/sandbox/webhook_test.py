@@ -79,17 +79,20 @@ async def send_test_event(request: Request) -> Response:
 
 async def _send(config: dict[str, Any], text: str) -> dict[str, Any]:
     if not webhooks.is_loopback(urlsplit(config["url"]).hostname or ""):
-        return {"delivered": False, "error": events.NOT_LOOPBACK}
+        return {"delivered": False, "status_code": None, "error": events.NOT_LOOPBACK}
     headers = {item["name"]: item["value"] for item in config["headers"]}
     headers["Content-Type"] = "application/json"
     try:
         async with httpx.AsyncClient(timeout=events.TIMEOUT_S) as http:
             reply = await http.post(config["url"], content=text.encode("utf-8"), headers=headers)
     except httpx.TimeoutException:
-        return {"delivered": False, "error": f"no answer within {events.TIMEOUT_S:g} s"}
-    except httpx.HTTPError as error:
-        return {"delivered": False, "error": f"{type(error).__name__}: {error}"}
-    return {"delivered": 200 <= reply.status_code < 300, "status_code": reply.status_code}
+        error = f"no answer within {events.TIMEOUT_S:g} s"
+        return {"delivered": False, "status_code": None, "error": error}
+    except httpx.HTTPError as failure:
+        error = f"{type(failure).__name__}: {failure}"
+        return {"delivered": False, "status_code": None, "error": error}
+    delivered = 200 <= reply.status_code < 300
+    return {"delivered": delivered, "status_code": reply.status_code, "error": None}
 
 
 ROUTES = [Route("/webhooks/clients/test", send_test_event, methods=["POST"])]

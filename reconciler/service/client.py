@@ -32,11 +32,13 @@ from reconciler.service.models import (
     InvitationResult,
     JournalEntry,
     Paylist,
+    PaylistSummary,
     Payment,
     PaymentItem,
     Wallet,
     Webhook,
     WebhookHeader,
+    WebhookTestResult,
     Worker,
     WorkerStatus,
 )
@@ -185,6 +187,34 @@ class ServiceClient:
         answer = self._request("POST", "payment-agent/paylists", body=body)
         return self._decode("payment-agent/paylists", decode.paylist, answer)
 
+    def get_worker(self, email: str) -> Worker:
+        """The agreement for an email (the open one, else the latest); NotFound otherwise."""
+        path = "contract/workers"
+        answer = self._request("GET", path, params={"email": email})
+        return self._decode(path, decode.worker, answer)
+
+    def get_paylist(self, paylist_id: int) -> Paylist:
+        path = f"payment-agent/paylists/{int(paylist_id)}"
+        return self._decode(path, decode.paylist, self._request("GET", path))
+
+    def iter_paylists(
+        self, since: datetime | None = None, until: datetime | None = None
+    ) -> Iterator[PaylistSummary]:
+        """The paylists created in [since, until), oldest first."""
+        params = _date_range(since, until)
+        for item in self._walk("payment-agent/paylists", params, key="paylistId"):
+            yield self._decode("payment-agent/paylists", decode.paylist_summary, item)
+
+    def get_payment(self, payment_id: int) -> Payment:
+        path = f"payment-agent/payments/{int(payment_id)}"
+        return self._decode(path, decode.payment, self._request("GET", path))
+
+    def test_webhook(self, event_type: str | None = None) -> WebhookTestResult:
+        """Ask the service to send one test event now; what the configured URL answered."""
+        body = {} if event_type is None else {"event_type": event_type}
+        answer = self._request("POST", "webhooks/clients/test", body=body)
+        return self._decode("webhooks/clients/test", decode.webhook_test_result, answer)
+
     def iter_paylist_payments(self, paylist_id: int) -> Iterator[Payment]:
         """Every payment of one paylist."""
         path = f"payment-agent/paylists/{int(paylist_id)}/payments"
@@ -198,11 +228,7 @@ class ServiceClient:
         self, since: datetime | None = None, until: datetime | None = None
     ) -> Iterator[Payment]:
         """The client's payments created in [since, until); the service's defaults otherwise."""
-        params = {}
-        if since is not None:
-            params["startDate"] = encode.format_timestamp(since)
-        if until is not None:
-            params["endDate"] = encode.format_timestamp(until)
+        params = _date_range(since, until)
         for item in self._walk("payment-agent/payments", params, key="id"):
             yield self._decode("payment-agent/payments", decode.payment, item)
 
@@ -290,3 +316,13 @@ class ServiceClient:
             raise UnexpectedResponse(
                 f"the answer to /{path} is not what the contract says: {error}"
             ) from None
+
+
+def _date_range(since: datetime | None, until: datetime | None) -> dict[str, str]:
+    """`startDate`/`endDate` for the dated lists; left out, the service's defaults hold."""
+    params = {}
+    if since is not None:
+        params["startDate"] = encode.format_timestamp(since)
+    if until is not None:
+        params["endDate"] = encode.format_timestamp(until)
+    return params

@@ -25,11 +25,13 @@ from reconciler.service.models import (
     JournalOperation,
     JournalReason,
     Paylist,
+    PaylistSummary,
     Payment,
     PaymentStatus,
     Wallet,
     Webhook,
     WebhookHeader,
+    WebhookTestResult,
     Worker,
     WorkerStatus,
 )
@@ -185,6 +187,26 @@ def paylist(item: Mapping[str, Any]) -> Paylist:
         idempotence_key=_str(item, "idempotence_key"),
         client_id=_optional_int(item.get("client_id")),
         created_at=_optional_timestamp(item.get("creation_date")),
+    )
+
+
+def paylist_summary(item: Mapping[str, Any]) -> PaylistSummary:
+    """One row of the paylists listing (`{paylistId, flowStage, description, total}`)."""
+    return PaylistSummary(
+        paylist_id=_int(item, "paylistId"),
+        flow_stage=str(item.get("flowStage") or "UNKNOWN"),
+        description=str(item.get("description", "")),
+        total=parse_amount(item.get("total")),
+    )
+
+
+def webhook_test_result(item: Mapping[str, Any]) -> WebhookTestResult:
+    status = item.get("status_code")
+    return WebhookTestResult(
+        event_type=_str(item, "event_type"),
+        delivered=item.get("delivered") is True,
+        status_code=_int(item, "status_code") if status is not None else None,
+        error=_optional_str(item.get("error")),
     )
 
 

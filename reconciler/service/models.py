@@ -206,3 +206,27 @@ class JournalEntry:
     payment_order_id: str | None = None
     payment_purpose: str | None = None
     created_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PaylistSummary:
+    """One row of the paylists listing: `flow_stage` is PROCESSING while a payment is pending."""
+
+    paylist_id: int
+    flow_stage: str
+    description: str
+    total: Decimal
+
+
+#: The event types a webhook may subscribe (service-contract.md, "Webhook").
+EVENT_TYPES = ("KYC", "CLIENT_WALLET_TOP_UP", "PAYMENT")
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookTestResult:
+    """What the service's test event got from the configured URL."""
+
+    event_type: str
+    delivered: bool
+    status_code: int | None = None
+    error: str | None = None

@@ -55,7 +55,7 @@ def test_a_jsessionid_cookie_is_accepted_and_ignored(sandbox: SandboxServer) -> 
 
 
 @pytest.mark.parametrize(
-    "path", ["/", "/contract/workers", "/contract/workers/list/", "/contract/workers/list/x", "/x"]
+    "path", ["/", "/contract/worker", "/contract/workers/list/", "/contract/workers/list/x", "/x"]
 )
 def test_an_unknown_path_is_404(api: httpx.Client, path: str) -> None:
     assert_problem(api.get(path), 404, path)

@@ -74,14 +74,24 @@ def test_the_webhook_test_event(api: httpx.Client, controls: Controls) -> None:
         }
         assert api.post("/webhooks/clients", json=config).is_success
         answer = exact(api.post(test))  # an empty body: the first subscribed type
-        assert answer == {"event_type": "PAYMENT", "delivered": True, "status_code": 200}
+        assert answer == {
+            "event_type": "PAYMENT",
+            "delivered": True,
+            "status_code": 200,
+            "error": None,
+        }
         (received,) = hook.wait_for(1)
         body = json.loads(received.body)
         assert body["test"] is True and body["event_type"] == "PAYMENT"
         assert received.headers["X-Token"] == "t0k3n-value"
         hook.answers.append(500)
         failed = exact(api.post(test, json={"event_type": "KYC"}))
-        assert failed == {"event_type": "KYC", "delivered": False, "status_code": 500}
+        assert failed == {
+            "event_type": "KYC",
+            "delivered": False,
+            "status_code": 500,
+            "error": None,
+        }
         assert_problem(api.post(test, json={"event_type": "CLIENT_WALLET_TOP_UP"}), 400)
         assert controls.http.get("/_sandbox/events").json() == []  # not an event of the account
         config["enabled"] = False

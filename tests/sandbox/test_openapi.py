@@ -184,6 +184,7 @@ def test_every_answer_of_every_endpoint_matches_the_document(
         _paylists(check, api, controls, sandbox, other_client)
         _wallet(check, api, anonymous, sandbox, other_client)
         _webhook(check, api, anonymous, other_client)
+        _beyond(check, api, anonymous, controls, sandbox)
         _faults(check, api, controls)
     assert documented_answers() - check.seen == set()
 
@@ -265,6 +266,7 @@ def _webhook(
     hooks = "/webhooks/clients"
     config = {"url": "https://hooks.example.com/w", "headers": [], "event_types": ["KYC"]}
     check(api.get(hooks))  # 404: none yet
+    check(api.post(f"{hooks}/test", json={}))  # 404: nothing to send a test event to
     check(api.post(hooks, json=config))  # 201
     check(api.post(hooks, json=dict(config, headers=[{"name": "X-A", "value": "b"}])))  # 200
     check(api.get(hooks))
@@ -272,6 +274,45 @@ def _webhook(
     check(api.post(hooks, json=dict(config, client_id=other.client_id)))  # 403
     check(anonymous.post(hooks, json=config))
     check(anonymous.get(hooks))
+
+
+def _beyond(
+    check: Conformance,
+    api: httpx.Client,
+    anonymous: httpx.Client,
+    controls: Controls,
+    sandbox: SandboxServer,
+) -> None:
+    """Login and the reads beyond the interface (service-contract.md)."""
+    login = "/login/login/v2"
+    check(anonymous.post(login, json={"email": sandbox.email, "password": sandbox.password}))
+    check(anonymous.post(login, json={"email": "", "password": "x"}))  # 400
+    for _ in range(5):
+        check(anonymous.post(login, json={"email": "locked@example.com", "password": "x"}))
+    check(anonymous.post(login, json={"email": "locked@example.com", "password": "x"}))  # 429
+    agreement_id, email = active_worker(api, controls)
+    check(api.get("/contract/workers", params={"email": email}))
+    check(api.get("/contract/workers"))  # 400
+    check(api.get("/contract/workers", params={"email": "nobody@example.com"}))  # 404
+    check(anonymous.get("/contract/workers", params={"email": email}))
+    created = check(post_json(api, PAYLISTS, paylist(payment(email, "1.00")))).json()
+    check(api.get(PAYLISTS))
+    check(api.get(PAYLISTS, params={"endDate": "soon"}))  # 400
+    check(anonymous.get(PAYLISTS))
+    check(api.get(f"{PAYLISTS}/{created['id']}"))
+    check(api.get(f"{PAYLISTS}/x"))  # 400
+    check(api.get(f"{PAYLISTS}/999999"))  # 404
+    check(anonymous.get(f"{PAYLISTS}/{created['id']}"))
+    paid = check(api.get(f"{PAYLISTS}/{created['id']}/payments")).json()["content"][0]
+    check(api.get(f"{PAYMENTS}/{paid['id']}"))
+    check(api.get(f"{PAYMENTS}/x"))  # 400
+    check(api.get(f"{PAYMENTS}/999999"))  # 404
+    check(anonymous.get(f"{PAYMENTS}/{paid['id']}"))
+    test = "/webhooks/clients/test"
+    check(api.post(test, json={}))  # the webhook of _webhook: not loopback, not delivered
+    check(api.post(test, json={"event_type": "PAYMENT"}))  # 400: not subscribed
+    check(anonymous.post(test, json={}))
+    assert agreement_id
 
 
 def _faults(check: Conformance, api: httpx.Client, controls: Controls) -> None:

@@ -182,10 +182,13 @@ def test_money_commands_in_every_format_send_only_gets(paid_account: tuple[Any, 
         ("12.50", "SUCCESS"),
         ("0.25", "SUCCESS"),
     ]
-    assert [p["description"] for p in in_paylist] == ["June work", "June extra"]
+    assert in_paylist["paylist"]["id"] == paylist_id
+    assert in_paylist["paylist"]["description"] == "June"
+    assert [p["description"] for p in in_paylist["payments"]] == ["June work", "June extra"]
     assert "Wallet" in tables[0] and "balance" in tables[0]
     assert "Wallet journal (3)" in tables[1] and "Payments (2)" in tables[2]
-    assert f"Paylist {paylist_id} (2)" in tables[3]
+    assert f"Paylist {paylist_id}" in tables[3]
+    assert f"Payments of paylist {paylist_id} (2)" in tables[3]
     assert {entry["method"] for entry in request_log(account, since)} == {"GET"}
 
 
@@ -196,7 +199,7 @@ def test_a_paylist_that_is_not_there_is_a_clear_error(sandbox: Any) -> None:
         env={"RECONCILER_TOKEN": sandbox.token},
     )
     assert result.exit_code == 1
-    assert "GET /payment-agent/paylists/999/payments failed: 404 Not Found" in result.output
+    assert "GET /payment-agent/paylists/999 failed: 404 Not Found" in result.output
 
 
 def test_the_wallet_asks_for_the_client_id_when_the_account_cannot_tell(sandbox: Any) -> None:
@@ -223,3 +226,66 @@ def test_a_sandbox_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) 
     assert "give --sandbox-db a new file name" in result.output
     assert db.read_text(encoding="utf-8") == "this is not SQLite\n" * 100  # left as it was
     assert "Traceback" not in result.output
+
+
+def test_the_further_look_commands_send_only_gets(paid_account: tuple[Any, int]) -> None:
+    account, paylist_id = paid_account
+    since = last_seq(account)
+    worker = json.loads(_run(account, "worker", "WORKER1@example.com", "--format", "json"))
+    listed = json.loads(_run(account, "paylists", "--format", "json"))
+    payment_id = json.loads(_run(account, "paylist", str(paylist_id)))["payments"][0]["id"]
+    payment = json.loads(_run(account, "payment", str(payment_id), "--format", "json"))
+    tables = [
+        _run(account, "worker", "worker1@example.com", "--format", "table"),
+        _run(account, "paylists", "--format", "table"),
+        _run(account, "paylists", "--format", "csv"),
+    ]
+    assert worker["email"] == "worker1@example.com" and worker["status"] == "ACTIVE"
+    assert listed == [
+        {"paylist_id": paylist_id, "flow_stage": "COMPLETED", "description": "June", "total": 12.75}
+    ]
+    assert payment["paylist_id"] == paylist_id and payment["status"] == "SUCCESS"
+    assert "Worker worker1@example.com" in tables[0] and "Paylists (1)" in tables[1]
+    assert tables[2].splitlines()[0] == "paylist_id,flow_stage,description,total"
+    assert {entry["method"] for entry in request_log(account, since)} == {"GET"}
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["worker", "nobody@example.com"], "404 Not Found"),
+        (["worker", "worker2@example.com"], "has not started the onboarding process"),
+        (["payment", "999"], "payment 999 not found"),
+    ],
+)
+def test_what_the_service_does_not_have_is_exit_1_with_its_reason(
+    account: Any, args: list[str], said: str
+) -> None:
+    result = CliRunner().invoke(
+        main, [*args, "--base-url", account.base_url], env={"RECONCILER_TOKEN": account.token}
+    )
+    assert result.exit_code == 1
+    assert said in result.output
+
+
+def test_webhook_test_exit_status_says_whether_it_was_delivered(account: Any) -> None:
+    from tests.sandbox.receiver import Receiver
+
+    with Receiver() as hook:
+        with client_for(account) as client:
+            client.set_webhook(hook.url, [], ["PAYMENT"])
+        delivered = CliRunner().invoke(
+            main,
+            ["webhook", "test", "--format", "json", "--base-url", account.base_url],
+            env={"RECONCILER_TOKEN": account.token},
+        )
+        assert delivered.exit_code == 0, delivered.output
+        assert json.loads(delivered.output)["delivered"] is True
+        hook.answers.append(503)
+        refused = CliRunner().invoke(
+            main,
+            ["webhook", "test", "--base-url", account.base_url, "--format", "json"],
+            env={"RECONCILER_TOKEN": account.token},
+        )
+        assert refused.exit_code == 1
+        assert json.loads(refused.output)["status_code"] == 503

@@ -1,0 +1,119 @@
+"""More commands that look: one worker, the paylists, one paylist, one payment, a webhook test.
+
+They read the service's documented endpoints beyond the interface (service-contract.md). Each
+prints a table on a terminal, JSON otherwise (or `--format`); a thing the service does not have,
+or an error answer, is exit 1 with the service's reason. `webhook test` is the one that asks the
+service to do something (send a test event): it is not read-only, and exits 1 when the event
+was not delivered.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import click
+
+from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
+from reconciler.cli.look import (
+    PAYMENT_COLUMNS,
+    WORKER_COLUMNS,
+    Moment,
+    chosen_format,
+    format_option,
+    print_record,
+    print_rows,
+    read_with,
+    record,
+    webhook,
+)
+from reconciler.service.client import ServiceClient
+from reconciler.service.models import EVENT_TYPES, Paylist, Payment
+
+PAYLIST_COLUMNS = ("id", "description", "idempotence_key", "client_id", "created_at")
+PAYLISTS_COLUMNS = ("paylist_id", "flow_stage", "description", "total")
+TEST_COLUMNS = ("event_type", "delivered", "status_code", "error")
+
+
+@click.command("worker")
+@click.argument("email")
+@format_option
+@connection_options
+def worker(connection: ConnectionOptions, email: str, output_format: str | None) -> None:
+    """Show the agreement of one worker, by email (the open one, else the latest)."""
+    found = read_with(connection, lambda client: client.get_worker(email))
+    print_record(found, WORKER_COLUMNS, output_format, title=f"Worker {email}")
+
+
+@click.command("paylists")
+@click.option("--since", type=Moment(), help="Created at or after this date or timestamp.")
+@click.option("--until", type=Moment(), help="Created before this date or timestamp.")
+@format_option
+@connection_options
+def paylists(
+    connection: ConnectionOptions,
+    since: datetime | None,
+    until: datetime | None,
+    output_format: str | None,
+) -> None:
+    """List the paylists: id, stage (PROCESSING or COMPLETED), description and total."""
+    if since is not None and until is not None and since >= until:
+        raise click.BadParameter("--since must be before --until", param_hint="--since")
+    rows = read_with(connection, lambda client: list(client.iter_paylists(since, until)))
+    print_rows(rows, PAYLISTS_COLUMNS, output_format, title="Paylists")
+
+
+@click.command("paylist")
+@click.argument("paylist_id", type=click.IntRange(min=0))
+@format_option
+@connection_options
+def paylist(connection: ConnectionOptions, paylist_id: int, output_format: str | None) -> None:
+    """Show one paylist: its header, then its payments."""
+
+    def read(client: ServiceClient) -> tuple[Paylist, list[Payment]]:
+        return client.get_paylist(paylist_id), client.list_paylist_payments(paylist_id)
+
+    header, payments = read_with(connection, read)
+    chosen = chosen_format(output_format)
+    if chosen == "json":
+        document = {
+            "paylist": record(header, PAYLIST_COLUMNS),
+            "payments": [record(row, PAYMENT_COLUMNS) for row in payments],
+        }
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        return
+    if chosen == "table":
+        print_record(header, PAYLIST_COLUMNS, "table", title=f"Paylist {paylist_id}")
+    print_rows(payments, PAYMENT_COLUMNS, chosen, title=f"Payments of paylist {paylist_id}")
+
+
+@click.command("payment")
+@click.argument("payment_id", type=click.IntRange(min=0))
+@format_option
+@connection_options
+def payment(connection: ConnectionOptions, payment_id: int, output_format: str | None) -> None:
+    """Show one payment."""
+    found = read_with(connection, lambda client: client.get_payment(payment_id))
+    print_record(found, PAYMENT_COLUMNS, output_format, title=f"Payment {payment_id}")
+
+
+@webhook.command("test")
+@click.option(
+    "--event-type",
+    type=click.Choice(EVENT_TYPES),
+    help="The event to send (default: the first the webhook subscribes).",
+)
+@format_option
+@connection_options
+def webhook_test(
+    connection: ConnectionOptions, event_type: str | None, output_format: str | None
+) -> None:
+    """Ask the service to send one test event now; exit 0 when it was delivered, 1 when not."""
+    with open_client(connection, read_only=False) as client:
+        result = client.test_webhook(event_type)
+    print_record(result, TEST_COLUMNS, output_format, title="Webhook test")
+    if not result.delivered:
+        raise click.exceptions.Exit(1)
+
+
+COMMANDS: tuple[click.Command, ...] = (worker, paylists, paylist, payment)

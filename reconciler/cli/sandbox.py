@@ -63,6 +63,13 @@ def sandbox() -> None:
     help="Read `page` from 0 (page 1 is the second) instead of the real service's from 1.",
 )
 @click.option(
+    "--error-style",
+    type=click.Choice(["problem", "spring"]),
+    default="problem",
+    show_default=True,
+    help="Errors as RFC 9457 problem+json, or in Spring Boot's default shape.",
+)
+@click.option(
     "--event-retry-base-ms",
     type=click.IntRange(min=0),
     default=250,
@@ -82,6 +89,7 @@ def serve(
     process_delay_ms: int,
     token_ttl_s: int,
     zero_based_pages: bool,
+    error_style: str,
     event_retry_base_ms: int,
     check: bool,
 ) -> None:
@@ -95,6 +103,7 @@ def serve(
         seed=seed,
         token_ttl_s=token_ttl_s,
         zero_based_pages=zero_based_pages,
+        error_style=error_style,
     )
     _start(server)
     if not _is_loopback(host):

@@ -29,6 +29,7 @@ from reconciler.sandbox.context import Sandbox
 from reconciler.sandbox.faults import apply_faults
 from reconciler.sandbox.problems import Problem, problem_response
 from reconciler.sandbox.requestlog import RequestRecord
+from reconciler.sandbox.springerrors import SpringErrors
 from reconciler.sandbox.timestamps import iso_us, now_ns
 
 #: Service resources, each a module with `ROUTES` and `SCHEMA`.
@@ -119,4 +120,6 @@ def create_app(sandbox: Sandbox) -> Starlette:
     app.router.redirect_slashes = False
     app.state.sandbox = sandbox
     app.add_middleware(ServiceGate, sandbox=sandbox)
+    if sandbox.error_style == "spring":
+        app.add_middleware(SpringErrors)  # outermost: it sees every answer, faults included
     return app

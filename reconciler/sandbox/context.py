@@ -40,6 +40,8 @@ class Sandbox:
     #: `page` counts from 1 as the real service's does (0 is the first page too); False:
     #: `--zero-based-pages`, where page n is the (n+1)-th.
     one_based_pages: bool = True
+    #: "problem" (RFC 9457) or "spring" (Spring Boot's default error body).
+    error_style: str = "problem"
 
 
 def sandbox_of(request: Request) -> Sandbox:

@@ -47,6 +47,7 @@ class SandboxServer:
         seed: str | Path | None = None,
         token_ttl_s: int = 3600,
         zero_based_pages: bool = False,
+        error_style: str = "problem",
     ) -> None:
         self.db = str(db)
         self.host = host
@@ -60,6 +61,9 @@ class SandboxServer:
         self.password = ""
         self.token_ttl_s = token_ttl_s
         self.zero_based_pages = zero_based_pages
+        if error_style not in ("problem", "spring"):
+            raise ValueError(f"error_style must be 'problem' or 'spring', not {error_style!r}")
+        self.error_style = error_style
         self._sandbox: Sandbox | None = None
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -105,6 +109,7 @@ class SandboxServer:
             background=background,
             token_ttl_s=self.token_ttl_s,
             one_based_pages=not self.zero_based_pages,
+            error_style=self.error_style,
         )
         config = uvicorn.Config(
             create_app(self._sandbox),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from decimal import Decimal
 from functools import lru_cache
@@ -45,6 +46,23 @@ def email_problem(address: str) -> str | None:
     except EmailNotValidError as error:
         return f"is not a valid email address: {error}"
     return None
+
+
+_WHOLE = re.compile(r"\s*-?[0-9]{1,19}\s*")
+_DECIMAL = re.compile(r"\s*-?[0-9]{1,19}(\.[0-9]{1,20})?\s*")
+
+
+def numeric_string(value: Any, *, whole: bool) -> Any:
+    """A JSON string holding a number, read as that number, as a Jackson-based service reads
+    it (`"100"`, `"10.50"`); anything else unchanged (a string that is no number stays one,
+    and is refused by the type check as before)."""
+    if not isinstance(value, str):
+        return value
+    if _WHOLE.fullmatch(value):
+        return int(value)
+    if not whole and _DECIMAL.fullmatch(value):
+        return Decimal(value.strip())
+    return value
 
 
 class ObjectReader:
@@ -142,7 +160,7 @@ class ObjectReader:
 
     def integer(self, name: str, *, minimum: int, maximum: int) -> int | None:
         """An optional integer within [minimum, maximum]; None when absent or invalid."""
-        value = self.fields.get(name)
+        value = numeric_string(self.fields.get(name), whole=True)
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int):
@@ -155,7 +173,7 @@ class ObjectReader:
 
     def number(self, name: str, *, minimum: Decimal, maximum: Decimal) -> Decimal | None:
         """An optional number within [minimum, maximum], as a Decimal; None when absent."""
-        value = self.fields.get(name)
+        value = numeric_string(self.fields.get(name), whole=False)
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int | Decimal):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import email.utils
 import json
 import random
+import re
 import time
 from collections.abc import Callable, Generator, Mapping
 from datetime import UTC, datetime
@@ -274,8 +275,9 @@ def _problem(response: httpx.Response) -> tuple[str | None, str | None, list[Ite
         return None, f"an unexpected JSON answer: {logs.scrub(json.dumps(body))[:200]}", []
     title = body.get("title") if isinstance(body.get("title"), str) else None
     detail = body.get("detail") if isinstance(body.get("detail"), str) else None
-    if detail is None and isinstance(body.get("message"), str):
-        detail = body["message"]  # what Spring's default error answer calls it
+    for spring in ("message", "error"):  # what Spring Boot's default error answer calls it
+        if detail is None and isinstance(body.get(spring), str) and body[spring].strip():
+            detail = body[spring]
     errors = body.get("errors")
     if not isinstance(errors, list):
         errors = []
@@ -283,15 +285,23 @@ def _problem(response: httpx.Response) -> tuple[str | None, str | None, list[Ite
 
 
 def _item_error(error: object) -> ItemError:
+    """One item error: problem+json's `{index?, field?, message}` or Spring's `{field,
+    defaultMessage}`, whose field may start with the item's index (`[1].workerEmail`)."""
     if not isinstance(error, dict):
         return ItemError(message=str(error))
     index = error.get("index")
     field = error.get("field")
+    message = error.get("message", error.get("defaultMessage", "invalid"))
+    if index is None and isinstance(field, str) and (found := _INDEXED.fullmatch(field)):
+        index, field = int(found["index"]), found["field"] or None
     return ItemError(
-        message=str(error.get("message", "invalid")),
+        message=str(message),
         index=index if isinstance(index, int) and not isinstance(index, bool) else None,
         field=field if isinstance(field, str) else None,
     )
+
+
+_INDEXED = re.compile(r"\[(?P<index>[0-9]{1,9})\]\.?(?P<field>.*)")
 
 
 def _retry_after(response: httpx.Response) -> float | None:

@@ -88,7 +88,11 @@ def test_five_failures_lock_the_email_for_a_minute_even_for_the_right_password(
     [
         ("not-a-known-token", "unknown token"),
         (
-            jwt.encode({"sub": "x", "client_id": 1, "exp": 2**40}, "guessed", "HS256"),
+            jwt.encode(
+                {"sub": "x", "client_id": 1, "exp": 2**40},
+                "a-guessed-secret-of-thirty-two-bytes",
+                "HS256",
+            ),
             "invalid token",
         ),
         ("a.b.c", "invalid token"),

@@ -148,7 +148,7 @@ def test_twenty_headers_are_allowed(api: httpx.Client) -> None:
 
 
 def test_a_client_id_that_is_not_an_id_is_400(api: httpx.Client) -> None:
-    assert_problem(api.post(WEBHOOK, json=config(client_id="1")), 400, "client_id", "integer")
+    assert_problem(api.post(WEBHOOK, json=config(client_id="1a")), 400, "client_id", "integer")
 
 
 def test_a_body_naming_another_client_is_403(api: httpx.Client, other_client: Any) -> None:

@@ -28,3 +28,23 @@ def test_the_first_command_plans_a_file_that_exists() -> None:
     assert "reconciler plan --sandbox" in first
     path = first.rsplit(" ", 1)[1]
     assert (ROOT / path).is_file()
+
+
+def test_the_look_commands_run_as_written_against_the_sandbox(tmp_path: Path) -> None:
+    """Every `--sandbox` line of "Looking at the account", exactly as written."""
+    import shlex
+
+    from tests.cli import reconciler
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Looking at the account", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```bash\n(.*?)```", section, re.S)
+    lines = [line for line in block.splitlines() if "--sandbox" in line]
+    assert len(lines) >= 4
+    for line in lines:
+        command, _, comment = line.partition("#")
+        words = shlex.split(command)
+        assert words[0] == "reconciler"
+        result = reconciler(*words[1:], cwd=tmp_path)
+        expected = 1 if "exit 1" in comment else 0
+        assert result.returncode == expected, (line, result.stdout, result.stderr)

@@ -159,7 +159,7 @@ def test_every_answer_object_lists_its_required_fields_and_allows_no_others() ->
     for where, schema in _answer_schemas():
         assert schema.get("additionalProperties") is False, where
         # Every field is always there (null when empty), but for problem+json's optional ones.
-        if where not in ("Problem", "FieldError"):
+        if where not in ("Problem", "FieldError", "SpringError"):
             assert set(schema.get("required", [])) == set(schema.get("properties", {})), where
         checked += 1
     assert checked > 20
@@ -424,3 +424,15 @@ def test_a_float_rounded_amount_is_still_a_number_but_a_string_amount_fails() ->
     validator.validate(wallet)
     assert not validator.is_valid(dict(wallet, balance="10.00"))
     assert not validator.is_valid(dict(wallet, created_at="2025-03-14T09:26:53Z"))
+
+
+def test_spring_style_errors_match_the_document() -> None:
+    check = Conformance()
+    with SandboxServer(error_style="spring") as server:
+        with service_client(server.base_url, server.token) as api:
+            check(api.post("/contract/workers/inviteWorkersBulkLocked", json=[{"x": 1}]))  # 400
+            check(api.get("/payment-agent/paylists/999"))  # 404
+            check(api.delete("/contract/workers/list"))  # 405
+        with service_client(server.base_url, None) as anonymous:
+            check(anonymous.get("/contract/workers/list"))  # 401
+    assert len(check.seen) == 4

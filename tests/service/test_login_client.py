@@ -99,7 +99,9 @@ def test_a_password_file_works_and_never_shows(sandbox: SandboxServer, tmp_path:
     env = {"RECONCILER_BASE_URL": sandbox.base_url, "RECONCILER_EMAIL": sandbox.email}
     listed = reconciler("workers", "--password-file", str(secret), "--log-level", "debug", **env)
     assert listed.returncode == 0, listed.stderr
+    assert "signed in" in listed.stderr  # the debug log does speak of the login...
     assert sandbox.password not in listed.stdout + listed.stderr
+    assert "eyJ" not in listed.stdout + listed.stderr  # ...and holds no JWT (they all start so)
 
 
 @pytest.mark.parametrize(

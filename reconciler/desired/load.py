@@ -25,6 +25,7 @@ from reconciler.desired.model import (
 )
 from reconciler.desired.parse import UNPARSED, scan
 from reconciler.desired.parse import parse as parse_yaml
+from reconciler.desired.payruns import build_payruns, parse_amount, payrun_problems
 from reconciler.desired.problems import (
     KEPT,
     InvalidDesiredState,
@@ -73,7 +74,7 @@ def load_desired_state(
             files.append(values)
             pending[source.name] += file_problems(values, PLACEHOLDER in source.text)
     every_file_read = not problems and len(files) == len(sources)
-    for name, problem in merge_problems(files, every_file_read):
+    for name, problem in [*merge_problems(files, every_file_read), *payrun_problems(files)]:
         pending[name].append(problem)
     webhook, webhook_problems = fill_webhook(files, environ, credentials)
     for name, problem in webhook_problems:
@@ -160,9 +161,11 @@ def _build(files: list[FileValues], filled: FilledWebhook | None) -> DesiredStat
         if "scope" in data:
             scope_prefix = data["scope"].get("externalIdPrefix")
         if "policy" in data:
+            max_payout = data["policy"].get("maxPayout")
             policy = Policy(
                 prune=data["policy"].get("prune", True),
                 max_inactivations=_limit(data["policy"].get("maxInactivations")),
+                max_payout=None if max_payout is None else parse_amount(max_payout),
             )
         if filled is not None and filled.name == values.name:
             webhook = DesiredWebhook(
@@ -177,6 +180,7 @@ def _build(files: list[FileValues], filled: FilledWebhook | None) -> DesiredStat
         scope_prefix=scope_prefix,
         policy=policy,
         sources=tuple(values.name for values in files),
+        payruns=build_payruns(files),
     )
 
 

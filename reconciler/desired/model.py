@@ -118,9 +118,31 @@ DEFAULT_INACTIVATION_LIMIT = InactivationLimit(Decimal(25), is_share=True)
 
 
 @dataclass(frozen=True, slots=True)
+class PayrunPayment:
+    """One payment: its payee's email (from `email`, or the `worker`'s), amount, description."""
+
+    email: str
+    amount: Decimal
+    description: str
+    worker: str | None = None  # the externalId it was written with, if any
+
+
+@dataclass(frozen=True, slots=True)
+class Payrun:
+    id: str
+    description: str
+    payments: tuple[PayrunPayment, ...]
+
+    @property
+    def total(self) -> Decimal:
+        return sum((payment.amount for payment in self.payments), Decimal("0.00"))
+
+
+@dataclass(frozen=True, slots=True)
 class Policy:
     prune: bool = True
     max_inactivations: InactivationLimit = DEFAULT_INACTIVATION_LIMIT
+    max_payout: Decimal | None = None  # policy.maxPayout: payruns paying more need --force
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +155,7 @@ class DesiredState:
     policy: Policy = Policy()
     version: int = 1
     sources: tuple[str, ...] = ()
+    payruns: tuple[Payrun, ...] = ()
 
     def owns(self, external_id: str | None) -> bool:
         """Whether a live worker with this externalId is under this file's management."""

@@ -1,0 +1,157 @@
+"""Payruns in the desired state: paylists kept in git, checked before any request.
+
+Every check needs only the files: unique ids; each payment names exactly one of `worker` (an
+externalId of the files, paid at that worker's email) and `email`; an amount above 0 with at most
+two places and at most 1,000,000,000,000.00; the same amount, email and description twice is an
+error at both places (the service would fail the second as DUPLICATE_PAYMENT). Money is a
+Decimal from the file on: a YAML number is read through its text, never as a float.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from reconciler.desired.model import Payrun, PayrunPayment
+from reconciler.desired.problems import PathProblem, YamlPath
+from reconciler.desired.rules import FileValues, email_problem
+from reconciler.identity import email_key
+
+MAX_AMOUNT = Decimal("1000000000000.00")
+CENT = Decimal("0.01")
+
+
+def parse_amount(value: object) -> Decimal | None:
+    """An amount as written (a string, or a YAML number read through its text), or None."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return None
+    text = value.strip() if isinstance(value, str) else repr(value)
+    try:
+        amount = Decimal(text)
+    except InvalidOperation:
+        return None
+    return amount if amount.is_finite() else None
+
+
+def amount_problem(value: object, name: str = "amount") -> str | None:
+    amount = parse_amount(value)
+    if amount is None:
+        return f'{name} must be an amount such as "1500.00"; got {value!r:.40}'
+    if amount <= 0:
+        return f"{name} must be above 0; got {amount}"
+    if amount > MAX_AMOUNT:
+        return f"{name} must be at most {MAX_AMOUNT:,}; got {amount:,}"
+    if amount != amount.quantize(CENT):
+        return f"{name} has more than two decimal places: {amount}"
+    return None
+
+
+def _payments(files: list[FileValues]) -> Iterator[tuple[str, YamlPath, dict[str, Any]]]:
+    for values in files:
+        payruns = values.data.get("payruns")
+        for run_index, payrun in enumerate(payruns if isinstance(payruns, list) else []):
+            payments = payrun.get("payments") if isinstance(payrun, dict) else None
+            for index, payment in enumerate(payments if isinstance(payments, list) else []):
+                if isinstance(payment, dict):
+                    yield values.name, ("payruns", run_index, "payments", index), payment
+
+
+def _emails_by_worker(files: list[FileValues]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for values in files:
+        workers = values.data.get("workers")
+        for worker in workers if isinstance(workers, list) else []:
+            if isinstance(worker, dict):
+                external_id, email = worker.get("externalId"), worker.get("workerEmail")
+                if isinstance(external_id, str) and isinstance(email, str):
+                    found.setdefault(external_id, email)
+    return found
+
+
+def payrun_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
+    """Every payrun rule across the files, each located by file and path."""
+    problems: list[tuple[str, PathProblem]] = []
+    first_id: dict[str, tuple[str, YamlPath]] = {}
+    for values in files:
+        payruns = values.data.get("payruns")
+        for index, payrun in enumerate(payruns if isinstance(payruns, list) else []):
+            run_id = payrun.get("id") if isinstance(payrun, dict) else None
+            if isinstance(run_id, str):
+                here: YamlPath = ("payruns", index, "id")
+                first = first_id.setdefault(run_id, (values.name, here))
+                if first != (values.name, here):
+                    message = f"payrun id {run_id!r} is given twice"
+                    problems.append((values.name, PathProblem(here, message, other=first)))
+    for values in files:
+        policy = values.data.get("policy")
+        limit = policy.get("maxPayout") if isinstance(policy, dict) else None
+        if limit is not None and (reason := amount_problem(limit, "maxPayout")):
+            problems.append((values.name, PathProblem(("policy", "maxPayout"), reason)))
+    emails = _emails_by_worker(files)
+    seen: dict[tuple[Decimal, str, str], tuple[str, YamlPath]] = {}
+    for name, path, payment in _payments(files):
+        for problem in _payment_problems(payment, path, emails):
+            problems.append((name, problem))
+        email = _payee(payment, emails)
+        amount = parse_amount(payment.get("amount"))
+        description = payment.get("description")
+        if email is None or amount is None or not isinstance(description, str):
+            continue
+        key = (amount, email_key(email), description)
+        first = seen.setdefault(key, (name, path))
+        if first != (name, path):
+            message = (
+                f"the same payment ({amount:.2f} to {email}, {description!r:.60}) is given twice: "
+                "the service would fail the second as DUPLICATE_PAYMENT"
+            )
+            problems.append((name, PathProblem(path, message, other=first)))
+    return problems
+
+
+def _payee(payment: Mapping[str, Any], emails: Mapping[str, str]) -> str | None:
+    worker, email = payment.get("worker"), payment.get("email")
+    if isinstance(worker, str) and email is None:
+        return emails.get(worker)
+    if isinstance(email, str) and worker is None:
+        return email
+    return None
+
+
+def _payment_problems(
+    payment: Mapping[str, Any], path: YamlPath, emails: Mapping[str, str]
+) -> Iterator[PathProblem]:
+    worker, email = payment.get("worker"), payment.get("email")
+    if (worker is None) == (email is None):
+        yield PathProblem(
+            path, "a payment names exactly one of `worker` (an externalId) or `email`"
+        )
+    elif isinstance(worker, str) and worker not in emails:
+        yield PathProblem(
+            (*path, "worker"),
+            f"worker {worker!r:.80} is not an externalId of the files: pay a worker this file "
+            "does not manage by `email`",
+        )
+    elif isinstance(email, str) and (reason := email_problem(email)):
+        yield PathProblem((*path, "email"), f"invalid email {email!r:.80}: {reason}")
+    if "amount" in payment and (reason := amount_problem(payment["amount"])):
+        yield PathProblem((*path, "amount"), reason)
+
+
+def build_payruns(files: list[FileValues]) -> tuple[Payrun, ...]:
+    """The payruns of files that passed every check, in file order."""
+    emails = _emails_by_worker(files)
+    payruns = []
+    for values in files:
+        for payrun in values.data.get("payruns", ()):
+            payments = tuple(
+                PayrunPayment(
+                    email=_payee(item, emails) or "",
+                    amount=(parse_amount(item["amount"]) or Decimal(0)).quantize(CENT),
+                    description=item["description"],
+                    worker=item.get("worker"),
+                )
+                for item in payrun["payments"]
+            )
+            payruns.append(Payrun(payrun["id"], payrun["description"], payments))
+    return tuple(payruns)

@@ -87,6 +87,7 @@ class Ledger:
         self._entries: dict[int, Entry] = {}
         self._lock = threading.Lock()
         self._on_settle = on_settle
+        self._payments: list[Entry] = []  # payruns: one entry per payment, after the changes
         self.interrupted = False
 
     @property
@@ -122,11 +123,18 @@ class Ledger:
             if not self.is_settled(index):
                 self.record(index, Outcome.SKIPPED, detail)
 
+    def add_payment(self, entry: Entry) -> None:
+        """Write one payment of a payrun (paid, failed with its cause, or skipped)."""
+        with self._lock:
+            self._payments.append(entry)
+        if self._on_settle is not None:
+            self._on_settle(entry)
+
     @property
     def entries(self) -> list[Entry]:
-        """The settled entries, in the plan's order."""
+        """The settled entries, in the plan's order, then the payments of its payruns."""
         with self._lock:
-            return [self._entries[index] for index in sorted(self._entries)]
+            return [self._entries[index] for index in sorted(self._entries)] + self._payments
 
     def counts(self) -> Counter[Outcome]:
         return Counter(entry.outcome for entry in self.entries)
@@ -135,7 +143,7 @@ class Ledger:
     def complete(self) -> bool:
         """Whether every change of the plan was applied (the only exit status 0)."""
         entries = self.entries
-        return len(entries) == len(self._changes) and all(
+        return len(entries) == len(self._changes) + len(self._payments) and all(
             entry.outcome is Outcome.APPLIED for entry in entries
         )
 
@@ -154,7 +162,7 @@ class Ledger:
         """'Apply complete: 4 applied.' or 'Apply incomplete: 2 applied, 1 failed, 1 skipped.'"""
         counts = self.counts()
         parts = [f"{counts.get(outcome, 0)} {outcome}" for outcome in Outcome]
-        if not self._changes:
+        if not self._changes and not self._payments:
             return "Apply complete: nothing to do."
         if self.complete:
             return f"Apply complete: {parts[0]}."

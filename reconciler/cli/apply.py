@@ -26,6 +26,7 @@ import click
 
 from reconciler import logs
 from reconciler.apply import DEFAULT_PARALLELISM, Executor, Ledger
+from reconciler.apply.paying import pay
 from reconciler.apply.progress import progress_for
 from reconciler.apply.report import ledger_json, ledger_text
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
@@ -35,6 +36,7 @@ from reconciler.desired import DesiredState, load_desired_state
 from reconciler.errors import ReconcilerError
 from reconciler.plan import Plan, PlanOptions, WebhookCreate, WebhookUpdate, diff
 from reconciler.plan.model import LiveState
+from reconciler.plan.payruns import REFUSED
 from reconciler.plan.refresh import refresh
 from reconciler.plan.resume import resume
 from reconciler.plan.saved import DEFAULT_MAX_AGE, SavedPlan, is_saved_plan, load_saved_plan
@@ -92,6 +94,14 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
     help="How many requests run at once (inactivations, and invitation batches of 100).",
 )
 @click.option(
+    "--settle-timeout",
+    type=Duration(),
+    default="10m",
+    show_default=True,
+    help="How long to follow a payrun's payments until none is PENDING.",
+)
+@click.option("--no-wait", is_flag=True, help="Stop following payruns once they are accepted.")
+@click.option(
     "--plan-ttl",
     type=Duration(),
     default=None,
@@ -132,6 +142,8 @@ def apply(
     auto_approve: bool,
     force: bool,
     parallelism: int,
+    settle_timeout: timedelta,
+    no_wait: bool,
     plan_ttl: timedelta | None,
     fmt: str,
     targets: tuple[str, ...],
@@ -156,31 +168,39 @@ def apply(
             "saved plan made with `reconciler plan --out`",
         )
     make_plan: Callable[[LiveState, ServiceClient], Plan]
+    desired: DesiredState | None = None
     if saved is not None:
         make_plan = functools.partial(_resume, saved, max_age=plan_ttl or DEFAULT_MAX_AGE)
     else:
         options = PlanOptions(
             targets=frozenset(targets), excludes=frozenset(excludes), replaces=frozenset(replaces)
         )
-        make_plan = functools.partial(
-            _plan_file,
-            load_desired_state(source, credentials=connection.credentials()),
-            options,
-            fmt,
-        )
+        desired = load_desired_state(source, credentials=connection.credentials())
+        make_plan = functools.partial(_plan_file, desired, options, fmt)
     with open_client(connection, read_only=False, parallelism=parallelism) as client:
         if saved is not None:  # an edited plan, or another key's, is refused before any read
             saved.verify(plan_key(client))
         with refresh_progress() as on_progress:
-            live = refresh(client, on_progress)
+            live = refresh(
+                client, on_progress, payruns=desired is not None and bool(desired.payruns)
+            )
         plan = make_plan(live, client)
-        if not plan.has_changes:  # the plan said so; the ledger is empty and complete
+        refused = any(decision.state == REFUSED for decision in plan.payruns)
+        if not plan.has_changes and not refused:  # the ledger is empty and complete
             _print_ledger(Ledger(()), fmt)
             return
         plan.raise_if_unsafe(force)
         if saved is None and not auto_approve:
             _confirm(plan)
         ledger = _execute(client, plan, parallelism)
+        pay(
+            client,
+            plan,
+            ledger,
+            force=force,
+            wait=not no_wait,
+            settle_timeout=settle_timeout.total_seconds(),
+        )
     _print_ledger(ledger, fmt)
     if not ledger.complete:
         raise click.exceptions.Exit(1)

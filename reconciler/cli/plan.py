@@ -175,7 +175,7 @@ def plan_path(
         desired = load_desired_state(path, credentials=connection.credentials())
         with open_client(connection, read_only=True) as client, refresh_progress() as on_progress:
             key = plan_key(client) if keyed else None
-            live = refresh(client, on_progress)
+            live = refresh(client, on_progress, payruns=bool(desired.payruns))
         _log.info("refreshed", agreements=len(live.workers), webhook=live.webhook is not None)
         result = diff(desired, live, options)
     _log.info("planned", **result.summary.as_dict())

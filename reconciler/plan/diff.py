@@ -29,6 +29,7 @@ from reconciler.plan.changes import (
     live_worker_resource,
 )
 from reconciler.plan.model import LiveState, Plan, PlanOptions
+from reconciler.plan.payruns import PayrunDecision, WalletCheck, decide_payruns
 from reconciler.plan.safety import assess
 from reconciler.secrets import Secret, reveal
 from reconciler.service.models import Webhook, Worker, WorkerStatus
@@ -87,7 +88,22 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
         if webhook_change is not None:
             changes.append(webhook_change)
     inactivations = sum(isinstance(change, Inactivate) for change in changes)
+    payruns: tuple[PayrunDecision, ...] = ()
+    wallet: WalletCheck | None = None
+    if desired.payruns and not options.targets:  # --target names workers or the webhook
+        payruns, wallet = decide_payruns(
+            desired.payruns,
+            live.paylists,
+            live.workers,
+            live.wallet,
+            inactivated_emails=[
+                change.agreement.email for change in changes if isinstance(change, Inactivate)
+            ],
+            max_payout=desired.policy.max_payout,
+        )
     return Plan(
+        payruns=payruns,
+        wallet=wallet,
         changes=tuple(changes),
         drift=tuple(decide.drift),
         conflicts=tuple(decide.conflicts),

@@ -18,7 +18,8 @@ from reconciler.plan.changes import (
     WebhookCreate,
     WebhookUpdate,
 )
-from reconciler.service.models import Webhook, Worker
+from reconciler.plan.payruns import TO_PAY, LivePaylist, PayrunDecision, WalletCheck
+from reconciler.service.models import Wallet, Webhook, Worker
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +28,8 @@ class LiveState:
 
     workers: tuple[Worker, ...]
     webhook: Webhook | None = None
+    paylists: tuple[LivePaylist, ...] = ()  # read only when the file has payruns
+    wallet: Wallet | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,11 +143,18 @@ class Plan:
     warnings: tuple[str, ...] = ()
     safety: Safety = field(default_factory=lambda: Safety(owned_open=0, inactivations=0))
     narrowed: bool = False  # --target or --exclude kept only part of the file and the account
+    payruns: tuple[PayrunDecision, ...] = ()
+    wallet: WalletCheck | None = None
     reported: Reported | None = None  # a resumed saved plan's counts (its entries are not kept)
 
     @property
     def has_changes(self) -> bool:
-        return bool(self.changes)
+        return bool(self.changes) or bool(self.to_pay)
+
+    @property
+    def to_pay(self) -> tuple[PayrunDecision, ...]:
+        """The paylists an apply would create."""
+        return tuple(decision for decision in self.payruns if decision.state == TO_PAY)
 
     @property
     def headline(self) -> str:

@@ -7,10 +7,12 @@ HTTP itself; `on_progress` lets the edge draw a progress bar without the core kn
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Protocol
+from dataclasses import replace
+from typing import Protocol, runtime_checkable
 
 from reconciler.plan.model import LiveState
-from reconciler.service.models import Webhook, Worker
+from reconciler.plan.payruns import LivePaylist
+from reconciler.service.models import Paylist, PaylistSummary, Payment, Wallet, Webhook, Worker
 
 #: How many agreements pass between two progress reports.
 PROGRESS_EVERY = 1000
@@ -24,8 +26,48 @@ class LiveReader(Protocol):
     def get_webhook(self) -> Webhook | None: ...
 
 
-def refresh(reader: LiveReader, on_progress: Callable[[int], None] | None = None) -> LiveState:
-    """Every agreement (all statuses, INACTIVATED included) and the webhook, None when absent."""
+@runtime_checkable
+class PayrunReader(LiveReader, Protocol):
+    """And for payruns: the paylists (by id, for their keys), their payments, the wallet."""
+
+    def iter_paylists(self) -> Iterator[PaylistSummary]: ...
+
+    def get_paylist(self, paylist_id: int) -> Paylist: ...
+
+    def list_paylist_payments(self, paylist_id: int) -> list[Payment]: ...
+
+    def get_wallet(self) -> Wallet: ...
+
+
+def refresh(
+    reader: LiveReader,
+    on_progress: Callable[[int], None] | None = None,
+    *,
+    payruns: bool = False,
+) -> LiveState:
+    """Every agreement (all statuses, INACTIVATED included) and the webhook, None when absent;
+    with `payruns`, also every paylist with its key and payments, and the wallet."""
+    live = _workers_and_webhook(reader, on_progress)
+    if not payruns:
+        return live
+    if not isinstance(reader, PayrunReader):
+        raise TypeError("reading payruns needs a reader of paylists and the wallet")
+    paying = reader
+    paylists = tuple(
+        LivePaylist(
+            paylist_id=summary.paylist_id,
+            idempotence_key=(header := paying.get_paylist(summary.paylist_id)).idempotence_key,
+            description=header.description,
+            payments=tuple(paying.list_paylist_payments(summary.paylist_id)),
+        )
+        for summary in paying.iter_paylists()
+    )
+    return replace(live, paylists=paylists, wallet=paying.get_wallet())
+
+
+def _workers_and_webhook(
+    reader: LiveReader, on_progress: Callable[[int], None] | None
+) -> LiveState:
     webhook = reader.get_webhook()
     workers: list[Worker] = []
     for worker in reader.iter_workers():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import click
@@ -20,6 +21,7 @@ from reconciler.plan.changes import (
     WebhookCreate,
 )
 from reconciler.plan.model import Plan
+from reconciler.plan.payruns import CONFLICT, PAID, TO_PAY
 from reconciler.render.base import clean, plural, show
 
 _SYMBOL = {("create",): "+", ("delete",): "-", ("update",): "~", ("delete", "create"): "-/+"}
@@ -62,6 +64,7 @@ def plan_lines(plan: Plan, *, show_unmanaged: bool = False) -> Iterator[Line]:
     for change in plan.changes:
         yield Line("")
         yield from change_lines(change)
+    yield from payrun_lines(plan)
     if plan.drift:
         yield Line("")
         yield Line(
@@ -88,8 +91,54 @@ def plan_lines(plan: Plan, *, show_unmanaged: bool = False) -> Iterator[Line]:
     for problem in plan.safety.problems:
         yield Line(f"Unsafe: {clean(problem)}; apply refuses without --force.", "!")
     yield Line("")
-    yield Line(f"Plan: {plan.summary.line()}.", "title")
+    yield Line(f"Plan: {plan.summary.line()}{payrun_phrase(plan)}.", "title")
     yield Line(_emails_line(plan.summary.invitation_emails))
+
+
+def payrun_phrase(plan: Plan) -> str:
+    """', 1 payrun to pay (1,750.00)' for the summary line, or nothing without payruns."""
+    if not plan.payruns:
+        return ""
+    total = sum((decision.total for decision in plan.to_pay), Decimal("0.00"))
+    return f", {plural(len(plan.to_pay), 'payrun')} to pay ({total:,.2f})"
+
+
+def payrun_lines(plan: Plan) -> Iterator[Line]:
+    """Each payrun's paylist: to pay with its payments and total, paid, in conflict, refused."""
+    for decision in plan.payruns:
+        yield Line("")
+        address = clean(decision.address)
+        if decision.state == TO_PAY:
+            yield Line(f"  # {address} will be paid (key {decision.key})")
+            yield Line(f"  + {address} {{", "+")
+            yield Line(f"      description = {show(decision.description)}", "+")
+            for payment in decision.payments:
+                yield Line(
+                    f"      + {payment.amount:>14,.2f}  {show(payment.email)}  "
+                    f"{show(payment.description)}",
+                    "+",
+                )
+            yield Line(f"      total       = {decision.total:,.2f}", "+")
+            yield Line("    }")
+            continue
+        counts = ", ".join(f"{n} {status}" for status, n in sorted(decision.outcomes.items()))
+        if decision.state == PAID:
+            yield Line(f"  = {address}: paid as paylist {decision.paylist_id} ({counts})")
+            continue
+        word = "in conflict" if decision.state == CONFLICT else "refused"
+        yield Line(f"  ! {address} is {word}, nothing is paid:", "!")
+        for reason in decision.reasons:
+            yield Line(f"      - {clean(reason)}", "!")
+    wallet = plan.wallet
+    if wallet is not None and plan.payruns:
+        yield Line("")
+        yield Line(
+            f"Wallet: balance {wallet.balance:,.2f} (over-draft limit "
+            f"{wallet.over_draft_limit:,.2f}), {wallet.total_to_pay:,.2f} to pay, "
+            f"{wallet.balance_after:,.2f} after"
+        )
+        for problem in wallet.problems:
+            yield Line(f"Unsafe: {clean(problem)}; apply refuses the payruns without --force.", "!")
 
 
 def change_lines(change: Change) -> Iterator[Line]:

@@ -1,0 +1,127 @@
+"""Paying the payruns of a plan, once, and following them until they settle.
+
+After the worker changes and the webhook: each paylist is created with its derived idempotence
+key; an ambiguous failure (5xx, timeout, dropped connection) is sent again with the same key and
+content, so the service answers the original paylist and nothing is paid twice; 409 means
+another paylist holds the key: failed, with the reason. Then the payments are followed until
+none is PENDING (or `settle_timeout` passes), and each is written in the ledger: applied (paid),
+or failed with its cause. A refused payrun (pre-flight, wallet, maxPayout without `--force`)
+is written as failed with every reason, and the other changes of the plan are not held back.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Protocol
+
+from reconciler.apply.ledger import Entry, Ledger, Outcome
+from reconciler.plan.model import Plan
+from reconciler.plan.payruns import REFUSED, PayrunDecision
+from reconciler.service.errors import AmbiguousOutcome, Conflict, ServiceError
+from reconciler.service.models import Paylist, Payment, PaymentItem
+
+PAY = "pay"
+#: Sends of one paylist at most, the first included: each resend carries the same key.
+MAX_SENDS = 4
+POLL_S = 0.25
+
+
+class PayService(Protocol):
+    def create_paylist(
+        self,
+        description: str,
+        payments: Sequence[PaymentItem],
+        *,
+        idempotence_key: str | None = None,
+        client_id: int | None = None,
+    ) -> Paylist: ...
+
+    def list_paylist_payments(self, paylist_id: int) -> list[Payment]: ...
+
+
+def pay(
+    service: PayService,
+    plan: Plan,
+    ledger: Ledger,
+    *,
+    force: bool = False,
+    wait: bool = True,
+    settle_timeout: float = 600.0,
+) -> None:
+    """Create every paylist the plan pays, then write each payment's outcome in the ledger."""
+    for decision in plan.payruns:
+        if decision.state == REFUSED:
+            _refused(ledger, decision, decision.reasons)
+    to_pay = plan.to_pay
+    blocked = plan.wallet.problems if plan.wallet is not None and not force else ()
+    if blocked:
+        for decision in to_pay:
+            _refused(ledger, decision, (*blocked, "apply with --force to pay anyway"))
+        return
+    created: list[tuple[PayrunDecision, int]] = []
+    for decision in to_pay:
+        paylist_id = _create(service, decision, ledger)
+        if paylist_id is not None:
+            created.append((decision, paylist_id))
+    deadline = time.monotonic() + settle_timeout
+    for decision, paylist_id in created:
+        _settle(service, decision, paylist_id, ledger, wait=wait, deadline=deadline)
+
+
+def _create(service: PayService, decision: PayrunDecision, ledger: Ledger) -> int | None:
+    items = [PaymentItem(p.description, p.amount, p.email) for p in decision.payments]
+    error: ServiceError | None = None
+    for _ in range(MAX_SENDS):
+        try:
+            paylist = service.create_paylist(
+                decision.description, items, idempotence_key=decision.key
+            )
+            return paylist.id
+        except AmbiguousOutcome as ambiguous:  # the same key and content again: paid once
+            error = ambiguous
+            continue
+        except Conflict as conflict:
+            reason = f"another paylist holds this payrun's key: {conflict.message}"
+            _refused(ledger, decision, (reason,))
+            return None
+        except ServiceError as refused:
+            _refused(ledger, decision, (refused.message,))
+            return None
+    _refused(ledger, decision, (f"not accepted after {MAX_SENDS} sends: {error}",))
+    return None
+
+
+def _settle(
+    service: PayService,
+    decision: PayrunDecision,
+    paylist_id: int,
+    ledger: Ledger,
+    *,
+    wait: bool,
+    deadline: float,
+) -> None:
+    payments = service.list_paylist_payments(paylist_id)
+    while wait and any(str(p.status) == "PENDING" for p in payments):
+        if time.monotonic() > deadline:
+            break
+        time.sleep(POLL_S)
+        payments = service.list_paylist_payments(paylist_id)
+    for number, payment in enumerate(payments, start=1):
+        status = str(payment.status)
+        address = f"{decision.address}.payments[{number}]"
+        if status == "SUCCESS" or (not wait and status == "PENDING"):
+            detail = "accepted; settles later (--no-wait)" if status == "PENDING" else None
+            ledger.add_payment(Entry(address, PAY, Outcome.APPLIED, detail))
+        elif status == "PENDING":
+            note = f"still PENDING at the --settle-timeout (paylist {paylist_id})"
+            ledger.add_payment(Entry(address, PAY, Outcome.SKIPPED, note))
+        else:
+            cause = payment.cause or status
+            retry = "to retry, add a new payrun with this payment"
+            detail = f"{status}: {cause}; {retry}"
+            ledger.add_payment(Entry(address, PAY, Outcome.FAILED, detail))
+
+
+def _refused(ledger: Ledger, decision: PayrunDecision, reasons: Sequence[str]) -> None:
+    ledger.add_payment(Entry(decision.address, PAY, Outcome.FAILED, "; ".join(reasons)))

@@ -1,0 +1,172 @@
+"""Payruns through the command line against the demo sandbox, over real HTTP.
+
+Each row of the spec's table, the pre-flight refusals, exactly one paylist under dropped
+connections, a split payrun of 1,001 payments, a second apply that pays nothing, and the same
+keys from two fresh checkouts. The sandbox's request log and its paylists say what happened.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from reconciler.plan.payruns import paylist_key
+from reconciler.sandbox import SandboxServer
+from tests.apply.support import QUICKSTART, SEED, cli
+
+NOVEMBER = """\
+payruns:
+  - id: 2026-11-contractors
+    description: November 2026 contractors
+    payments:
+      - {worker: ENG-001, amount: "1500.00", description: November 2026 retainer}
+      - {email: grace@example.com, amount: 250, description: November 2026 review}
+"""
+
+
+@pytest.fixture
+def demo() -> Iterator[SandboxServer]:
+    with SandboxServer(seed=SEED, process_delay_ms=0) as server:
+        yield server
+
+
+def _file(tmp_path: Path, payruns: str, name: str = "desired.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(QUICKSTART.read_text() + payruns)
+    return path
+
+
+def _paylists(server: SandboxServer) -> list[dict[str, Any]]:
+    headers = {"Authorization": f"Bearer {server.token}"}
+    listed = httpx.get(f"{server.base_url}/payment-agent/paylists", headers=headers).json()
+    return list(listed["content"])
+
+
+def _posts(server: SandboxServer, since: int) -> list[str]:
+    log = httpx.get(f"{server.base_url}/_sandbox/requests", params={"since": since}).json()
+    return [entry["path"] for entry in log if entry["method"] == "POST"]
+
+
+def _seq(server: SandboxServer) -> int:
+    log = httpx.get(f"{server.base_url}/_sandbox/requests").json()
+    return int(log[-1]["seq"]) if log else 0
+
+
+def test_pay_then_paid_then_a_change_is_a_conflict(demo: SandboxServer, tmp_path: Path) -> None:
+    path = _file(tmp_path, NOVEMBER)
+    planned = cli("plan", str(path), server=demo)
+    assert planned.returncode == 0, planned.stderr
+    assert '+ paylist["2026-11-contractors"]' in planned.stdout
+    assert "1 payrun to pay (1,750.00)" in planned.stdout
+
+    applied = cli("apply", str(path), "--auto-approve", "--format", "json", server=demo)
+
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    ledger = json.loads(applied.stdout)
+    paid = [row for row in ledger["changes"] if row["action"] == "pay"]
+    assert [row["outcome"] for row in paid] == ["applied", "applied"]
+    (paylist,) = _paylists(demo)
+    assert (paylist["flowStage"], paylist["total"]) == ("COMPLETED", 1750.0)
+
+    since = _seq(demo)
+    again = cli("apply", str(path), "--auto-approve", server=demo)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"paid as paylist {paylist['paylistId']} (2 SUCCESS)" in again.stdout
+    assert "/payment-agent/paylists" not in _posts(demo, since)  # a second apply pays nothing
+
+    edited = _file(tmp_path, NOVEMBER.replace('"1500.00"', '"1600.00"'))
+    since = _seq(demo)
+    conflict = cli("apply", str(edited), "--auto-approve", server=demo)
+    assert "is in conflict, nothing is paid" in conflict.stdout
+    assert "a paid payrun cannot change" in conflict.stdout
+    assert "/payment-agent/paylists" not in _posts(demo, since)
+    assert len(_paylists(demo)) == 1
+
+
+@pytest.mark.parametrize(
+    ("payruns", "said"),
+    [
+        (NOVEMBER.replace("grace@example.com", "nobody@example.com"), "no ACTIVE agreement"),
+        (NOVEMBER.replace("ENG-001", "ENG-004"), "no ACTIVE agreement"),  # invited in this plan
+        (NOVEMBER.replace("grace@example.com", "edsger@example.com"), "plan inactivates the payee"),
+    ],
+)
+def test_a_refused_payrun_sends_nothing_and_the_rest_of_the_plan_goes(
+    demo: SandboxServer, tmp_path: Path, payruns: str, said: str
+) -> None:
+    path = _file(tmp_path, payruns)
+    since = _seq(demo)
+    applied = cli("apply", str(path), "--auto-approve", server=demo)
+    assert applied.returncode == 1
+    assert said in applied.stdout
+    posts = _posts(demo, since)
+    assert "/payment-agent/paylists" not in posts
+    assert "/contract/workers/inviteWorkersBulkLocked" in posts  # ENG-004 is still invited
+    assert _paylists(demo) == []
+
+
+def test_a_wallet_short_of_the_total_refuses_without_force(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    path = _file(tmp_path, NOVEMBER.replace('"1500.00"', '"9900.00"'))
+    refused = cli("apply", str(path), "--auto-approve", server=demo)
+    assert refused.returncode == 1
+    assert "more than the wallet's 10,000.00" in refused.stdout
+    assert _paylists(demo) == []
+    forced = cli("apply", str(path), "--auto-approve", "--force", server=demo)
+    assert len(_paylists(demo)) == 1, forced.stdout  # paid; the service settles what it can
+
+
+def test_under_dropped_connections_exactly_one_paylist_exists(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    path = _file(tmp_path, NOVEMBER)
+    httpx.post(f"{demo.base_url}/_sandbox/faults", json={"drop_rate": 0.5, "seed": 7})
+    applied = cli("apply", str(path), "--auto-approve", server=demo)
+    httpx.post(f"{demo.base_url}/_sandbox/faults", json={})
+    assert applied.returncode in (0, 1), applied.stderr
+    (paylist,) = _paylists(demo)  # read back through the service: one, whatever was dropped
+    assert paylist["total"] == 1750.0
+    again = cli("apply", str(path), "--auto-approve", server=demo)
+    assert len(_paylists(demo)) == 1, again.stdout
+
+
+def test_a_payrun_of_1001_payments_is_two_paylists_with_distinct_keys(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    lines = [
+        f'      - {{worker: ENG-001, amount: "0.01", description: "item {n}"}}' for n in range(1001)
+    ]
+    payruns = "payruns:\n  - id: big\n    description: Many\n    payments:\n" + "\n".join(lines)
+    path = _file(tmp_path, payruns + "\n")
+    applied = cli("apply", str(path), "--auto-approve", "--format", "json", server=demo)
+    assert applied.returncode == 0, applied.stdout[-2000:] + applied.stderr[-2000:]
+    ids = sorted(paylist["paylistId"] for paylist in _paylists(demo))
+    assert len(ids) == 2
+    headers = {"Authorization": f"Bearer {demo.token}"}
+    keys = {
+        httpx.get(f"{demo.base_url}/payment-agent/paylists/{i}", headers=headers).json()[
+            "idempotence_key"
+        ]
+        for i in ids
+    }
+    assert keys == {paylist_key("big", 1), paylist_key("big", 2)}
+    assert len(json.loads(applied.stdout)["changes"]) >= 1001
+    again = cli("apply", str(path), "--auto-approve", server=demo)
+    assert again.returncode == 0 and len(_paylists(demo)) == 2
+
+
+def test_two_fresh_checkouts_derive_the_same_keys(demo: SandboxServer, tmp_path: Path) -> None:
+    keys = []
+    for checkout in ("one", "two"):
+        folder = tmp_path / checkout
+        folder.mkdir()
+        planned = cli("plan", str(_file(folder, NOVEMBER)), server=demo)
+        keys.append(re.findall(r"\(key ([0-9a-f]{32})\)", planned.stdout))
+    assert keys[0] == keys[1] == [paylist_key("2026-11-contractors")]

@@ -192,15 +192,12 @@ def apply(
         plan.raise_if_unsafe(force)
         if saved is None and not auto_approve:
             _confirm(plan)
-        ledger = _execute(client, plan, parallelism)
-        pay(
-            client,
-            plan,
-            ledger,
-            force=force,
-            wait=not no_wait,
-            settle_timeout=settle_timeout.total_seconds(),
-        )
+        settle_s = settle_timeout.total_seconds()
+
+        def pay_payruns(ledger: Ledger) -> None:
+            pay(client, plan, ledger, force=force, wait=not no_wait, settle_timeout=settle_s)
+
+        ledger = _execute(client, plan, parallelism, then=pay_payruns)
     _print_ledger(ledger, fmt)
     if not ledger.complete:
         raise click.exceptions.Exit(1)
@@ -262,17 +259,23 @@ def _confirm(plan: Plan) -> None:
         raise ApplyRefused("apply cancelled: nothing was changed")
 
 
-def _execute(client: ServiceClient, plan: Plan, parallelism: int) -> Ledger:
-    """Run the plan with progress, turning the first Ctrl-C into a graceful stop."""
+def _execute(
+    client: ServiceClient, plan: Plan, parallelism: int, then: Callable[[Ledger], None]
+) -> Ledger:
+    """Run the plan with progress, turning the first Ctrl-C into a graceful stop; `then` pays
+    the payruns, inside the same progress."""
     terminal = sys.stderr.isatty()
     if not terminal:
         _show_progress_lines()
     stop = threading.Event()
+    payments = sum(len(d.payments) if d.state == "to_pay" else 1 for d in plan.payruns)
     with (
-        progress_for(len(plan.changes), terminal=terminal) as progress,
+        progress_for(len(plan.changes) + payments, terminal=terminal) as progress,
         _graceful_interrupt(stop),
     ):
         ledger = Executor(client, parallelism=parallelism, progress=progress, stop=stop).apply(plan)
+        if not stop.is_set():
+            then(ledger)
     if ledger.interrupted:
         click.echo("Interrupted: the requests in flight finished; nothing new was sent.", err=True)
     return ledger

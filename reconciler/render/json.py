@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
 from reconciler import __version__
@@ -19,6 +20,7 @@ from reconciler.plan.changes import (
     sensitive_mask,
 )
 from reconciler.plan.model import Plan
+from reconciler.plan.payruns import PayrunDecision, WalletCheck
 from reconciler.render.base import jsonable
 
 FORMAT_VERSION = "1.0"
@@ -39,7 +41,8 @@ def plan_document(plan: Plan) -> dict[str, Any]:
     return {
         "format_version": FORMAT_VERSION,
         "reconciler_version": __version__,
-        "resource_changes": [_resource_change(change) for change in plan.changes],
+        "resource_changes": [_resource_change(change) for change in plan.changes]
+        + [_paylist_change(decision) for decision in plan.to_pay],
         "resource_drift": [_drift(drift) for drift in plan.drift],
         "conflicts": [_conflict(conflict) for conflict in plan.conflicts],
         "unmanaged": [_unmanaged(item) for item in plan.unmanaged],
@@ -53,6 +56,63 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             "max_inactivations": str(plan.safety.limit),
         },
         "summary": plan.summary.as_dict(),
+        "payruns": [_payrun(decision) for decision in plan.payruns],
+        "wallet": None if plan.wallet is None else _wallet(plan.wallet),
+    }
+
+
+def _money(amount: Decimal) -> str:
+    return f"{amount:.2f}"
+
+
+def _paylist_change(decision: PayrunDecision) -> dict[str, Any]:
+    after = {
+        "idempotence_key": decision.key,
+        "description": decision.description,
+        "payments": [
+            {"email": p.email, "amount": _money(p.amount), "description": p.description}
+            for p in decision.payments
+        ],
+        "total": _money(decision.total),
+    }
+    return {
+        "address": decision.address,
+        "type": "paylist",
+        "name": "paylist",
+        "index": decision.payrun_id,
+        "change": {
+            "actions": ["create"],
+            "before": None,
+            "after": after,
+            "before_sensitive": False,
+            "after_sensitive": False,
+            "changed_fields": [],
+        },
+    }
+
+
+def _payrun(decision: PayrunDecision) -> dict[str, Any]:
+    return {
+        "address": decision.address,
+        "id": decision.payrun_id,
+        "part": decision.part,
+        "idempotence_key": decision.key,
+        "state": decision.state,
+        "reasons": list(decision.reasons),
+        "outcomes": dict(decision.outcomes),
+        "paylist_id": decision.paylist_id,
+        "total": _money(decision.total),
+    }
+
+
+def _wallet(wallet: WalletCheck) -> dict[str, Any]:
+    return {
+        "balance": _money(wallet.balance),
+        "over_draft_limit": _money(wallet.over_draft_limit),
+        "enabled": wallet.enabled,
+        "total_to_pay": _money(wallet.total_to_pay),
+        "balance_after": _money(wallet.balance_after),
+        "problems": list(wallet.problems),
     }
 
 

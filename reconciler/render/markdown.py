@@ -82,6 +82,7 @@ def _head(plan: Plan) -> Iterator[str]:
             + ". `apply` refuses without `--force`."
         )
         yield ""
+    yield from _payruns_table(plan)
     emails = plan.summary.invitation_emails
     yield (
         f"Apply would send {plural(emails, 'invitation e-mail')}."
@@ -91,6 +92,38 @@ def _head(plan: Plan) -> Iterator[str]:
     if not plan.has_changes:
         yield ""
         yield plan.headline
+
+
+def _payruns_table(plan: Plan) -> Iterator[str]:
+    """The payruns, one row per paylist, and the wallet line."""
+    if not plan.payruns:
+        return
+    yield "| payrun | state | total | paylist | reasons or outcomes |"
+    yield "|---|---|---:|---:|---|"
+    for decision in plan.payruns:
+        notes = "; ".join(decision.reasons) or ", ".join(
+            f"{n} {status}" for status, n in sorted(decision.outcomes.items())
+        )
+        paylist = "" if decision.paylist_id is None else str(decision.paylist_id)
+        cells = (
+            f"`{decision.address}`",
+            decision.state.replace("_", " "),
+            f"{decision.total:,.2f}",
+            paylist,
+            _escape(notes),
+        )
+        yield "| " + " | ".join(cells) + " |"
+    yield ""
+    wallet = plan.wallet
+    if wallet is not None:
+        line = (
+            f"Wallet: balance {wallet.balance:,.2f}, {wallet.total_to_pay:,.2f} to pay, "
+            f"{wallet.balance_after:,.2f} after."
+        )
+        if wallet.problems:
+            line += " :no_entry: " + _escape("; ".join(wallet.problems)) + " (needs `--force`)."
+        yield line
+        yield ""
 
 
 def _sections(plan: Plan, show_unmanaged: bool) -> Iterator[_Section]:

@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import jsonschema
 import pytest
 
 from reconciler.plan.payruns import paylist_key
 from reconciler.sandbox import SandboxServer
-from tests.apply.support import QUICKSTART, SEED, cli
+from tests.apply.support import QUICKSTART, ROOT, SEED, cli
 
 NOVEMBER = """\
 payruns:
@@ -64,6 +65,20 @@ def test_pay_then_paid_then_a_change_is_a_conflict(demo: SandboxServer, tmp_path
     assert planned.returncode == 0, planned.stderr
     assert '+ paylist["2026-11-contractors"]' in planned.stdout
     assert "1 payrun to pay (1,750.00)" in planned.stdout
+    as_json = cli("plan", str(path), "--format", "json", server=demo)
+    document = json.loads(as_json.stdout)
+    jsonschema.validate(document, json.loads((ROOT / "schemas" / "plan.schema.json").read_text()))
+    (paylist_change,) = [c for c in document["resource_changes"] if c["type"] == "paylist"]
+    assert paylist_change["change"]["after"]["total"] == "1750.00"  # a string: no float
+    assert paylist_change["change"]["after"]["payments"][0] == {
+        "email": "ada@example.com",
+        "amount": "1500.00",
+        "description": "November 2026 retainer",
+    }
+    assert document["wallet"]["balance_after"] == "8250.00"
+    assert [p["state"] for p in document["payruns"]] == ["to_pay"]
+    markdown = cli("plan", str(path), "--format", "markdown", server=demo).stdout
+    assert '| `paylist["2026-11-contractors"]` | to pay | 1,750.00 |' in markdown
 
     applied = cli("apply", str(path), "--auto-approve", "--format", "json", server=demo)
 

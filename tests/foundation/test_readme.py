@@ -37,7 +37,7 @@ def test_the_look_commands_run_as_written_against_the_sandbox(tmp_path: Path) ->
     from tests.cli import reconciler
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Looking at the account", 1)[1].split("\n## ", 1)[0]
+    section = readme.split("### Looking at the account", 1)[1].split("\n#", 1)[0]
     (block,) = re.findall(r"```bash\n(.*?)```", section, re.S)
     lines = [line for line in block.splitlines() if "--sandbox" in line]
     assert len(lines) >= 4

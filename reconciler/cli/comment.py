@@ -76,7 +76,7 @@ def _resume(path: Path, connection: ConnectionOptions) -> Plan:
     with open_client(connection, read_only=True) as client:
         key = plan_key(client)
         saved.verify(key)  # an edited plan is refused before the account is read
-        live = refresh(client)
+        live = refresh(client, payruns=bool(saved.payruns))
     try:
         return resume(saved, live, key=key, environ=os.environ, max_age=DEFAULT_MAX_AGE)
     except StalePlan as error:

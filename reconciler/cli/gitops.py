@@ -139,7 +139,9 @@ def plan_compare(reviewed: Path, new: Path, fmt: str) -> None:
     key = offline_plan_key()
     for saved in plans:  # a plan nobody made, or one edited since, compares with nothing
         saved.verify(key)
-    comparison = compare_plans(plans[0].records, plans[1].records)
+    comparison = compare_plans(
+        [*plans[0].records, *plans[0].payruns], [*plans[1].records, *plans[1].payruns]
+    )
     if comparison.equal:
         click.echo("The new plan makes exactly the reviewed changes.")
         return

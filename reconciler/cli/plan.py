@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,7 @@ class Planned:
     live: LiveState
     scope_prefix: str | None
     key: PlanKey | None  # only when the plan is to be saved
+    max_payout: Decimal | None = None
 
 
 def save_plan(
@@ -149,6 +151,7 @@ def save_plan(
         tool_version=__version__,
         sources=[str(source)],
         scope_prefix=planned.scope_prefix,
+        max_payout=planned.max_payout,
     )
     write_saved_plan(out, document)
     again = connection.repeated() if connection is not None else ""
@@ -179,7 +182,7 @@ def plan_path(
         _log.info("refreshed", agreements=len(live.workers), webhook=live.webhook is not None)
         result = diff(desired, live, options)
     _log.info("planned", **result.summary.as_dict())
-    return Planned(result, live, desired.scope_prefix, key)
+    return Planned(result, live, desired.scope_prefix, key, desired.policy.max_payout)
 
 
 @contextmanager

@@ -113,6 +113,41 @@ def decide_payruns(
     max_payout: Decimal | None = None,
 ) -> tuple[tuple[PayrunDecision, ...], WalletCheck | None]:
     """Every payrun's paylists with their decision, and the wallet check of those to pay."""
+    units = [
+        Unit(payrun.id, part, payrun.description, payments)
+        for payrun in payruns
+        for part, payments in parts(payrun)
+    ]
+    return decide_units(
+        units,
+        paylists,
+        workers,
+        wallet,
+        inactivated_emails=inactivated_emails,
+        max_payout=max_payout,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One paylist of a payrun: what a plan (or a saved plan) asks to be paid."""
+
+    payrun_id: str
+    part: int | None
+    description: str
+    payments: tuple[PayrunPayment, ...]
+
+
+def decide_units(
+    units: Sequence[Unit],
+    paylists: Sequence[LivePaylist],
+    workers: Sequence[Worker],
+    wallet: Wallet | None,
+    *,
+    inactivated_emails: Iterable[str] = (),
+    max_payout: Decimal | None = None,
+) -> tuple[tuple[PayrunDecision, ...], WalletCheck | None]:
+    """Each paylist's decision against the live account, and the wallet check."""
     by_key = {paylist.idempotence_key: paylist for paylist in paylists}
     active = {email_key(w.email) for w in workers if w.status is WorkerStatus.ACTIVE}
     leaving = {email_key(email) for email in inactivated_emails}
@@ -123,16 +158,15 @@ def decide_payruns(
         if str(p.status) == "SUCCESS"
     }
     decisions = []
-    for payrun in payruns:
-        for part, payments in parts(payrun):
-            key = paylist_key(payrun.id, part)
-            common = (payrun.id, part, key, payrun.description, payments)
-            live = by_key.get(key)
-            if live is not None:
-                decisions.append(_against_live(common, live))
-                continue
-            reasons = _preflight(payments, active, leaving, succeeded, wallet)
-            decisions.append(PayrunDecision(*common, REFUSED if reasons else TO_PAY, reasons))
+    for unit in units:
+        key = paylist_key(unit.payrun_id, unit.part)
+        common = (unit.payrun_id, unit.part, key, unit.description, unit.payments)
+        live = by_key.get(key)
+        if live is not None:
+            decisions.append(_against_live(common, live))
+            continue
+        reasons = _preflight(unit.payments, active, leaving, succeeded, wallet)
+        decisions.append(PayrunDecision(*common, REFUSED if reasons else TO_PAY, reasons))
     return tuple(decisions), _wallet_check(decisions, wallet, max_payout)
 
 

@@ -20,15 +20,31 @@ from __future__ import annotations
 import hmac
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 from reconciler.desired.interpolate import InterpolationError, interpolate
-from reconciler.desired.model import DesiredWebhook, DesiredWorker, InactivationLimit, WebhookHeader
+from reconciler.desired.model import (
+    DesiredWebhook,
+    DesiredWorker,
+    InactivationLimit,
+    PayrunPayment,
+    WebhookHeader,
+)
 from reconciler.plan.changes import Change, Inactivate, Invite, Replace, WebhookUpdate
 from reconciler.plan.diff import diff_webhook
 from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
 from reconciler.plan.model import LiveState, Plan, Reported
+from reconciler.plan.payruns import (
+    REFUSED,
+    TO_PAY,
+    PayrunDecision,
+    Unit,
+    WalletCheck,
+    decide_units,
+    paylist_key,
+)
 from reconciler.plan.safety import assess
 from reconciler.plan.saved import CLOCK_SKEW, DEFAULT_MAX_AGE, VALUE_LABEL, SavedPlan, StalePlan
 from reconciler.plan.signing import PlanKey, UntrustedPlan
@@ -76,11 +92,46 @@ def resume(
     owned_open = sum(1 for a in live.workers if a.status.is_open and owns(a.external_id))
     inactivations = sum(isinstance(change, Inactivate) for change in changes)
     limit = InactivationLimit(saved.limit_value, is_share=saved.limit_is_share)
+    payruns, wallet = _payruns(saved, live, changes)
     return Plan(
         changes=tuple(changes),
         safety=assess(owned_open, inactivations, limit),
         reported=Reported(**saved.reported),
+        payruns=payruns,
+        wallet=wallet,
     )
+
+
+def _payruns(
+    saved: SavedPlan, live: LiveState, changes: list[Change]
+) -> tuple[tuple[PayrunDecision, ...], WalletCheck | None]:
+    """The saved payruns judged again on the live account: one whose paylist exists now is
+    not paid again, a payee no longer ACTIVE (or a wallet short of the total) refuses it."""
+    if not saved.payruns:
+        return (), None
+    units = []
+    for record in saved.payruns:
+        if record["idempotence_key"] != paylist_key(record["id"], record["part"]):
+            raise UntrustedPlan(
+                f"{saved.name}: {record['address']!r:.80} carries a key that is not its "
+                "payrun's: nothing was applied",
+                hint=_AGAIN,
+            )
+        payments = tuple(
+            PayrunPayment(item["email"], Decimal(item["amount"]), item["description"])
+            for item in record["payments"]
+        )
+        units.append(Unit(record["id"], record["part"], record["description"], payments))
+    decisions, wallet = decide_units(
+        units,
+        live.paylists,
+        live.workers,
+        live.wallet,
+        inactivated_emails=[c.agreement.email for c in changes if isinstance(c, Inactivate)],
+        max_payout=saved.max_payout,
+    )
+    # A paylist that exists now was paid since the plan was made: skipped, never paid twice.
+    return tuple(d for d in decisions if d.state in (TO_PAY, REFUSED)), wallet
 
 
 def _check_age(saved: SavedPlan, now: datetime, max_age: timedelta) -> None:

@@ -30,6 +30,7 @@ from reconciler.plan.changes import Change, Inactivate, Invite, Replace, Webhook
 from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
 from reconciler.plan.model import LiveState, Plan
+from reconciler.plan.payruns import PayrunDecision
 from reconciler.plan.saved_schema import document_problem
 from reconciler.plan.signing import PlanKey, sign, verify
 from reconciler.secrets import Secret
@@ -65,6 +66,7 @@ def saved_plan_document(
     tool_version: str,
     sources: Iterable[str] = (),
     scope_prefix: str | None = None,
+    max_payout: Decimal | None = None,
 ) -> dict[str, Any]:
     """The signed JSON document `plan --out` writes."""
     fingerprint_key = key.derive(FINGERPRINT_LABEL)
@@ -98,9 +100,27 @@ def saved_plan_document(
             }
             for change in plan.changes
         ],
+        "payruns": [payrun_record(decision) for decision in plan.to_pay],
+        "max_payout": None if max_payout is None else f"{max_payout:.2f}",
     }
     document["mac"] = sign(document, key)
     return document
+
+
+def payrun_record(decision: PayrunDecision) -> dict[str, Any]:
+    """A paylist to pay, as the saved plan carries it (and plan-compare compares it)."""
+    return {
+        "address": decision.address,
+        "action": "pay",
+        "id": decision.payrun_id,
+        "part": decision.part,
+        "idempotence_key": decision.key,
+        "description": decision.description,
+        "payments": [
+            {"email": p.email, "amount": f"{p.amount:.2f}", "description": p.description}
+            for p in decision.payments
+        ],
+    }
 
 
 def write_saved_plan(path: Path, document: Mapping[str, Any]) -> None:
@@ -207,6 +227,8 @@ class SavedPlan:
     limit_is_share: bool
     reported: dict[str, int]
     sources: tuple[str, ...] = ()
+    payruns: tuple[dict[str, Any], ...] = ()
+    max_payout: Decimal | None = None
 
     def verify(self, key: PlanKey) -> None:
         """Refuse the plan unless this key signed exactly this document."""
@@ -272,6 +294,8 @@ def _from_document(name: str, document: dict[str, Any]) -> SavedPlan:
         limit_is_share=document["safety"]["max_inactivations"]["is_share"],
         reported=dict(document["reported"]),
         sources=tuple(document["sources"]),
+        payruns=tuple(document["payruns"]),
+        max_payout=None if document["max_payout"] is None else Decimal(document["max_payout"]),
     )
 
 

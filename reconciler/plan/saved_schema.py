@@ -91,6 +91,30 @@ _CHANGE = {
     ],
 }
 
+_MONEY = r"^[0-9]{1,13}\.[0-9]{2}$"
+_PAYRUN = _object(
+    {
+        "address": _TEXT,
+        "action": {"const": "pay"},
+        "id": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$"},
+        "part": {"type": ["integer", "null"], "minimum": 1},
+        "idempotence_key": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
+        "description": _TEXT,
+        "payments": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 1000,
+            "items": _object(
+                {
+                    "email": _TEXT,
+                    "amount": {"type": "string", "pattern": _MONEY},
+                    "description": _TEXT,
+                }
+            ),
+        },
+    }
+)
+
 SCHEMA: dict[str, Any] = _object(
     {
         "format": {"const": "reconciler-plan"},
@@ -113,6 +137,8 @@ SCHEMA: dict[str, Any] = _object(
         ),
         "reported": _object({"drifted": _COUNT, "unmanaged": _COUNT, "conflicts": _COUNT}),
         "changes": {"type": "array", "items": _CHANGE},
+        "payruns": {"type": "array", "items": _PAYRUN},
+        "max_payout": {"type": ["string", "null"], "pattern": _MONEY},
         "mac": {"type": "string", "pattern": "^hmac-sha256:[0-9a-f]{64}$"},
     }
 )

@@ -185,3 +185,45 @@ def test_two_fresh_checkouts_derive_the_same_keys(demo: SandboxServer, tmp_path:
         planned = cli("plan", str(_file(folder, NOVEMBER)), server=demo)
         keys.append(re.findall(r"\(key ([0-9a-f]{32})\)", planned.stdout))
     assert keys[0] == keys[1] == [paylist_key("2026-11-contractors")]
+
+
+def test_a_saved_plan_carries_its_payruns_and_checks_them_again(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    path = _file(tmp_path, NOVEMBER)
+    saved = tmp_path / "plan.json"
+    assert cli("plan", str(path), "--out", str(saved), server=demo).returncode == 0
+    (record,) = json.loads(saved.read_text())["payruns"]
+    assert record["idempotence_key"] == paylist_key("2026-11-contractors")
+    assert record["payments"][0] == {
+        "email": "ada@example.com",
+        "amount": "1500.00",
+        "description": "November 2026 retainer",
+    }
+    # Grace leaves before the apply: the saved payrun is judged again, and refused.
+    headers = {"Authorization": f"Bearer {demo.token}"}
+    grace = httpx.get(
+        f"{demo.base_url}/contract/workers", params={"email": "grace@example.com"}, headers=headers
+    ).json()["agreementId"]
+    status = f"{demo.base_url}/contract-server/v2/general/worker/agreements/{grace}/status"
+    assert httpx.post(status, json={"status": "inactivated"}, headers=headers).is_success
+    refused = cli("apply", str(saved), server=demo)
+    assert refused.returncode == 1
+    assert "the payee has no ACTIVE agreement" in refused.stdout
+    assert _paylists(demo) == []
+
+
+def test_a_saved_plan_pays_once_and_plan_compare_sees_payruns(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    path = _file(tmp_path, NOVEMBER)
+    reviewed, other = tmp_path / "reviewed.json", tmp_path / "other.json"
+    assert cli("plan", str(path), "--out", str(reviewed), server=demo).returncode == 0
+    changed = _file(tmp_path, NOVEMBER.replace('"1500.00"', '"1400.00"'), "changed.yaml")
+    assert cli("plan", str(changed), "--out", str(other), server=demo).returncode == 0
+    compared = cli("plan-compare", str(reviewed), str(other), server=demo)
+    assert compared.returncode == 2
+    assert 'paylist["2026-11-contractors"] (pay)' in compared.stdout
+    applied = cli("apply", str(reviewed), server=demo)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert len(_paylists(demo)) == 1

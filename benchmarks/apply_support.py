@@ -96,7 +96,7 @@ def workers(base_url: str, token: str) -> list[dict[str, Any]]:
     """Every agreement, read straight from the API (page by page, no faults expected)."""
     headers = {"Authorization": f"Bearer {token}"}
     found: list[dict[str, Any]] = []
-    page = 0
+    page = 1  # the service reads pages from 1 (service-contract.md)
     while True:
         answer = httpx.get(
             f"{base_url}/contract/workers/list",

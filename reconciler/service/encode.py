@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -59,12 +61,27 @@ def paylist_body(
     return body
 
 
-def json_amount(amount: Decimal) -> float:
-    """A JSON number that prints exactly as the Decimal does (two places fit a float's 15)."""
-    number = float(amount)
-    if Decimal(repr(number)) != amount:
-        raise ValueError(f"the amount {amount} cannot be sent exactly")
-    return number
+def json_amount(amount: Decimal) -> Decimal:
+    """The amount as the JSON number the request carries: written from the Decimal's own
+    digits (`dumps`), never through a float."""
+    if not amount.is_finite():
+        raise ValueError(f"the amount {amount} cannot be sent")
+    return amount.quantize(Decimal("0.01"))
+
+
+_TOKEN = "\u0000decimal:"
+_TOKEN_RE = re.compile(r'"\\u0000decimal:(-?[0-9]+(?:\.[0-9]+)?)"')
+
+
+def dumps(body: object) -> str:
+    """JSON text in which every Decimal is a number with exactly its digits (`12.50`)."""
+
+    def token(value: object) -> str:
+        if isinstance(value, Decimal):
+            return f"{_TOKEN}{value}"
+        raise TypeError(f"{type(value).__name__} is not JSON")
+
+    return _TOKEN_RE.sub(r"\1", json.dumps(body, default=token))
 
 
 def format_timestamp(moment: datetime) -> str:

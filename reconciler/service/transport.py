@@ -24,6 +24,7 @@ import httpx
 import stamina
 
 from reconciler import logs
+from reconciler.service import encode
 from reconciler.service.config import ClientConfig
 from reconciler.service.errors import (
     AmbiguousOutcome,
@@ -121,7 +122,7 @@ class Transport:
                 f"refusing to send {method} /{path}: this client is read-only",
                 hint="plan, drift, export and the look commands never change the account",
             )
-        content = None if body is None else json.dumps(body).encode()
+        content = None if body is None else encode.dumps(body).encode()
         policy = self.config.retry
         deadline = time.monotonic() + policy.total_seconds
         answer: Any = None

@@ -138,11 +138,16 @@ def test_a_wallet_short_of_the_total_refuses_without_force(
     assert len(_paylists(demo)) == 1, forced.stdout  # paid; the service settles what it can
 
 
-def test_under_dropped_connections_exactly_one_paylist_exists(
-    demo: SandboxServer, tmp_path: Path
+@pytest.mark.parametrize(
+    "faults",
+    [{"drop_rate": 0.5, "seed": 7}, {"error_rate": 0.5, "error_status": 503, "seed": 3}],
+    ids=["dropped connections", "503s"],
+)
+def test_under_faults_exactly_one_paylist_exists(
+    demo: SandboxServer, tmp_path: Path, faults: dict[str, object]
 ) -> None:
     path = _file(tmp_path, NOVEMBER)
-    httpx.post(f"{demo.base_url}/_sandbox/faults", json={"drop_rate": 0.5, "seed": 7})
+    httpx.post(f"{demo.base_url}/_sandbox/faults", json=faults)
     applied = cli("apply", str(path), "--auto-approve", server=demo)
     httpx.post(f"{demo.base_url}/_sandbox/faults", json={})
     assert applied.returncode in (0, 1), applied.stderr

@@ -7,6 +7,7 @@ empty body, an HTML page or a success that is not JSON. A tiny service here does
 from __future__ import annotations
 
 from collections.abc import Iterator
+from decimal import Decimal
 
 import pytest
 from starlette.applications import Starlette
@@ -112,3 +113,12 @@ def test_every_request_names_the_reconciler_and_carries_the_token(service: Servi
     assert headers["authorization"] == "Bearer errors-test-token"
     assert headers["content-type"] == "application/json"
     assert headers["accept"] == "application/json"
+
+
+def test_amounts_go_out_with_their_own_digits_never_through_a_float() -> None:
+    from reconciler.service.encode import dumps, json_amount
+
+    body = {"payments": [{"amount": json_amount(Decimal(x))} for x in ("12.5", "0.10", "1e12")]}
+    assert dumps(body) == (
+        '{"payments": [{"amount": 12.50}, {"amount": 0.10}, {"amount": 1000000000000.00}]}'
+    )

@@ -42,7 +42,7 @@ from reconciler.service.models import (
     Worker,
     WorkerStatus,
 )
-from reconciler.service.paging import Item, Page, parse_page, walk
+from reconciler.service.paging import Item, Numbering, Page, parse_page, walk
 from reconciler.service.transport import Transport
 
 T = TypeVar("T")
@@ -66,6 +66,8 @@ class ServiceClient:
         self._executor: ThreadPoolExecutor | None = None
         self._executor_lock = threading.Lock()
         self._client_id: int | None = config.client_id
+        # How the service numbers pages, once a read has seen it (kept for the later reads).
+        self._numbering = Numbering()
 
     def __repr__(self) -> str:
         mode = "read-only" if self.read_only else "read-write"
@@ -290,7 +292,14 @@ class ServiceClient:
                 raise UnexpectedResponse(f"an item of GET /{path} has no {key}")
             return value
 
-        return walk(fetch, size=size, key=item_key, submit=self._submit, window=self._window)
+        return walk(
+            fetch,
+            size=size,
+            key=item_key,
+            submit=self._submit,
+            window=self._window,
+            numbering=self._numbering,
+        )
 
     @property
     def _window(self) -> int:

@@ -6,10 +6,12 @@ number in flight, handed out in order) when the envelope says how many there are
 another until a short page when it does not.
 
 A service may number pages from 1 while answering `number` 0 for its first page (Spring with
-one-indexed parameters; there `page=0` and `page=1` both answer the first page). Page 1 tells
-them apart: if it answers `number` 0 or repeats the first page's ids, the service is one-indexed
-and its last page is `totalPages`, not `totalPages - 1`. Items are keyed, and an id already
-yielded is never yielded again.
+one-indexed parameters, as the real service; there `page=0` and `page=1` both answer the first
+page). Page 1 tells them apart: if it answers `number` 0 or repeats the first page's ids, the
+service is one-indexed and its last page is `totalPages`, not `totalPages - 1`. What page 1
+told is kept in a `Numbering` shared by the client's walks, so only the first walk that reaches
+a second page asks a page twice; later walks start at the service's first page and ask each
+page once. Items are keyed, and an id already yielded is never yielded again.
 """
 
 from __future__ import annotations
@@ -24,6 +26,13 @@ from typing import Any
 from reconciler.service.decode import DecodeError
 
 Item = Mapping[str, Any]
+
+
+@dataclass(slots=True)
+class Numbering:
+    """How the service numbers `page`, once a walk has seen: `first` is 0 or 1, None unknown."""
+
+    first: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +73,16 @@ def walk(
     key: Callable[[Item], Hashable],
     submit: Callable[[Callable[[int], Page], int], Future[Page]],
     window: int,
+    numbering: Numbering | None = None,
 ) -> Iterator[Item]:
     """Every item of a paged list, in order, each once.
 
-    `size` is the page size asked for; `submit(fetch, n)` runs `fetch(n)` concurrently; at
-    most `window` pages are in flight. A page that fails fails the whole walk.
+    `fetch(n)` asks for `page=n`; `size` is the page size asked for; `submit(fetch, n)` runs
+    `fetch(n)` concurrently; at most `window` pages are in flight. `numbering` is what earlier
+    walks learned of the service (and learns what this one does). A page that fails fails the
+    whole walk.
     """
+    numbering = Numbering() if numbering is None else numbering
     seen: set[Hashable] = set()
 
     def fresh(page: Page) -> list[Item]:
@@ -81,74 +94,94 @@ def walk(
                 new.append(item)
         return new
 
-    first = fetch(0)
+    start = numbering.first or 0
+    first = fetch(start)
     first_keys = {key(item) for item in first.items}
     yield from fresh(first)
     if _is_final(first, size):
         return
+    walker = _Walker(fetch, fresh, key, first_keys, size, numbering)
     total = _total_pages(first, size)
     if total is None:
-        yield from _walk_unknown(fetch, fresh, size)
+        yield from walker.unknown(start)
         return
-    yield from _walk_known(fetch, fresh, seen, key, first_keys, first, total, size, submit, window)
+    yield from walker.known(seen, first, start, total, submit, window)
 
 
-def _walk_known(
-    fetch: Callable[[int], Page],
-    fresh: Callable[[Page], list[Item]],
-    seen: set[Hashable],
-    key: Callable[[Item], Hashable],
-    first_keys: set[Hashable],
-    first: Page,
-    total: int,
-    size: int,
-    submit: Callable[[Callable[[int], Page], int], Future[Page]],
-    window: int,
-) -> Iterator[Item]:
-    last_number = total - 1  # zero-indexed until page 1 says otherwise
-    next_number = 1
-    in_flight: deque[tuple[int, Future[Page]]] = deque()
-    final = first
-    try:
+@dataclass
+class _Walker:
+    """The pages after the first: how many are known, or not."""
+
+    fetch: Callable[[int], Page]
+    fresh: Callable[[Page], list[Item]]
+    key: Callable[[Item], Hashable]
+    first_keys: set[Hashable]
+    size: int
+    numbering: Numbering
+
+    def learn(self, page: Page) -> bool:
+        """What page 1 tells of the numbering (True: one-indexed), noted for later walks."""
+        if _answers_first_page(page, self.first_keys, self.key):
+            self.numbering.first = 1
+            return True
+        if page.number == 1 or page.items:  # page 1 went on past the first page
+            self.numbering.first = 0
+        return False
+
+    def known(
+        self,
+        seen: set[Hashable],
+        first: Page,
+        start: int,
+        total: int,
+        submit: Callable[[Callable[[int], Page], int], Future[Page]],
+        window: int,
+    ) -> Iterator[Item]:
+        probing = self.numbering.first is None
+        last_number = start + total - 1  # zero-indexed until page 1 says otherwise
+        next_number = start + 1
+        in_flight: deque[tuple[int, Future[Page]]] = deque()
+        final = first
+        try:
+            while True:
+                while next_number <= last_number and len(in_flight) < window:
+                    in_flight.append((next_number, submit(self.fetch, next_number)))
+                    next_number += 1
+                if not in_flight:
+                    break
+                number, future = in_flight.popleft()
+                page = future.result()
+                if probing and number == 1 and self.learn(page):
+                    last_number = total  # one-indexed: pages 1..totalPages
+                yield from self.fresh(page)
+                final = page
+        finally:
+            for _, future in in_flight:
+                future.cancel()
+        # The list may have grown since the first page: go on while the service says there is
+        # more.
+        while _more_after(final, self.size, len(seen)):
+            page = self.fetch(next_number)
+            new = self.fresh(page)
+            if not new:
+                return
+            yield from new
+            final, next_number = page, next_number + 1
+
+    def unknown(self, start: int) -> Iterator[Item]:
+        probing = self.numbering.first is None
+        number = start + 1
         while True:
-            while next_number <= last_number and len(in_flight) < window:
-                in_flight.append((next_number, submit(fetch, next_number)))
-                next_number += 1
-            if not in_flight:
-                break
-            number, future = in_flight.popleft()
-            page = future.result()
-            if number == 1 and _answers_first_page(page, first_keys, key):
-                last_number = total  # one-indexed: pages 1..totalPages
-            yield from fresh(page)
-            final = page
-    finally:
-        for _, future in in_flight:
-            future.cancel()
-    # The list may have grown since the first page: go on while the service says there is more.
-    while _more_after(final, size, len(seen)):
-        page = fetch(next_number)
-        new = fresh(page)
-        if not new:
-            return
-        yield from new
-        final, next_number = page, next_number + 1
-
-
-def _walk_unknown(
-    fetch: Callable[[int], Page], fresh: Callable[[Page], list[Item]], size: int
-) -> Iterator[Item]:
-    number = 1
-    while True:
-        page = fetch(number)
-        new = fresh(page)
-        # On a one-indexed service page 1 repeats page 0: nothing new, yet not the end.
-        if not new and not (number == 1 and page.items):
-            return
-        yield from new
-        if _is_final(page, size):
-            return
-        number += 1
+            page = self.fetch(number)
+            new = self.fresh(page)
+            repeats_first = probing and number == 1 and self.learn(page)
+            # On a one-indexed service page 1 repeats page 0: nothing new, yet not the end.
+            if not new and not repeats_first:
+                return
+            yield from new
+            if _is_final(page, self.size):
+                return
+            number += 1
 
 
 def _answers_first_page(

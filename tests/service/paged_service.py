@@ -1,10 +1,11 @@
 """A tiny stand-in for a service that pages differently from the sandbox, over real HTTP.
 
-The sandbox numbers pages from 0 and answers every envelope the contract gives; a real service
-may number them from 1 (Spring with one-indexed parameters, where `page=0` and `page=1` both
-answer the first page and `number` still says 0) and may drop envelope fields. This app serves
-the three paged endpoints in either numbering, with the envelope shape of each, so the client's
-paging is tried against both over a real socket.
+The sandbox numbers pages as the contract says (from 1, or from 0 with `--zero-based-pages`)
+and answers every envelope the contract gives; a real service may drop envelope fields, clamp
+sizes lower or fail one page. This app serves the three paged endpoints in either numbering
+(one-indexed as Spring's, where `page=0` and `page=1` both answer the first page and `number`
+still says 0), with the envelope shape of each, so the client's paging is tried against both
+over a real socket.
 """
 
 from __future__ import annotations

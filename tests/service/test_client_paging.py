@@ -119,3 +119,20 @@ def test_a_page_that_keeps_failing_fails_the_whole_read(service: tuple[PagedServ
     assert "a non-JSON answer (text/plain): upstream unavailable" in str(caught.value)
     asked = [page for path, page in fake.requests if path == "/contract/workers/list"]
     assert asked.count(4 + fake.one_indexed) == FAST_RETRY.attempts
+
+
+def test_a_later_read_asks_each_page_once_from_the_services_first_page(
+    service: tuple[PagedService, str],
+) -> None:
+    fake, base_url = service
+    fake.count = 35
+    with _client(base_url) as client:
+        assert len(client.list_workers()) == 35
+        fake.requests.clear()
+        assert [w.agreement_id for w in client.iter_workers()] == list(range(1, 36))
+        assert [p.id for p in client.iter_payments()] == list(range(1, 36))
+        assert [e.journal_id for e in client.iter_transactions()] == list(range(1, 36))
+    first = 1 if fake.one_indexed else 0
+    for path in READS.values():
+        asked = [page for asked_path, page in fake.requests if asked_path == path[0]]
+        assert sorted(asked) == list(range(first, first + 4)), (path[0], asked)

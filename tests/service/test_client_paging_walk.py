@@ -13,7 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import pytest
 
 from reconciler.service.errors import ServerError
-from reconciler.service.paging import Item, Page, walk
+from reconciler.service.paging import Item, Numbering, Page, walk
 
 SIZE = 10
 
@@ -114,3 +114,55 @@ def test_a_failed_page_fails_the_walk_and_nothing_after_it_is_yielded() -> None:
         for item in walk(fetch, size=SIZE, key=lambda i: i["id"], submit=_submit(pool), window=4):
             seen.append(item["id"])
     assert seen == list(range(1, 51))  # pages 0 to 4, in order; the read as a whole failed
+
+
+@pytest.mark.parametrize(
+    ("one_indexed", "envelope"),
+    [(False, "full"), (True, "full"), (False, "content"), (True, "content")],
+)
+def test_a_second_walk_starts_at_the_first_page_the_first_walk_found(
+    one_indexed: bool, envelope: str
+) -> None:
+    service = spring(45, one_indexed=one_indexed, envelope=envelope)
+    asked: list[int] = []
+
+    def fetch(page: int) -> Page:
+        asked.append(page)
+        return service(page)
+
+    numbering = Numbering()
+    with ThreadPoolExecutor(3) as pool:
+        for _ in range(2):
+            asked.clear()
+            ids = [
+                item["id"]
+                for item in walk(
+                    fetch,
+                    size=SIZE,
+                    key=lambda i: i["id"],
+                    submit=_submit(pool),
+                    window=4,
+                    numbering=numbering,
+                )
+            ]
+            assert ids == list(range(1, 46))
+    assert numbering.first == (1 if one_indexed else 0)
+    first = 1 if one_indexed else 0
+    assert sorted(asked) == list(range(first, first + 5))  # five pages, each asked once
+
+
+def test_a_walk_that_never_reaches_a_second_page_learns_nothing() -> None:
+    numbering = Numbering()
+    with ThreadPoolExecutor(1) as pool:
+        ids = [
+            item["id"]
+            for item in walk(
+                spring(3, one_indexed=True),
+                size=SIZE,
+                key=lambda i: i["id"],
+                submit=_submit(pool),
+                window=1,
+                numbering=numbering,
+            )
+        ]
+    assert (ids, numbering.first) == ([1, 2, 3], None)

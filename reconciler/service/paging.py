@@ -1,17 +1,18 @@
 """Walking a paged list: every item once, whatever page numbering the service uses.
 
 The engine knows nothing of HTTP: it gets a `fetch(page_number) -> Page` and a way to run
-fetches concurrently. After the first page, the rest are fetched concurrently (a bounded
-number in flight, handed out in order) when the envelope says how many there are, and one after
+fetches concurrently. After the opening, the rest are fetched concurrently (a bounded number
+in flight, handed out in order) when the envelope says how many there are, and one after
 another until a short page when it does not.
 
 A service may number pages from 1 while answering `number` 0 for its first page (Spring with
 one-indexed parameters, as the real service; there `page=0` and `page=1` both answer the first
-page). Page 1 tells them apart: if it answers `number` 0 or repeats the first page's ids, the
-service is one-indexed and its last page is `totalPages`, not `totalPages - 1`. What page 1
-told is kept in a `Numbering` shared by the client's walks, so only the first walk that reaches
-a second page asks a page twice; later walks start at the service's first page and ask each
-page once. Items are keyed, and an id already yielded is never yielded again.
+page), or from 0. A walk opens with `page=1`: a one-indexed service answers its first page,
+`number` 0, and nothing is asked twice; a zero-indexed one answers `number` 1, and page 0 is
+asked next. Without `number` (a content-only envelope) page 0 is asked too, and page 1
+repeating its ids means one-indexed. What the opening learns is kept in a `Numbering` shared by
+the client's walks, so later walks ask the service's first page and each page once. Items are
+keyed, and an id already yielded is never yielded again.
 """
 
 from __future__ import annotations
@@ -94,101 +95,96 @@ def walk(
                 new.append(item)
         return new
 
-    start = numbering.first or 0
-    first = fetch(start)
-    first_keys = {key(item) for item in first.items}
-    yield from fresh(first)
-    if _is_final(first, size):
+    known = numbering.first
+    opening = _open(fetch, key, numbering) if known is None else [fetch(known)]
+    for page in opening:
+        yield from fresh(page)
+    if any(_is_final(page, size) for page in opening):
         return
-    walker = _Walker(fetch, fresh, key, first_keys, size, numbering)
-    total = _total_pages(first, size)
+    # Past the opening the numbering is known: a page 1 that went on past page 0 tells it.
+    first_index = numbering.first or 0
+    next_number = first_index + len(opening)
+    latest = opening[-1]
+    total = _total_pages(latest, size)
     if total is None:
-        yield from walker.unknown(start)
+        yield from _walk_unknown(fetch, fresh, size, next_number)
         return
-    yield from walker.known(seen, first, start, total, submit, window)
+    last_number = first_index + total - 1
+    yield from _walk_known(
+        fetch, fresh, seen, latest, next_number, last_number, size, submit, window
+    )
 
 
-@dataclass
-class _Walker:
-    """The pages after the first: how many are known, or not."""
+def _open(
+    fetch: Callable[[int], Page], key: Callable[[Item], Hashable], numbering: Numbering
+) -> list[Page]:
+    """The first pages of a service whose numbering is not known yet, in order; learns it."""
+    second = fetch(1)
+    if second.number == 0:  # one-indexed: page 1 is the first page
+        numbering.first = 1
+        return [second]
+    first = fetch(0)
+    first_keys = {key(item) for item in first.items}
+    if second.number is None and second.items and key(second.items[0]) in first_keys:
+        numbering.first = 1  # page 1 repeats page 0: both are the first page
+        return [second]
+    if second.number == 1 or first.items:
+        numbering.first = 0
+    return [first, second]
 
-    fetch: Callable[[int], Page]
-    fresh: Callable[[Page], list[Item]]
-    key: Callable[[Item], Hashable]
-    first_keys: set[Hashable]
-    size: int
-    numbering: Numbering
 
-    def learn(self, page: Page) -> bool:
-        """What page 1 tells of the numbering (True: one-indexed), noted for later walks."""
-        if _answers_first_page(page, self.first_keys, self.key):
-            self.numbering.first = 1
-            return True
-        if page.number == 1 or page.items:  # page 1 went on past the first page
-            self.numbering.first = 0
-        return False
-
-    def known(
-        self,
-        seen: set[Hashable],
-        first: Page,
-        start: int,
-        total: int,
-        submit: Callable[[Callable[[int], Page], int], Future[Page]],
-        window: int,
-    ) -> Iterator[Item]:
-        probing = self.numbering.first is None
-        last_number = start + total - 1  # zero-indexed until page 1 says otherwise
-        next_number = start + 1
-        in_flight: deque[tuple[int, Future[Page]]] = deque()
-        final = first
-        try:
-            while True:
-                while next_number <= last_number and len(in_flight) < window:
-                    in_flight.append((next_number, submit(self.fetch, next_number)))
-                    next_number += 1
-                if not in_flight:
-                    break
-                number, future = in_flight.popleft()
-                page = future.result()
-                if probing and number == 1 and self.learn(page):
-                    last_number = total  # one-indexed: pages 1..totalPages
-                yield from self.fresh(page)
-                final = page
-        finally:
-            for _, future in in_flight:
-                future.cancel()
-        # The list may have grown since the first page: go on while the service says there is
-        # more.
-        while _more_after(final, self.size, len(seen)):
-            page = self.fetch(next_number)
-            new = self.fresh(page)
-            if not new:
-                return
-            yield from new
-            final, next_number = page, next_number + 1
-
-    def unknown(self, start: int) -> Iterator[Item]:
-        probing = self.numbering.first is None
-        number = start + 1
+def _walk_known(
+    fetch: Callable[[int], Page],
+    fresh: Callable[[Page], list[Item]],
+    seen: set[Hashable],
+    latest: Page,
+    next_number: int,
+    last_number: int,
+    size: int,
+    submit: Callable[[Callable[[int], Page], int], Future[Page]],
+    window: int,
+) -> Iterator[Item]:
+    in_flight: deque[tuple[int, Future[Page]]] = deque()
+    final = latest
+    try:
         while True:
-            page = self.fetch(number)
-            new = self.fresh(page)
-            repeats_first = probing and number == 1 and self.learn(page)
-            # On a one-indexed service page 1 repeats page 0: nothing new, yet not the end.
-            if not new and not repeats_first:
-                return
-            yield from new
-            if _is_final(page, self.size):
-                return
-            number += 1
+            while next_number <= last_number and len(in_flight) < window:
+                in_flight.append((next_number, submit(fetch, next_number)))
+                next_number += 1
+            if not in_flight:
+                break
+            _, future = in_flight.popleft()
+            page = future.result()
+            yield from fresh(page)
+            final = page
+    finally:
+        for _, future in in_flight:
+            future.cancel()
+    # The list may have grown since the opening: go on while the service says there is more.
+    while _more_after(final, size, len(seen)):
+        page = fetch(next_number)
+        new = fresh(page)
+        if not new:
+            return
+        yield from new
+        final, next_number = page, next_number + 1
 
 
-def _answers_first_page(
-    page: Page, first_keys: set[Hashable], key: Callable[[Item], Hashable]
-) -> bool:
-    # On a zero-indexed service page 1 answers number 1 and never starts with a page-0 id.
-    return page.number == 0 or (bool(page.items) and key(page.items[0]) in first_keys)
+def _walk_unknown(
+    fetch: Callable[[int], Page],
+    fresh: Callable[[Page], list[Item]],
+    size: int,
+    number: int,
+) -> Iterator[Item]:
+    while True:
+        page = fetch(number)
+        new = fresh(page)
+        if not new:
+            return
+        yield from new
+        if _is_final(page, size):
+            return
+        number += 1
 
 
 def _more_after(final: Page, size: int, yielded: int) -> bool:

@@ -151,13 +151,31 @@ def test_a_second_walk_starts_at_the_first_page_the_first_walk_found(
     assert sorted(asked) == list(range(first, first + 5))  # five pages, each asked once
 
 
-def test_a_walk_that_never_reaches_a_second_page_learns_nothing() -> None:
+@pytest.mark.parametrize(
+    ("one_indexed", "envelope", "asked_pages", "learned"),
+    [
+        (True, "full", [1], 1),  # page 1 answers number 0: the first page, nothing more
+        (False, "full", [1, 0], 0),  # page 1 answers number 1 and nothing: page 0 holds all
+        (True, "content", [1, 0], 1),  # page 1 repeats page 0
+        (False, "content", [1, 0], 0),  # page 1 is empty, page 0 is not
+    ],
+)
+def test_a_one_page_list_takes_at_most_two_requests_and_teaches_the_numbering(
+    one_indexed: bool, envelope: str, asked_pages: list[int], learned: int
+) -> None:
+    service = spring(3, one_indexed=one_indexed, envelope=envelope)
+    asked: list[int] = []
+
+    def fetch(page: int) -> Page:
+        asked.append(page)
+        return service(page)
+
     numbering = Numbering()
     with ThreadPoolExecutor(1) as pool:
         ids = [
             item["id"]
             for item in walk(
-                spring(3, one_indexed=True),
+                fetch,
                 size=SIZE,
                 key=lambda i: i["id"],
                 submit=_submit(pool),
@@ -165,4 +183,20 @@ def test_a_walk_that_never_reaches_a_second_page_learns_nothing() -> None:
                 numbering=numbering,
             )
         ]
-    assert (ids, numbering.first) == ([1, 2, 3], None)
+    assert (ids, asked, numbering.first) == ([1, 2, 3], asked_pages, learned)
+
+
+def test_an_empty_list_on_a_service_without_page_numbers_teaches_nothing() -> None:
+    numbering = Numbering()
+    with ThreadPoolExecutor(1) as pool:
+        items = list(
+            walk(
+                spring(0, envelope="content"),
+                size=SIZE,
+                key=lambda i: i["id"],
+                submit=_submit(pool),
+                window=1,
+                numbering=numbering,
+            )
+        )
+    assert (items, numbering.first) == ([], None)

@@ -116,6 +116,35 @@ def test_a_failed_page_fails_the_walk_and_nothing_after_it_is_yielded() -> None:
     assert seen == list(range(1, 51))  # pages 0 to 4, in order; the read as a whole failed
 
 
+class Recorded:
+    """A service that notes each page asked, read by walks that share one `Numbering`."""
+
+    def __init__(self, service: Callable[[int], Page]) -> None:
+        self.service = service
+        self.asked: list[int] = []
+        self.numbering = Numbering()
+
+    def fetch(self, page: int) -> Page:
+        self.asked.append(page)
+        return self.service(page)
+
+    def read(self) -> list[int]:
+        """One walk's ids; `asked` then holds the pages this walk asked for."""
+        self.asked.clear()
+        with ThreadPoolExecutor(3) as pool:
+            return [
+                item["id"]
+                for item in walk(
+                    self.fetch,
+                    size=SIZE,
+                    key=lambda i: i["id"],
+                    submit=_submit(pool),
+                    window=4,
+                    numbering=self.numbering,
+                )
+            ]
+
+
 @pytest.mark.parametrize(
     ("one_indexed", "envelope"),
     [(False, "full"), (True, "full"), (False, "content"), (True, "content")],
@@ -123,32 +152,12 @@ def test_a_failed_page_fails_the_walk_and_nothing_after_it_is_yielded() -> None:
 def test_a_second_walk_starts_at_the_first_page_the_first_walk_found(
     one_indexed: bool, envelope: str
 ) -> None:
-    service = spring(45, one_indexed=one_indexed, envelope=envelope)
-    asked: list[int] = []
-
-    def fetch(page: int) -> Page:
-        asked.append(page)
-        return service(page)
-
-    numbering = Numbering()
-    with ThreadPoolExecutor(3) as pool:
-        for _ in range(2):
-            asked.clear()
-            ids = [
-                item["id"]
-                for item in walk(
-                    fetch,
-                    size=SIZE,
-                    key=lambda i: i["id"],
-                    submit=_submit(pool),
-                    window=4,
-                    numbering=numbering,
-                )
-            ]
-            assert ids == list(range(1, 46))
-    assert numbering.first == (1 if one_indexed else 0)
+    service = Recorded(spring(45, one_indexed=one_indexed, envelope=envelope))
+    assert service.read() == list(range(1, 46))
+    assert service.read() == list(range(1, 46))
     first = 1 if one_indexed else 0
-    assert sorted(asked) == list(range(first, first + 5))  # five pages, each asked once
+    assert service.numbering.first == first
+    assert sorted(service.asked) == list(range(first, first + 5))  # five pages, each once
 
 
 @pytest.mark.parametrize(
@@ -163,40 +172,11 @@ def test_a_second_walk_starts_at_the_first_page_the_first_walk_found(
 def test_a_one_page_list_takes_at_most_two_requests_and_teaches_the_numbering(
     one_indexed: bool, envelope: str, asked_pages: list[int], learned: int
 ) -> None:
-    service = spring(3, one_indexed=one_indexed, envelope=envelope)
-    asked: list[int] = []
-
-    def fetch(page: int) -> Page:
-        asked.append(page)
-        return service(page)
-
-    numbering = Numbering()
-    with ThreadPoolExecutor(1) as pool:
-        ids = [
-            item["id"]
-            for item in walk(
-                fetch,
-                size=SIZE,
-                key=lambda i: i["id"],
-                submit=_submit(pool),
-                window=1,
-                numbering=numbering,
-            )
-        ]
-    assert (ids, asked, numbering.first) == ([1, 2, 3], asked_pages, learned)
+    service = Recorded(spring(3, one_indexed=one_indexed, envelope=envelope))
+    assert (service.read(), service.asked) == ([1, 2, 3], asked_pages)
+    assert service.numbering.first == learned
 
 
 def test_an_empty_list_on_a_service_without_page_numbers_teaches_nothing() -> None:
-    numbering = Numbering()
-    with ThreadPoolExecutor(1) as pool:
-        items = list(
-            walk(
-                spring(0, envelope="content"),
-                size=SIZE,
-                key=lambda i: i["id"],
-                submit=_submit(pool),
-                window=1,
-                numbering=numbering,
-            )
-        )
-    assert (items, numbering.first) == ([], None)
+    service = Recorded(spring(0, envelope="content"))
+    assert (service.read(), service.numbering.first) == ([], None)

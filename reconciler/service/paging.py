@@ -123,6 +123,9 @@ def _open(
     if second.number == 0:  # one-indexed: page 1 is the first page
         numbering.first = 1
         return [second]
+    if second.number == 1 and 0 in (second.total_elements, second.total_pages):
+        numbering.first = 0  # zero-indexed, and the list is empty: page 0 would be too
+        return [second]
     first = fetch(0)
     first_keys = {key(item) for item in first.items}
     if second.number is None and second.items and key(second.items[0]) in first_keys:

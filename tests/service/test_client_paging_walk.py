@@ -177,6 +177,13 @@ def test_a_one_page_list_takes_at_most_two_requests_and_teaches_the_numbering(
     assert service.numbering.first == learned
 
 
+@pytest.mark.parametrize("one_indexed", [True, False])
+def test_an_empty_list_with_a_count_takes_one_request(one_indexed: bool) -> None:
+    service = Recorded(spring(0, one_indexed=one_indexed))
+    assert (service.read(), service.asked) == ([], [1])
+    assert service.numbering.first == (1 if one_indexed else 0)
+
+
 def test_an_empty_list_on_a_service_without_page_numbers_teaches_nothing() -> None:
     service = Recorded(spring(0, envelope="content"))
     assert (service.read(), service.numbering.first) == ([], None)

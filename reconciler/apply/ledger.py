@@ -167,4 +167,10 @@ class Ledger:
         if self.complete:
             return f"Apply complete: {parts[0]}."
         state = "interrupted" if self.interrupted else "incomplete"
-        return f"Apply {state}: {', '.join(parts)}. Run apply again to converge."
+        line = f"Apply {state}: {', '.join(parts)}."
+        unsettled = [e for e in self.entries if e.outcome is not Outcome.APPLIED]
+        if any(entry.action != "pay" for entry in unsettled) or self.interrupted:
+            line += " Run apply again to converge."
+        if any(entry.action == "pay" for entry in unsettled):
+            line += " Payments are never retried by apply: each row says what to do."
+        return line

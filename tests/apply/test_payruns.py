@@ -232,3 +232,57 @@ def test_a_saved_plan_pays_once_and_plan_compare_sees_payruns(
     applied = cli("apply", str(reviewed), server=demo)
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert len(_paylists(demo)) == 1
+
+
+def test_more_refusals_a_payment_paid_before_and_max_payout(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    assert (
+        cli("apply", str(_file(tmp_path, NOVEMBER)), "--auto-approve", server=demo).returncode == 0
+    )
+    again = NOVEMBER.replace("2026-11-contractors", "2026-11-again")
+    since = _seq(demo)
+    duplicate = cli(
+        "apply", str(_file(tmp_path, again, "again.yaml")), "--auto-approve", server=demo
+    )
+    assert duplicate.returncode == 1
+    assert "DUPLICATE_PAYMENT" in duplicate.stdout
+    assert "/payment-agent/paylists" not in _posts(demo, since)
+    december = NOVEMBER.replace("2026-11", "2026-12").replace("November", "December")
+    capped = _file(tmp_path, december, "capped.yaml")
+    capped.write_text(
+        capped.read_text().replace("  prune: true\n", '  prune: true\n  maxPayout: "1000.00"\n')
+    )
+    refused = cli("apply", str(capped), "--auto-approve", server=demo)
+    assert refused.returncode == 1 and "over policy.maxPayout 1,000.00" in refused.stdout
+    forced = cli("apply", str(capped), "--auto-approve", "--force", server=demo)
+    assert forced.returncode == 0, forced.stdout
+    assert len(_paylists(demo)) == 2
+
+
+def test_a_payrun_removed_from_the_file_is_never_un_paid(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    assert (
+        cli("apply", str(_file(tmp_path, NOVEMBER)), "--auto-approve", server=demo).returncode == 0
+    )
+    since = _seq(demo)
+    removed = cli("apply", str(_file(tmp_path, "", "without.yaml")), "--auto-approve", server=demo)
+    assert removed.returncode == 0, removed.stdout
+    assert "paylist" not in removed.stdout
+    assert "/payment-agent/paylists" not in _posts(demo, since)
+    assert len(_paylists(demo)) == 1
+
+
+def test_a_disabled_wallet_refuses_the_payrun(demo: SandboxServer, tmp_path: Path) -> None:
+    made = httpx.post(
+        f"{demo.base_url}/_sandbox/clients", json={"enabled": False, "balance": 100}
+    ).json()
+    path = tmp_path / "disabled.yaml"
+    path.write_text(
+        "version: 1\npolicy: {prune: false}\npayruns:\n  - id: x\n    description: X\n"
+        "    payments:\n      - {email: a@example.com, amount: 1, description: one}\n"
+    )
+    env = {"RECONCILER_TOKEN": made["token"], "RECONCILER_CLIENT_ID": str(made["client_id"])}
+    planned = cli("plan", str(path), server=demo, **env)
+    assert "the wallet is disabled" in planned.stdout, planned.stdout + planned.stderr

@@ -286,3 +286,17 @@ def test_a_disabled_wallet_refuses_the_payrun(demo: SandboxServer, tmp_path: Pat
     env = {"RECONCILER_TOKEN": made["token"], "RECONCILER_CLIENT_ID": str(made["client_id"])}
     planned = cli("plan", str(path), server=demo, **env)
     assert "the wallet is disabled" in planned.stdout, planned.stdout + planned.stderr
+
+
+def test_no_wait_stops_at_acceptance_and_drift_sees_a_payrun_to_pay(tmp_path: Path) -> None:
+    with SandboxServer(seed=SEED, process_delay_ms=60_000) as slow:  # settles in a minute
+        path = _file(tmp_path, NOVEMBER)
+        assert cli("drift", str(path), server=slow).returncode == 2  # a payrun to pay is a change
+        applied = cli(
+            "apply", str(path), "--auto-approve", "--no-wait", "--format", "json", server=slow
+        )
+        assert applied.returncode == 0, applied.stdout + applied.stderr
+        rows = [r for r in json.loads(applied.stdout)["changes"] if r["action"] == "pay"]
+        assert [r["detail"] for r in rows] == ["accepted; settles later (--no-wait)"] * 2
+        (paylist,) = _paylists(slow)
+        assert paylist["flowStage"] == "PROCESSING"

@@ -237,7 +237,9 @@ class Executor:
             return False
         _log.debug("inactivated", agreement_id=agreement, changed=result.changed)
         if not step.replace:
-            already = None if result.changed else "already inactivated"
+            # Not changed: inactive already when this request arrived (a retried request whose
+            # first answer was lost, or a change made elsewhere): not "already inactivated".
+            already = None if result.changed else "inactive when confirmed by the service"
             ledger.record(step.index, Outcome.APPLIED, already, agreement_id=agreement)
         return True
 

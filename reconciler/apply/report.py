@@ -7,6 +7,7 @@ seconds, plain aligned columns (as `kubectl get` prints them) take milliseconds.
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import click
 
@@ -22,34 +23,67 @@ def _cells(entry: Entry) -> tuple[str, str, str, str, str]:
     return entry.address, entry.action, str(entry.outcome), agreement, entry.detail or ""
 
 
+#: An interrupted apply of more rows than this lists what matters and counts the rest.
+INTERRUPTED_ROWS = 50
+
+
 def ledger_text(ledger: Ledger, *, color: bool = False) -> str:
-    """The ledger as aligned columns, one row per change, then the summary line."""
+    """The ledger as aligned columns, one row per change, then the summary line.
+
+    An interrupted apply of thousands of changes is summed up instead: the failed rows (the
+    ones to act on, the first 50), then per action how many were applied, failed and skipped
+    (`--format json` keeps every row).
+    """
     entries = ledger.entries
+    if ledger.interrupted and len(entries) > INTERRUPTED_ROWS:
+        lines = _summed_up(entries, color=color)
+    else:
+        lines = _table(entries, color=color)
+    return "\n".join([*lines, ledger.summary_line()]) + "\n"
+
+
+def _table(entries: list[Entry], *, color: bool) -> list[str]:
+    """Aligned columns with a heading, and an empty line after them (none without rows)."""
+    if not entries:
+        return []
+    rows = [_cells(entry) for entry in entries]
+    widths = [max(len(row[i]) for row in [_HEADINGS, *rows]) for i in range(4)]
+
+    def line(cells: tuple[str, ...], outcome: Outcome | None = None) -> str:
+        address, action, result, agreement, detail = cells
+        result_cell = result.ljust(widths[2])
+        if color and outcome is not None:
+            result_cell = click.style(result_cell, fg=_COLOURS[outcome], bold=True)
+        parts = [
+            address.ljust(widths[0]),
+            action.ljust(widths[1]),
+            result_cell,
+            agreement.rjust(widths[3]),
+            detail,
+        ]
+        return _GAP.join(parts).rstrip()
+
+    heading = line(_HEADINGS)
+    lines = [click.style(heading, bold=True) if color else heading]
+    lines += [line(row, entry.outcome) for row, entry in zip(rows, entries, strict=True)]
+    return [*lines, ""]
+
+
+def _summed_up(entries: list[Entry], *, color: bool) -> list[str]:
+    failed = [entry for entry in entries if entry.outcome is Outcome.FAILED]
     lines: list[str] = []
-    if entries:
-        rows = [_cells(entry) for entry in entries]
-        widths = [max(len(row[i]) for row in [_HEADINGS, *rows]) for i in range(4)]
-
-        def line(cells: tuple[str, ...], outcome: Outcome | None = None) -> str:
-            address, action, result, agreement, detail = cells
-            result_cell = result.ljust(widths[2])
-            if color and outcome is not None:
-                result_cell = click.style(result_cell, fg=_COLOURS[outcome], bold=True)
-            parts = [
-                address.ljust(widths[0]),
-                action.ljust(widths[1]),
-                result_cell,
-                agreement.rjust(widths[3]),
-                detail,
-            ]
-            return _GAP.join(parts).rstrip()
-
-        heading = line(_HEADINGS)
-        lines.append(click.style(heading, bold=True) if color else heading)
-        lines += [line(row, entry.outcome) for row, entry in zip(rows, entries, strict=True)]
-        lines.append("")
-    lines.append(ledger.summary_line())
-    return "\n".join(lines) + "\n"
+    if failed:
+        first = f", the first {INTERRUPTED_ROWS}" if len(failed) > INTERRUPTED_ROWS else ""
+        lines.append(f"Failed ({len(failed)}{first}):")
+        lines += _table(failed[:INTERRUPTED_ROWS], color=color)
+    lines.append("By action (every row with --format json):")
+    counts: dict[str, Counter[Outcome]] = {}
+    for entry in entries:
+        counts.setdefault(entry.action, Counter())[entry.outcome] += 1
+    for action, by_outcome in counts.items():
+        parts = ", ".join(f"{by_outcome.get(outcome, 0)} {outcome}" for outcome in Outcome)
+        lines.append(f"  {action}: {parts}")
+    return [*lines, ""]
 
 
 def ledger_json(ledger: Ledger) -> str:

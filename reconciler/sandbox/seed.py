@@ -64,8 +64,10 @@ class Seed:
     webhook: webhooks.WebhookConfig | None
 
 
-def _place(error: FieldError, prefix: str) -> str:
-    field = _AS_SEED.get(error.field or "", error.field)
+def _place(error: FieldError, prefix: str, *, api_names: bool = True) -> str:
+    """Where an error is, in the seed's own key names (the invitation's are translated back;
+    a key the seed file itself wrote is named as written)."""
+    field = _AS_SEED.get(error.field or "", error.field) if api_names else error.field
     index = "" if error.index is None else f"[{error.index}]"
     return f"{prefix}{index}{'.' + field if field else ''}: {error.message}"
 
@@ -73,7 +75,7 @@ def _place(error: FieldError, prefix: str) -> str:
 def _read_worker(value: Any, index: int, problems: list[str]) -> SeedWorker | None:
     reader = ObjectReader(value, (*_AS_INVITATION, "status"), index=index)
     if not isinstance(value, dict):
-        problems += [_place(error, "workers") for error in reader.errors]
+        problems += [_place(error, "workers", api_names=False) for error in reader.errors]
         return None
     status = reader.choice("status", _STATUSES)
     as_invitation = {
@@ -81,9 +83,9 @@ def _read_worker(value: Any, index: int, problems: list[str]) -> SeedWorker | No
     }
     as_invitation.setdefault("typeOfWorker", "Worker")
     invitation, errors = workers.read_invitation(as_invitation, index)
-    errors = reader.errors + errors
+    problems += [_place(error, "workers", api_names=False) for error in reader.errors]
     problems += [_place(error, "workers") for error in errors]
-    if errors or invitation is None or status is None:
+    if reader.errors or errors or invitation is None or status is None:
         return None
     return SeedWorker(invitation, status)
 

@@ -103,7 +103,10 @@ def test_inactivation_already_done_applies_and_a_vanished_one_is_skipped(
         )
         ledger = Executor(client).apply(plan)
         entries = ledger.entries
-        assert (entries[0].outcome, entries[0].detail) == (Outcome.APPLIED, "already inactivated")
+        assert (entries[0].outcome, entries[0].detail) == (
+            Outcome.APPLIED,
+            "inactive when confirmed by the service",
+        )
         assert entries[1].outcome is Outcome.SKIPPED
         assert "agreement 987654 no longer exists" in (entries[1].detail or "")
         assert entries[2].outcome is Outcome.APPLIED

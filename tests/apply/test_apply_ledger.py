@@ -118,3 +118,23 @@ def test_an_empty_plan_is_complete() -> None:
     ledger = Ledger(())
     assert ledger.complete
     assert ledger_text(ledger) == "Apply complete: nothing to do.\n"
+
+
+def test_an_interrupted_apply_of_thousands_is_summed_up_not_listed() -> None:
+    changes = tuple(Invite(want(f"ENG-{n:05d}")) for n in range(3001))
+    ledger = Ledger(changes)
+    for index in range(1000):
+        ledger.record(index, Outcome.APPLIED)
+    ledger.record(1000, Outcome.FAILED, "the service refused it")
+    ledger.interrupted = True
+    ledger.settle_the_rest("interrupted before it was sent")
+
+    text = ledger_text(ledger)
+
+    lines = text.splitlines()
+    assert len(lines) < 15, text
+    assert lines[0] == "Failed (1):"
+    assert 'worker["ENG-01000"]' in text and "the service refused it" in text
+    assert "  invite: 1000 applied, 1 failed, 2000 skipped" in lines
+    assert lines[-1].startswith("Apply interrupted: 1000 applied, 1 failed, 2000 skipped.")
+    assert len(json.loads(ledger_json(ledger))["changes"]) == 3001  # every row stays in JSON

@@ -103,6 +103,12 @@ ADA = "{firstName: Ada, lastName: Lovelace, email: ada@example.com, country: GB,
             ["workers[0].mail: unknown field", "workers[0].email: is required"],
         ),
         (
+            # A key the seed itself wrote is named as written, not as the key it maps to.
+            "workers:\n  - {firstName: Ada, lastName: L, email: a@example.com, country: GB,"
+            " typeOfWorker: Worker, status: ACTIVE}\n",
+            ["workers[0].typeOfWorker: unknown field"],
+        ),
+        (
             "webhook: {url: 'http://hooks.example.com/h', event_types: [KYC]}\n",
             ["webhook.url", "https"],
         ),

@@ -8,88 +8,27 @@ credentials are masked whatever their value.
 
 from __future__ import annotations
 
-import base64
 import logging
 import sys
-import threading
-import urllib.parse
 from collections.abc import MutableMapping
 from typing import Any, Literal
 
 import structlog
 
-LogFormat = Literal["auto", "console", "json"]
+from reconciler import logconfig
+from reconciler.redaction import (
+    REDACTED,
+    guard_output,
+    register_secret,
+    scrub,
+)
 
-REDACTED = "[redacted]"
+LogFormat = Literal["auto", "console", "json"]
 _SENSITIVE_KEYS = frozenset(
     {"authorization", "token", "access_token", "bearer", "cookie", "password", "secret"}
 )
-_MIN_SECRET_LENGTH = 4  # shorter values would mask ordinary words; such a secret is no secret
 
-_lock = threading.Lock()
-_needles: tuple[str, ...] = ()
-
-
-def _encodings(value: str) -> set[str]:
-    raw = value.encode()
-    forms = {
-        value,
-        urllib.parse.quote(value, safe=""),
-        urllib.parse.quote_plus(value),
-        raw.hex(),
-        raw.hex().upper(),
-    }
-    for encode in (base64.b64encode, base64.urlsafe_b64encode):
-        encoded = encode(raw).decode()
-        forms.add(encoded)
-        forms.add(encoded.rstrip("="))
-    return {form for form in forms if len(form) >= _MIN_SECRET_LENGTH}
-
-
-def register_secret(value: str | None) -> None:
-    """Make `value` (and its usual encodings) disappear from every later log event."""
-    global _needles
-    if not value or len(value) < _MIN_SECRET_LENGTH:
-        return
-    with _lock:
-        merged = set(_needles) | _encodings(value)
-        # Longest first, so a value is removed before any shorter form inside it.
-        _needles = tuple(sorted(merged, key=len, reverse=True))
-
-
-def scrub(text: str) -> str:
-    """`text` with every registered secret replaced."""
-    for needle in _needles:
-        if needle in text:
-            text = text.replace(needle, REDACTED)
-    return text
-
-
-class _ScrubbedStream:
-    """A text stream whose every write loses the registered secrets first."""
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-
-    def write(self, text: Any) -> Any:
-        if _needles and isinstance(text, str):
-            text = scrub(text)
-        return self._stream.write(text)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
-
-
-def guard_output() -> None:
-    """Send stdout and stderr through the redaction: the one registry every output meets.
-
-    The renderers mask what they know is secret; this catches what they cannot know, such
-    as a variable's value inside a live URL, or a service that echoes a header value.
-    """
-    for name in ("stdout", "stderr"):
-        stream = getattr(sys, name)
-        if stream is not None and not isinstance(stream, _ScrubbedStream):
-            setattr(sys, name, _ScrubbedStream(stream))
+__all__ = ["REDACTED", "configure", "get_logger", "guard_output", "register_secret", "scrub"]
 
 
 def _scrub_value(value: Any) -> Any:
@@ -203,4 +142,7 @@ def _configure_default() -> None:
     )
 
 
-_configure_default()
+if logconfig.requested is not None:  # the command line asked before this module loaded
+    configure(*logconfig.requested)  # type: ignore[arg-type]
+else:
+    _configure_default()

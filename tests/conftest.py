@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from reconciler import logs
+from reconciler import redaction
 from reconciler.sandbox import SandboxServer
 from tests.sandbox.support import ClientAccess, Controls, service_client
 
@@ -22,7 +22,7 @@ from tests.sandbox.support import ClientAccess, Controls, service_client
 def _secrets_of_this_test_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """The redaction registry is the process's: what one test registers (a variable's value
     such as `hooks.example.com`) must not mask another test's output in the same process."""
-    monkeypatch.setattr(logs, "_needles", logs._needles)
+    monkeypatch.setattr(redaction, "_needles", redaction._needles)
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from reconciler import logs
+from reconciler import logconfig
 
 LOG_FORMATS = ("auto", "console", "json")
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -30,7 +30,7 @@ def _reconfigure(ctx: click.Context, param: click.Parameter, value: Any) -> None
         },
     )
     settings[param.name] = value
-    logs.configure(settings["log_format"], settings["log_level"])  # type: ignore[arg-type]
+    logconfig.request(settings["log_format"], settings["log_level"])
 
 
 def _options() -> list[click.Option]:

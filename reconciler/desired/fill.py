@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler import logs
+from reconciler import redaction
 from reconciler.desired.interpolate import InterpolationError, interpolate, references
 from reconciler.desired.model import WebhookHeader
 from reconciler.desired.problems import PathProblem, YamlPath
@@ -116,7 +116,7 @@ class _Filler:
             return None
         if not self.names_only:
             for variable in references(text):
-                logs.register_secret(self.environ[variable])  # the bare value, too
+                redaction.register_secret(self.environ[variable])  # the bare value, too
         return filled
 
     def refusal(self, variable: str) -> str | None:
@@ -162,7 +162,7 @@ class _Filler:
         if reason := _header_value_problem(filled, from_variable=template is not None):
             self.fail(path, reason)
             return None
-        logs.register_secret(filled)  # from here on, no log line can carry it
+        redaction.register_secret(filled)  # from here on, no log line can carry it
         return Secret(filled, template=template)
 
 

@@ -36,13 +36,23 @@ class JsonRenderer:
         return json.dumps(plan_document(plan), indent=2, ensure_ascii=False) + "\n"
 
 
+#: Terraform's `provider_name` for every resource: policies written for Terraform filter on it.
+PROVIDER = "registry.reconciler.dev/reconciler/workforce"
+
+
 def plan_document(plan: Plan) -> dict[str, Any]:
-    """The JSON document of a plan, before serialisation."""
+    """The JSON document of a plan, before serialisation: a superset of Terraform's plan
+    representation (`resource_changes[].mode`, `type`, `name`, `provider_name`, `change.actions`,
+    `planned_values.root_module.resources`, `resource_drift`), so policies written for
+    Terraform plans (OPA/conftest) read it unchanged."""
+    changes = [_resource_change(change) for change in plan.changes]
+    changes += [_paylist_change(decision) for decision in plan.to_pay]
     return {
         "format_version": FORMAT_VERSION,
+        "terraform_version": __version__,
         "reconciler_version": __version__,
-        "resource_changes": [_resource_change(change) for change in plan.changes]
-        + [_paylist_change(decision) for decision in plan.to_pay],
+        "planned_values": {"root_module": {"resources": _planned(changes)}},
+        "resource_changes": changes,
         "resource_drift": [_drift(drift) for drift in plan.drift],
         "conflicts": [_conflict(conflict) for conflict in plan.conflicts],
         "unmanaged": [_unmanaged(item) for item in plan.unmanaged],
@@ -76,14 +86,12 @@ def _paylist_change(decision: PayrunDecision) -> dict[str, Any]:
         "total": _money(decision.total),
     }
     return {
-        "address": decision.address,
-        "type": "paylist",
-        "name": "paylist",
-        "index": decision.payrun_id,
+        **_identity(decision.address, decision.payrun_id, "paylist"),
         "change": {
             "actions": ["create"],
             "before": None,
             "after": after,
+            "after_unknown": {},
             "before_sensitive": False,
             "after_sensitive": False,
             "changed_fields": [],
@@ -116,12 +124,34 @@ def _wallet(wallet: WalletCheck) -> dict[str, Any]:
     }
 
 
-def _identity(address: str, index: str | None) -> dict[str, Any]:
-    kind = WEBHOOK_ADDRESS if address == WEBHOOK_ADDRESS else "worker"
-    identity: dict[str, Any] = {"address": address, "type": kind, "name": kind}
+def _identity(address: str, index: str | None, kind: str | None = None) -> dict[str, Any]:
+    kind = kind or (WEBHOOK_ADDRESS if address == WEBHOOK_ADDRESS else "worker")
+    identity: dict[str, Any] = {"address": address, "mode": "managed", "type": kind, "name": kind}
     if index is not None:
         identity["index"] = index
+    identity["provider_name"] = PROVIDER
     return identity
+
+
+def _planned(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The resources as an apply would leave them (what `planned_values` shows Terraform's)."""
+    resources = []
+    for entry in changes:
+        after = entry["change"]["after"]
+        if after is None:
+            continue
+        resource = {key: entry[key] for key in ("address", "mode", "type", "name", "provider_name")}
+        if "index" in entry:
+            resource["index"] = entry["index"]
+        resource |= {
+            "schema_version": 0,
+            "values": after,
+            "sensitive_values": mask
+            if isinstance(mask := entry["change"]["after_sensitive"], dict)
+            else {},
+        }
+        resources.append(resource)
+    return resources
 
 
 def _resource_change(change: Change) -> dict[str, Any]:
@@ -131,6 +161,7 @@ def _resource_change(change: Change) -> dict[str, Any]:
         "actions": list(change.actions),
         "before": jsonable(before),
         "after": jsonable(after),
+        "after_unknown": {},
         "before_sensitive": sensitive_mask(before),
         "after_sensitive": sensitive_mask(after),
         "changed_fields": [field.name for field in change.fields],
@@ -147,6 +178,7 @@ def _drift(drift: Drift) -> dict[str, Any]:
         "actions": list(drift.actions),
         "before": jsonable(drift.before),
         "after": jsonable(drift.after),
+        "after_unknown": {},
         "before_sensitive": False,
         "after_sensitive": False,
         "changed_fields": [field.name for field in drift.fields],

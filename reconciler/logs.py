@@ -72,6 +72,19 @@ def redact_secrets(_logger: Any, _method: str, event_dict: MutableMapping[str, A
     return event_dict
 
 
+class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever `sys.stderr` is when a line is logged: while a progress bar is on
+    screen, rich has taken stderr over, and the line prints above the bar, not through it."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
 def configure(log_format: LogFormat = "auto", level: str = "warning") -> None:
     """Set up structlog and the standard library's logging for the whole program, once."""
     numeric_level = logging.getLevelNamesMapping().get(level.upper(), logging.WARNING)
@@ -97,7 +110,7 @@ def configure(log_format: LogFormat = "auto", level: str = "warning") -> None:
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=False,
     )
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _CurrentStderr()
     # Redaction runs in the formatter, so it covers structlog events and the standard
     # library's records (httpx, uvicorn) alike, after exceptions have been turned into text.
     handler.setFormatter(

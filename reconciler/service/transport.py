@@ -78,10 +78,29 @@ class _BearerAuth(httpx.Auth):
         return "_BearerAuth(token=Secret('(sensitive value)'))"
 
 
+def _announce_retries(attempts: int) -> None:
+    """One readable event per retry (what failed, why, attempt n of m, when), instead of
+    stamina's raw `retry_scheduled` line; above the progress bar on a terminal, a JSON line
+    in CI, like every log event."""
+
+    def announce(details: stamina.instrumentation.RetryDetails) -> None:
+        what = str(details.caused_by).splitlines()[0] if str(details.caused_by) else ""
+        _log.warning(
+            f"retrying in {details.wait_for:.1f} s (attempt {details.retry_num + 1} of "
+            f"{attempts}): {what or type(details.caused_by).__name__}",
+            attempt=details.retry_num + 1,
+            attempts=attempts,
+            wait_s=round(details.wait_for, 2),
+        )
+
+    stamina.instrumentation.set_on_retry_hooks([announce])
+
+
 class Transport:
     """A pool of at most `parallelism` connections to the service, shared by every thread."""
 
     def __init__(self, config: ClientConfig, *, read_only: bool) -> None:
+        _announce_retries(config.retry.attempts)
         self.config = config
         self.read_only = read_only
         self.tokens = TokenSource(

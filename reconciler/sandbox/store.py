@@ -10,6 +10,7 @@ them, so a new resource adds its own module without touching this one.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 import threading
@@ -56,12 +57,19 @@ def is_sandbox_database(path: str | Path) -> bool:
     return found is not None
 
 
+_SERIALS = itertools.count(1)
+
+
 class Store:
     """The sandbox's database."""
 
     def __init__(self, path: str | Path, schema: Sequence[str]) -> None:
         self.path = str(path)
         self._lock = threading.RLock()
+        #: This store among all of the process (ids of dead objects are reused), and its write
+        #: version, bumped by every write transaction: a cache of reads keyed by both is good.
+        self.serial = next(_SERIALS)
+        self.version = 0
         if self.path != MEMORY and not self.path.startswith("file:"):
             # Owner-only from its first byte: after an apply it holds real header values.
             # (SQLite gives its -wal and -shm files the database file's mode.)
@@ -94,6 +102,8 @@ class Store:
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
+            finally:
+                self.version += 1  # what was read before may be stale now
             self._conn.execute("COMMIT")
 
     @contextmanager

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -284,20 +285,43 @@ def worker_json(row: sqlite3.Row) -> dict[str, Any]:
     }
 
 
+#: The ids of the last list read, in order, while the database is unchanged: a deep page is an
+#: index range from them (keyset), not an OFFSET that skips every row before it, and the
+#: count is their number, not a COUNT(*) per page. One entry: a refresh reads one list.
+_IDS: dict[tuple[int, int, int, str | None], array[int]] = {}
+
+
 def list_page(
-    conn: sqlite3.Connection, client_id: int, status: str | None, paging: Paging
+    conn: sqlite3.Connection,
+    client_id: int,
+    status: str | None,
+    paging: Paging,
+    version: tuple[int, int] | None = None,
 ) -> tuple[list[sqlite3.Row], int]:
-    """One page of the client's agreements by ascending id, and how many there are in all."""
+    """One page of the client's agreements by ascending id, and how many there are in all.
+
+    `version` (the store's identity and write version) lets pages of one unchanged list share
+    the list of ids; without it every call reads them afresh.
+    """
     args: list[int | str]
     where, args = "client_id = ?", [client_id]
     if status is not None:
         where, args = "client_id = ? AND status = ?", [client_id, status]
-    total = int(conn.execute(f"SELECT COUNT(*) FROM agreements WHERE {where}", args).fetchone()[0])
+    key = None if version is None else (*version, client_id, status)
+    ids = _IDS.get(key) if key is not None else None
+    if ids is None:
+        query = f"SELECT id FROM agreements WHERE {where} ORDER BY id"
+        ids = array("q", (row[0] for row in conn.execute(query, args)))
+        if key is not None:
+            _IDS.clear()
+            _IDS[key] = ids
+    total = len(ids)
     if paging.offset >= total:  # also keeps an absurd page number away from SQLite
         return [], total
+    first, last = ids[paging.offset], ids[min(paging.offset + paging.size, total) - 1]
     rows = conn.execute(
-        f"SELECT * FROM agreements WHERE {where} ORDER BY id LIMIT ? OFFSET ?",
-        (*args, paging.size, paging.offset),
+        f"SELECT * FROM agreements WHERE {where} AND id BETWEEN ? AND ? ORDER BY id",
+        (*args, first, last),
     ).fetchall()
     return rows, total
 
@@ -332,7 +356,8 @@ async def list_workers(request: Request) -> Response:
     status = None if status_id is None else STATUS_BY_ID[status_id]
     paging = Paging.from_query(request.query_params, one_based=sandbox_of(request).one_based_pages)
     with sandbox_of(request).store.read() as conn:
-        rows, total = list_page(conn, client_id, status, paging)
+        store = sandbox_of(request).store
+        rows, total = list_page(conn, client_id, status, paging, (store.serial, store.version))
     return JSONResponse(spring_page([worker_json(row) for row in rows], paging, total))
 
 

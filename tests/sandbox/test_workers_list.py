@@ -213,3 +213,18 @@ def test_with_zero_based_pages_page_one_is_the_second() -> None:
         assert [w["agreementId"] for w in second["content"]] == ids[2:]
         assert (first["number"], second["number"]) == (0, 1)
         api.close()
+
+
+def test_a_write_between_two_pages_is_seen_by_the_next(api: httpx.Client) -> None:
+    """Deep pages come from the ids of the list as last read (keyset), never a stale copy."""
+    first_ids = invite(api, 3)
+    first = api.get(LIST, params={"page": 1, "size": 2}).json()
+    assert first["totalElements"] == 3
+    more = invite(api, 2)
+    second = api.get(LIST, params={"page": 2, "size": 2}).json()
+    assert second["totalElements"] == 5
+    assert [w["agreementId"] for w in second["content"]] == [first_ids[2], more[0]]
+    status = f"/contract-server/v2/general/worker/agreements/{first_ids[0]}/status"
+    assert api.post(status, json={"status": "inactivated"}).is_success
+    active = api.get(LIST, params={"statusId": 3, "size": 200}).json()
+    assert first_ids[0] not in [w["agreementId"] for w in active["content"]]

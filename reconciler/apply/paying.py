@@ -1,8 +1,8 @@
 """Paying the payruns of a plan, once, and following them until they settle.
 
 After the worker changes and the webhook: each paylist is created with its derived idempotence
-key; an ambiguous failure (5xx, timeout, dropped connection) is sent again with the same key and
-content, so the service answers the original paylist and nothing is paid twice; 409 means
+key; a 5xx, a timeout or a dropped connection is sent again (by the client) with the same key
+and content, so the service answers the original paylist and nothing is paid twice; 409 means
 another paylist holds the key: failed, with the reason. Then the payments are followed until
 none is PENDING (or `settle_timeout` passes), and each is written in the ledger: applied (paid),
 or failed with its cause. A refused payrun (pre-flight, wallet, maxPayout without `--force`)
@@ -18,12 +18,10 @@ from typing import Protocol
 from reconciler.apply.ledger import Entry, Ledger, Outcome
 from reconciler.plan.model import Plan
 from reconciler.plan.payruns import REFUSED, PayrunDecision
-from reconciler.service.errors import AmbiguousOutcome, Conflict, ServiceError
+from reconciler.service.errors import Conflict, ServiceError
 from reconciler.service.models import Paylist, Payment, PaymentItem
 
 PAY = "pay"
-#: Sends of one paylist at most, the first included: each resend carries the same key.
-MAX_SENDS = 4
 POLL_S = 0.25
 
 
@@ -70,25 +68,17 @@ def pay(
 
 
 def _create(service: PayService, decision: PayrunDecision, ledger: Ledger) -> int | None:
+    """Create the paylist; the client retries a 5xx, a timeout or a dropped connection itself,
+    each time with the same key and content (a paylist creation is safe to repeat), so the
+    service answers the original paylist and nothing is paid twice."""
     items = [PaymentItem(p.description, p.amount, p.email) for p in decision.payments]
-    error: ServiceError | None = None
-    for _ in range(MAX_SENDS):
-        try:
-            paylist = service.create_paylist(
-                decision.description, items, idempotence_key=decision.key
-            )
-            return paylist.id
-        except AmbiguousOutcome as ambiguous:  # the same key and content again: paid once
-            error = ambiguous
-            continue
-        except Conflict as conflict:
-            reason = f"another paylist holds this payrun's key: {conflict.message}"
-            _refused(ledger, decision, (reason,))
-            return None
-        except ServiceError as refused:
-            _refused(ledger, decision, (refused.message,))
-            return None
-    _refused(ledger, decision, (f"not accepted after {MAX_SENDS} sends: {error}",))
+    try:
+        return service.create_paylist(decision.description, items, idempotence_key=decision.key).id
+    except Conflict as conflict:
+        reason = f"another paylist holds this payrun's key: {conflict.message}"
+        _refused(ledger, decision, (reason,))
+    except ServiceError as refused:
+        _refused(ledger, decision, (refused.message,))
     return None
 
 

@@ -132,9 +132,23 @@ def transactions(connection: ConnectionOptions, output_format: str | None) -> No
     print_rows(rows, JOURNAL_COLUMNS, output_format, title="Wallet journal")
 
 
+def date_range_options(command: F) -> F:
+    """`--since` and `--until`, the range of a dated list (checked by `check_range`)."""
+    command = click.option("--until", type=Moment(), help="Created before this date or timestamp.")(
+        command
+    )
+    return click.option(
+        "--since", type=Moment(), help="Created at or after this date or timestamp."
+    )(command)
+
+
+def check_range(since: datetime | None, until: datetime | None) -> None:
+    if since is not None and until is not None and since >= until:
+        raise click.BadParameter("--since must be before --until", param_hint="--since")
+
+
 @click.command("payments")
-@click.option("--since", type=Moment(), help="Created at or after this date or timestamp.")
-@click.option("--until", type=Moment(), help="Created before this date or timestamp.")
+@date_range_options
 @format_option
 @connection_options
 def payments(
@@ -144,8 +158,7 @@ def payments(
     output_format: str | None,
 ) -> None:
     """List the account's payments in a date range (the service's defaults: all, until now)."""
-    if since is not None and until is not None and since >= until:
-        raise click.BadParameter("--since must be before --until", param_hint="--since")
+    check_range(since, until)
     rows = read_with(connection, lambda client: client.list_payments(since, until))
     print_rows(rows, PAYMENT_COLUMNS, output_format, title="Payments")
 

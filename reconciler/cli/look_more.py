@@ -18,8 +18,9 @@ from reconciler.cli.connection import ConnectionOptions, connection_options, ope
 from reconciler.cli.look import (
     PAYMENT_COLUMNS,
     WORKER_COLUMNS,
-    Moment,
+    check_range,
     chosen_format,
+    date_range_options,
     format_option,
     print_record,
     print_rows,
@@ -46,8 +47,7 @@ def worker(connection: ConnectionOptions, email: str, output_format: str | None)
 
 
 @click.command("paylists")
-@click.option("--since", type=Moment(), help="Created at or after this date or timestamp.")
-@click.option("--until", type=Moment(), help="Created before this date or timestamp.")
+@date_range_options
 @format_option
 @connection_options
 def paylists(
@@ -57,8 +57,7 @@ def paylists(
     output_format: str | None,
 ) -> None:
     """List the paylists: id, stage (PROCESSING or COMPLETED), description and total."""
-    if since is not None and until is not None and since >= until:
-        raise click.BadParameter("--since must be before --until", param_hint="--since")
+    check_range(since, until)
     rows = read_with(connection, lambda client: list(client.iter_paylists(since, until)))
     print_rows(rows, PAYLISTS_COLUMNS, output_format, title="Paylists")
 

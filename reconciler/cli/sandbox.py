@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import signal
 import sqlite3
@@ -18,6 +17,7 @@ import httpx
 from reconciler.errors import ReconcilerError
 from reconciler.sandbox import SandboxServer
 from reconciler.sandbox.seed import SeedError
+from reconciler.service.config import is_loopback
 
 _PAGE_SIZE = 200
 
@@ -106,7 +106,7 @@ def serve(
         error_style=error_style,
     )
     _start(server)
-    if not _is_loopback(host):
+    if not is_loopback(host):
         click.echo(
             f"warning: listening on {host}, beyond this machine: the sandbox's controls "
             "(/_sandbox/: reset, faults, new clients with tokens) take no token, so anyone who "
@@ -129,15 +129,6 @@ def serve(
             _wait_for_stop()
     finally:
         server.stop()
-
-
-def _is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def _start(server: SandboxServer) -> None:

@@ -29,7 +29,7 @@ from reconciler.plan.changes import (
     live_worker_resource,
 )
 from reconciler.plan.model import LiveState, Plan, PlanOptions
-from reconciler.plan.payruns import PayrunDecision, WalletCheck, decide_payruns
+from reconciler.plan.payruns import PayrunDecision, WalletCheck, decide_units, units_of
 from reconciler.plan.safety import assess
 from reconciler.secrets import Secret, reveal
 from reconciler.service.models import Webhook, Worker, WorkerStatus
@@ -91,8 +91,8 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
     payruns: tuple[PayrunDecision, ...] = ()
     wallet: WalletCheck | None = None
     if desired.payruns and not options.targets:  # --target names workers or the webhook
-        payruns, wallet = decide_payruns(
-            desired.payruns,
+        payruns, wallet = decide_units(
+            units_of(desired.payruns),
             live.paylists,
             live.workers,
             live.wallet,

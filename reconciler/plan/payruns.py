@@ -103,31 +103,6 @@ def _content(payments: Iterable[tuple[str, Decimal, str]]) -> Counter[tuple[str,
     )
 
 
-def decide_payruns(
-    payruns: Sequence[Payrun],
-    paylists: Sequence[LivePaylist],
-    workers: Sequence[Worker],
-    wallet: Wallet | None,
-    *,
-    inactivated_emails: Iterable[str] = (),
-    max_payout: Decimal | None = None,
-) -> tuple[tuple[PayrunDecision, ...], WalletCheck | None]:
-    """Every payrun's paylists with their decision, and the wallet check of those to pay."""
-    units = [
-        Unit(payrun.id, part, payrun.description, payments)
-        for payrun in payruns
-        for part, payments in parts(payrun)
-    ]
-    return decide_units(
-        units,
-        paylists,
-        workers,
-        wallet,
-        inactivated_emails=inactivated_emails,
-        max_payout=max_payout,
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class Unit:
     """One paylist of a payrun: what a plan (or a saved plan) asks to be paid."""
@@ -136,6 +111,15 @@ class Unit:
     part: int | None
     description: str
     payments: tuple[PayrunPayment, ...]
+
+
+def units_of(payruns: Sequence[Payrun]) -> list[Unit]:
+    """Every paylist the payruns ask for (a split payrun's parts in order)."""
+    return [
+        Unit(payrun.id, part, payrun.description, payments)
+        for payrun in payruns
+        for part, payments in parts(payrun)
+    ]
 
 
 def decide_units(

@@ -87,15 +87,28 @@ def _paylist_change(decision: PayrunDecision) -> dict[str, Any]:
     }
     return {
         **_identity(decision.address, decision.payrun_id, "paylist"),
-        "change": {
-            "actions": ["create"],
-            "before": None,
-            "after": after,
-            "after_unknown": {},
-            "before_sensitive": False,
-            "after_sensitive": False,
-            "changed_fields": [],
-        },
+        "change": _change_block(["create"], None, after),
+    }
+
+
+def _change_block(
+    actions: list[str],
+    before: Any,
+    after: Any,
+    changed_fields: list[str] | None = None,
+    *,
+    before_sensitive: Any = False,
+    after_sensitive: Any = False,
+) -> dict[str, Any]:
+    """Terraform's `change`: the actions, the values before and after, and their masks."""
+    return {
+        "actions": actions,
+        "before": before,
+        "after": after,
+        "after_unknown": {},
+        "before_sensitive": before_sensitive,
+        "after_sensitive": after_sensitive,
+        "changed_fields": changed_fields or [],
     }
 
 
@@ -157,15 +170,14 @@ def _planned(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _resource_change(change: Change) -> dict[str, Any]:
     entry = _identity(change.address, change.external_id)
     before, after = change.before, change.after
-    entry["change"] = {
-        "actions": list(change.actions),
-        "before": jsonable(before),
-        "after": jsonable(after),
-        "after_unknown": {},
-        "before_sensitive": sensitive_mask(before),
-        "after_sensitive": sensitive_mask(after),
-        "changed_fields": [field.name for field in change.fields],
-    }
+    entry["change"] = _change_block(
+        list(change.actions),
+        jsonable(before),
+        jsonable(after),
+        [field.name for field in change.fields],
+        before_sensitive=sensitive_mask(before),
+        after_sensitive=sensitive_mask(after),
+    )
     reason = _REASONS.get(type(change))
     if reason is not None:
         entry["action_reason"] = reason
@@ -174,15 +186,12 @@ def _resource_change(change: Change) -> dict[str, Any]:
 
 def _drift(drift: Drift) -> dict[str, Any]:
     entry = _identity(drift.address, drift.external_id)
-    entry["change"] = {
-        "actions": list(drift.actions),
-        "before": jsonable(drift.before),
-        "after": jsonable(drift.after),
-        "after_unknown": {},
-        "before_sensitive": False,
-        "after_sensitive": False,
-        "changed_fields": [field.name for field in drift.fields],
-    }
+    entry["change"] = _change_block(
+        list(drift.actions),
+        jsonable(drift.before),
+        jsonable(drift.after),
+        [field.name for field in drift.fields],
+    )
     return entry
 
 

@@ -12,7 +12,7 @@ from starlette.routing import Route
 from reconciler.sandbox.context import sandbox_of
 from reconciler.sandbox.login import client_of_jwt, ensure_secret, looks_like_jwt, set_credentials
 from reconciler.sandbox.problems import Problem
-from reconciler.sandbox.store import empty_tables, get_meta, set_meta
+from reconciler.sandbox.store import empty_tables, get_meta, meta_once, set_meta
 from reconciler.sandbox.timestamps import now_ns
 
 SCHEMA = (
@@ -122,11 +122,7 @@ def ensure_demo_client(conn: sqlite3.Connection) -> tuple[NewClient, bool]:
 
 def _demo_password(conn: sqlite3.Connection) -> str:
     """The demo client's password: made once per database, kept across restarts and resets."""
-    password = get_meta(conn, _DEMO_PASSWORD_KEY)
-    if password is None:
-        password = secrets.token_urlsafe(12)
-        set_meta(conn, _DEMO_PASSWORD_KEY, password)
-    return password
+    return meta_once(conn, _DEMO_PASSWORD_KEY, lambda: secrets.token_urlsafe(12))
 
 
 def reset(conn: sqlite3.Connection) -> NewClient:

@@ -25,7 +25,7 @@ from starlette.routing import Route
 from reconciler.sandbox.bodies import read_json
 from reconciler.sandbox.context import sandbox_of
 from reconciler.sandbox.problems import FieldError, Problem, validation_problem
-from reconciler.sandbox.store import get_meta, set_meta
+from reconciler.sandbox.store import get_meta, meta_once
 
 SCHEMA = (
     """
@@ -75,11 +75,7 @@ def email_taken(conn: sqlite3.Connection, email: str) -> bool:
 
 def ensure_secret(conn: sqlite3.Connection) -> str:
     """The database's signing secret for login tokens, made on its first start."""
-    secret = get_meta(conn, _SECRET_KEY)
-    if secret is None:
-        secret = secrets.token_hex(32)
-        set_meta(conn, _SECRET_KEY, secret)
-    return secret
+    return meta_once(conn, _SECRET_KEY, lambda: secrets.token_hex(32))
 
 
 async def login(request: Request) -> Response:

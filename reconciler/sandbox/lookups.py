@@ -19,7 +19,7 @@ from reconciler.sandbox.jsontext import JSONText
 from reconciler.sandbox.money import from_cents
 from reconciler.sandbox.paging import Paging, spring_page
 from reconciler.sandbox.params import path_id
-from reconciler.sandbox.paylists import paylist_json
+from reconciler.sandbox.paylists import owned_row, paylist_json
 from reconciler.sandbox.payments import date_range, payment_json
 from reconciler.sandbox.problems import FieldError, Problem, validation_problem
 from reconciler.sandbox.workers import INVITATION_SENT, worker_json
@@ -53,11 +53,7 @@ async def paylist_by_id(request: Request) -> Response:
     client_id = authenticate(request)
     paylist_id = path_id(request, "paylistId", what="paylist")
     with sandbox_of(request).store.read() as conn:
-        row = conn.execute(
-            "SELECT * FROM paylists WHERE id = ? AND client_id = ?", (paylist_id, client_id)
-        ).fetchone()
-    if row is None:
-        raise Problem(404, f"paylist {paylist_id} not found")
+        row = owned_row(conn, "paylists", paylist_id, client_id, "paylist")
     return JSONText(paylist_json(row))
 
 
@@ -105,11 +101,7 @@ async def payment_by_id(request: Request) -> Response:
     client_id = authenticate(request)
     payment_id = path_id(request, "paymentId", what="payment")
     with sandbox_of(request).store.read() as conn:
-        row = conn.execute(
-            "SELECT * FROM payments WHERE id = ? AND client_id = ?", (payment_id, client_id)
-        ).fetchone()
-    if row is None:
-        raise Problem(404, f"payment {payment_id} not found")
+        row = owned_row(conn, "payments", payment_id, client_id, "payment")
     return JSONText(payment_json(row))
 
 

@@ -266,16 +266,25 @@ async def create_paylist(request: Request) -> Response:
     return JSONText(paylist_json(row))
 
 
+def owned_row(
+    conn: sqlite3.Connection, table: str, row_id: int, client_id: int, what: str
+) -> sqlite3.Row:
+    """The client's row of `table` (paylists, payments) with this id; another client's is 404
+    exactly as a missing one is."""
+    row: sqlite3.Row | None = conn.execute(
+        f"SELECT * FROM {table} WHERE id = ? AND client_id = ?", (row_id, client_id)
+    ).fetchone()
+    if row is None:
+        raise Problem(404, f"{what} {row_id} not found")
+    return row
+
+
 async def paylist_payments(request: Request) -> Response:
     client_id = authenticate(request)
     paylist_id = path_id(request, "paylistId", what="paylist")
     paging = Paging.from_query(request.query_params, one_based=sandbox_of(request).one_based_pages)
     with sandbox_of(request).store.read() as conn:
-        mine = conn.execute(
-            "SELECT 1 FROM paylists WHERE id = ? AND client_id = ?", (paylist_id, client_id)
-        ).fetchone()
-        if mine is None:
-            raise Problem(404, f"paylist {paylist_id} not found")
+        owned_row(conn, "paylists", paylist_id, client_id, "paylist")
         rows, total = payments.paylist_page(conn, paylist_id, paging)
     return JSONText(spring_page([payments.payment_json(row) for row in rows], paging, total))
 

@@ -14,7 +14,7 @@ import itertools
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -140,6 +140,15 @@ def empty_tables(conn: sqlite3.Connection) -> None:
 def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
     row = conn.execute("SELECT value FROM sandbox_meta WHERE key = ?", (key,)).fetchone()
     return None if row is None else str(row["value"])
+
+
+def meta_once(conn: sqlite3.Connection, key: str, make: Callable[[], str]) -> str:
+    """The value kept under `key`, made (and kept) the first time it is asked for."""
+    value = get_meta(conn, key)
+    if value is None:
+        value = make()
+        set_meta(conn, key, value)
+    return value
 
 
 def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:

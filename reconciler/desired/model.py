@@ -69,19 +69,35 @@ class DesiredWorker:
     @classmethod
     def from_fields(cls, item: Mapping[str, Any]) -> DesiredWorker:
         """A worker from its (already validated) fields, spelled as in the file."""
-        values: dict[str, Any] = {
-            attribute: text_key(value) if isinstance(value := item.get(name), str) else value
-            for name, attribute in WORKER_FIELDS
-        }
+        get = item.get
+        ignored = get("ignoreChanges")
         return cls(
-            **values,
-            ignore_changes=frozenset(item.get("ignoreChanges", ())),
+            external_id=_text(get("externalId")),
+            type_of_worker=_text(get("typeOfWorker")),
+            worker_name=_text(get("workerName")),
+            worker_surname=_text(get("workerSurname")),
+            worker_legal_name=_text(get("workerLegalName")),
+            worker_email=_text(get("workerEmail")),
+            country_iso=_text(get("countryIso")),
+            job_title=_text(get("jobTitle")),
+            worker_email_text=_text(get("workerEmailText")),
+            ignore_changes=_NOTHING_IGNORED if ignored is None else frozenset(ignored),
         )
 
     def as_fields(self) -> dict[str, str]:
         """The fields that are set, spelled as in the file (`ignoreChanges` aside)."""
         values = {name: getattr(self, attribute) for name, attribute in WORKER_FIELDS}
         return {name: value for name, value in values.items() if value is not None}
+
+
+_NOTHING_IGNORED: frozenset[str] = frozenset()
+
+
+def _text(value: Any) -> Any:
+    """A text in the form comparisons use (`text_key`); anything else as it is."""
+    if type(value) is str:
+        return value if value.isascii() else text_key(value)
+    return value
 
 
 @dataclass(frozen=True, slots=True)

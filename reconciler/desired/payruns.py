@@ -57,6 +57,10 @@ def _payments(files: list[FileValues]) -> Iterator[tuple[str, YamlPath, dict[str
                     yield values.name, ("payruns", run_index, "payments", index), payment
 
 
+def _has_payments(files: list[FileValues]) -> bool:
+    return any(True for _ in _payments(files))
+
+
 def _emails_by_worker(files: list[FileValues]) -> dict[str, str]:
     found: dict[str, str] = {}
     for values in files:
@@ -88,6 +92,8 @@ def payrun_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
         limit = policy.get("maxPayout") if isinstance(policy, dict) else None
         if limit is not None and (reason := amount_problem(limit, "maxPayout")):
             problems.append((values.name, PathProblem(("policy", "maxPayout"), reason)))
+    if not _has_payments(files):
+        return problems  # the workers' emails are only worth collecting for payments
     emails = _emails_by_worker(files)
     seen: dict[tuple[Decimal, str, str], tuple[str, YamlPath]] = {}
     for name, path, payment in _payments(files):
@@ -140,6 +146,8 @@ def _payment_problems(
 
 def build_payruns(files: list[FileValues]) -> tuple[Payrun, ...]:
     """The payruns of files that passed every check, in file order."""
+    if not _has_payments(files):
+        return ()
     emails = _emails_by_worker(files)
     payruns = []
     for values in files:

@@ -83,23 +83,36 @@ def _number_problems(data: dict[Any, Any]) -> Iterator[PathProblem]:
         yield PathProblem(path, f"maxInactivations is more than {MAX_COUNT:,}: write a count")
 
 
-def _worker_problems(worker: dict[Any, Any], path: YamlPath) -> Iterator[PathProblem]:
+def _worker_problems(worker: dict[Any, Any], path: YamlPath) -> list[PathProblem]:
     # countryIso: the schema's enum of every ISO 3166-1 code says it (desired/schema.py)
+    problems: list[PathProblem] = []
     external_id = worker.get("externalId")
-    if isinstance(external_id, str) and (reason := external_id_problem(external_id)):
-        yield PathProblem((*path, "externalId"), f"externalId {external_id!r} {reason}")
+    if (
+        isinstance(external_id, str)
+        and not _plain(external_id)
+        and (reason := external_id_problem(external_id))
+    ):
+        problems.append(PathProblem((*path, "externalId"), f"externalId {external_id!r} {reason}"))
     for field in _SHOWN_TEXT_FIELDS:
         text = worker.get(field)
-        if isinstance(text, str) and (reason := control_problem(text)):
-            yield PathProblem((*path, field), f"{field} {reason}")
+        if isinstance(text, str) and not _plain(text) and (reason := control_problem(text)):
+            problems.append(PathProblem((*path, field), f"{field} {reason}"))
     text = worker.get("workerEmailText")  # an e-mail's body: lines and tabs are its own
     if isinstance(text, str) and (reason := control_problem(text, allowed="\n\t")):
-        yield PathProblem((*path, "workerEmailText"), f"workerEmailText {reason}")
+        problems.append(PathProblem((*path, "workerEmailText"), f"workerEmailText {reason}"))
     email = worker.get("workerEmail")
     if isinstance(email, str) and email.strip() and PLACEHOLDER not in email:
         reason = email_problem(email)
         if reason is not None:
-            yield PathProblem((*path, "workerEmail"), f"invalid email {email!r}: {reason}")
+            problems.append(
+                PathProblem((*path, "workerEmail"), f"invalid email {email!r}: {reason}")
+            )
+    return problems
+
+
+def _plain(text: str) -> bool:
+    """Printable ASCII without surrounding spaces: what nearly every value is, checked in C."""
+    return text.isascii() and text.isprintable() and text[:1] != " " != text[-1:]
 
 
 def email_problem(address: str) -> str | None:
@@ -221,33 +234,34 @@ def _worker_merge_problems(
 ) -> list[tuple[str, PathProblem]]:
     """Duplicate externalIds and emails across all files, and workers outside the scope."""
     problems: list[tuple[str, PathProblem]] = []
-    first_places: dict[tuple[str, str], tuple[str, YamlPath]] = {}
-
-    def once(field: str, key: str, name: str, here: YamlPath, message: str) -> None:
-        first = first_places.setdefault((field, key), (name, here))
-        if first != (name, here):
-            problems.append((name, PathProblem(here, message, other=first)))
-
+    # The first place of each externalId and email; messages are only made for a repeat.
+    first_ids: dict[str, tuple[str, YamlPath]] = {}
+    first_emails: dict[str, tuple[str, YamlPath]] = {}
     for values in files:
+        name = values.name
         workers = values.data.get("workers")
         for index, worker in enumerate(workers if isinstance(workers, list) else []):
             if not isinstance(worker, dict):
                 continue
             external_id, email = worker.get("externalId"), worker.get("workerEmail")
-            here: YamlPath = ("workers", index, "externalId")
             if isinstance(external_id, str):
-                message = f"externalId {external_id!r} is given twice"
-                once("externalId", text_key(external_id), values.name, here, message)
+                here: YamlPath = ("workers", index, "externalId")
+                first = first_ids.setdefault(text_key(external_id), (name, here))
+                if first[1] is not here:
+                    message = f"externalId {external_id!r} is given twice"
+                    problems.append((name, PathProblem(here, message, other=first)))
                 if prefix is not None and not external_id.startswith(prefix):
                     message = (
                         f"externalId {external_id!r} is outside the scope: "
                         f"scope.externalIdPrefix is {prefix!r}"
                     )
-                    problems.append((values.name, PathProblem(here, message)))
+                    problems.append((name, PathProblem(here, message)))
             if isinstance(email, str):
-                message = f"workerEmail {email!r} is given twice (as one mailbox)"
                 here = ("workers", index, "workerEmail")
-                once("workerEmail", email_key(email), values.name, here, message)
+                first = first_emails.setdefault(email_key(email), (name, here))
+                if first[1] is not here:
+                    message = f"workerEmail {email!r} is given twice (as one mailbox)"
+                    problems.append((name, PathProblem(here, message, other=first)))
     return problems
 
 

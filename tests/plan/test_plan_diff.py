@@ -172,6 +172,36 @@ CASES = [
         drift={E1: ["workerLegalName"]},
     ),
     Case(
+        "every field differs: each named once, in the order a plan shows them",
+        [want("ENG-001", job_title="Boss", country_iso="US", worker_legal_name="Acme Ltd")],
+        [
+            agreement(
+                1, "ENG-001", first_name="Ada B", last_name="King", email="other@example.com"
+            )
+        ],
+        drift={
+            E1: [
+                "workerName",
+                "workerSurname",
+                "workerLegalName",
+                "workerEmail",
+                "countryIso",
+                "jobTitle",
+            ]
+        },
+    ),
+    Case(
+        "an empty job title and none are the same",
+        [want("ENG-001", job_title="")],
+        [agreement(1, "ENG-001", job_title=None)],
+    ),
+    Case(
+        "a country the service names but the reconciler cannot map is compared as named",
+        [want("ENG-001", country_iso="GB")],
+        [agreement(1, "ENG-001", country="Atlantis", country_iso=None)],
+        drift={E1: ["countryIso"]},
+    ),
+    Case(
         "ignoreChanges fields are never drift",
         [want("ENG-001", job_title="Boss", country_iso="US", ignore_changes={"jobTitle"})],
         [agreement(1, "ENG-001")],

@@ -70,7 +70,8 @@ def load_desired_state(
             continue
         pending[source.name] += schema_problems(data)
         if isinstance(data, dict):
-            values = FileValues(source.name, data)
+            ascii_text = source.text.isascii() and "\\" not in source.text
+            values = FileValues(source.name, data, ascii_text)
             files.append(values)
             pending[source.name] += file_problems(values, PLACEHOLDER in source.text)
     every_file_read = not problems and len(files) == len(sources)
@@ -157,7 +158,11 @@ def _build(files: list[FileValues], filled: FilledWebhook | None) -> DesiredStat
     policy = Policy()
     for values in files:
         data = values.data
-        workers += [DesiredWorker.from_fields(item) for item in data.get("workers", ())]
+        ascii_text = values.ascii_text
+        workers += [
+            DesiredWorker.from_fields(item, ascii_text=ascii_text)
+            for item in data.get("workers", ())
+        ]
         if "scope" in data:
             scope_prefix = data["scope"].get("externalIdPrefix")
         if "policy" in data:

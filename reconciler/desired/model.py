@@ -7,7 +7,7 @@ so what a person writes is what is compared and what is sent.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -67,22 +67,35 @@ class DesiredWorker:
     location: Location | None = field(default=None, compare=False)
 
     @classmethod
-    def from_fields(cls, item: Mapping[str, Any]) -> DesiredWorker:
-        """A worker from its (already validated) fields, spelled as in the file."""
+    def from_fields(cls, item: Mapping[str, Any], *, ascii_text: bool = False) -> DesiredWorker:
+        """A worker from its (already validated) fields, spelled as in the file.
+
+        Text is kept in NFC (`reconciler.identity`); `ascii_text` says every text is ASCII
+        already (a file of ASCII without escapes), which NFC leaves as it is.
+        """
         get = item.get
         ignored = get("ignoreChanges")
-        return cls(
-            external_id=_text(get("externalId")),
-            type_of_worker=_text(get("typeOfWorker")),
-            worker_name=_text(get("workerName")),
-            worker_surname=_text(get("workerSurname")),
-            worker_legal_name=_text(get("workerLegalName")),
-            worker_email=_text(get("workerEmail")),
-            country_iso=_text(get("countryIso")),
-            job_title=_text(get("jobTitle")),
-            worker_email_text=_text(get("workerEmailText")),
+        worker = cls(
+            external_id=item["externalId"],
+            type_of_worker=item["typeOfWorker"],
+            worker_name=item["workerName"],
+            worker_surname=item["workerSurname"],
+            worker_legal_name=get("workerLegalName"),
+            worker_email=item["workerEmail"],
+            country_iso=item["countryIso"],
+            job_title=get("jobTitle"),
+            worker_email_text=get("workerEmailText"),
             ignore_changes=_NOTHING_IGNORED if ignored is None else frozenset(ignored),
         )
+        return worker if ascii_text else worker._in_nfc()
+
+    def _in_nfc(self) -> DesiredWorker:
+        changed: dict[str, Any] = {
+            attribute: text_key(value)
+            for _, attribute in WORKER_FIELDS
+            if isinstance(value := getattr(self, attribute), str) and not value.isascii()
+        }
+        return replace(self, **changed) if changed else self
 
     def as_fields(self) -> dict[str, str]:
         """The fields that are set, spelled as in the file (`ignoreChanges` aside)."""
@@ -91,13 +104,6 @@ class DesiredWorker:
 
 
 _NOTHING_IGNORED: frozenset[str] = frozenset()
-
-
-def _text(value: Any) -> Any:
-    """A text in the form comparisons use (`text_key`); anything else as it is."""
-    if type(value) is str:
-        return value if value.isascii() else text_key(value)
-    return value
 
 
 @dataclass(frozen=True, slots=True)

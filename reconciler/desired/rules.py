@@ -37,10 +37,15 @@ _MAX_ADDRESS = 254
 
 @dataclass(frozen=True, slots=True)
 class FileValues:
-    """One file's parsed values (a mapping), under the name its problems are reported with."""
+    """One file's parsed values (a mapping), under the name its problems are reported with.
+
+    `ascii_text`: every text in it is ASCII, as in a file of ASCII without a backslash (only an
+    escape such as `\\u00e9` could make anything else of it).
+    """
 
     name: str
     data: dict[Any, Any]
+    ascii_text: bool = False
 
 
 def file_problems(values: FileValues, has_placeholder: bool) -> list[PathProblem]:
@@ -86,21 +91,20 @@ def _number_problems(data: dict[Any, Any]) -> Iterator[PathProblem]:
 def _worker_problems(worker: dict[Any, Any], path: YamlPath) -> list[PathProblem]:
     # countryIso: the schema's enum of every ISO 3166-1 code says it (desired/schema.py)
     problems: list[PathProblem] = []
-    external_id = worker.get("externalId")
-    if (
-        isinstance(external_id, str)
-        and not _plain(external_id)
-        and (reason := external_id_problem(external_id))
-    ):
+    get = worker.get
+    external_id = get("externalId")
+    if isinstance(external_id, str) and (reason := external_id_problem(external_id)):
         problems.append(PathProblem((*path, "externalId"), f"externalId {external_id!r} {reason}"))
     for field in _SHOWN_TEXT_FIELDS:
-        text = worker.get(field)
-        if isinstance(text, str) and not _plain(text) and (reason := control_problem(text)):
+        text = get(field)
+        if type(text) is str and text.isascii() and text.isprintable():
+            continue  # nearly every value: checked in C, without a call
+        if isinstance(text, str) and (reason := control_problem(text)):
             problems.append(PathProblem((*path, field), f"{field} {reason}"))
-    text = worker.get("workerEmailText")  # an e-mail's body: lines and tabs are its own
+    text = get("workerEmailText")  # an e-mail's body: lines and tabs are its own
     if isinstance(text, str) and (reason := control_problem(text, allowed="\n\t")):
         problems.append(PathProblem((*path, "workerEmailText"), f"workerEmailText {reason}"))
-    email = worker.get("workerEmail")
+    email = get("workerEmail")
     if isinstance(email, str) and email.strip() and PLACEHOLDER not in email:
         reason = email_problem(email)
         if reason is not None:
@@ -108,11 +112,6 @@ def _worker_problems(worker: dict[Any, Any], path: YamlPath) -> list[PathProblem
                 PathProblem((*path, "workerEmail"), f"invalid email {email!r}: {reason}")
             )
     return problems
-
-
-def _plain(text: str) -> bool:
-    """Printable ASCII without surrounding spaces: what nearly every value is, checked in C."""
-    return text.isascii() and text.isprintable() and text[:1] != " " != text[-1:]
 
 
 def email_problem(address: str) -> str | None:

@@ -8,7 +8,7 @@ or even one per pair) costs more than the rest of a plan of 100,000 workers.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from reconciler.desired.model import DesiredState, DesiredWebhook, DesiredWorker
@@ -49,32 +49,37 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
     by_id: dict[str, list[Worker]] = defaultdict(list)
     open_by_email: dict[str, list[Worker]] = defaultdict(list)
     unmanaged: list[Unmanaged] = []
-    for agreement in live.workers:
-        if agreement.status not in _KNOWN:
+    wanted = {worker.external_id: worker for worker in desired.workers}
+    managed_live: set[str] = set()  # externalIds of the account the file manages
+    owned_open = 0
+    owns = desired.owns
+    for agreement in live.workers:  # one pass: 100,000 agreements are read once
+        status, external_id = agreement.status, agreement.external_id
+        if status not in _KNOWN:
             warnings.append(
                 f"agreement {agreement.agreement_id} has a status the reconciler does not "
-                f"know ({agreement.status}); it is treated as closed"
+                f"know ({status}); it is treated as closed"
             )
-        is_open = agreement.status in _OPEN
+        is_open = status in _OPEN
         if is_open:
             open_by_email[email_key(agreement.email)].append(agreement)
-        if agreement.external_id is None:
+        if external_id is None:
             if is_open:
                 unmanaged.append(Unmanaged(agreement, NO_EXTERNAL_ID))
             continue
-        by_id[agreement.external_id].append(agreement)
-
-    wanted = {worker.external_id: worker for worker in desired.workers}
-    owned = {key for key in by_id if desired.owns(key)}
-    managed = wanted.keys() | owned
-    for key in by_id.keys() - managed:
-        unmanaged.extend(Unmanaged(a, OUTSIDE_SCOPE) for a in by_id[key] if a.status in _OPEN)
-    owned_open = sum(1 for key in managed for a in by_id.get(key, ()) if a.status in _OPEN)
+        by_id[external_id].append(agreement)
+        if external_id in wanted or owns(external_id):
+            managed_live.add(external_id)
+            owned_open += is_open
+        elif is_open:
+            unmanaged.append(Unmanaged(agreement, OUTSIDE_SCOPE))
+    managed = wanted.keys() | managed_live
 
     decide = _Decider(desired, options, open_by_email)
+    narrowed = bool(options.targets or options.excludes)
     for key in sorted(managed):
-        if options.selects(key):
-            decide(key, wanted.get(key), by_id.get(key, []))
+        if not narrowed or options.selects(key):
+            decide(key, wanted.get(key), by_id.get(key, ()))
 
     if decide.kept_without_prune:
         warnings.append(
@@ -111,7 +116,7 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
         history=tuple(decide.history),
         warnings=tuple(warnings),
         safety=assess(owned_open, inactivations, desired.policy.max_inactivations),
-        narrowed=bool(options.targets or options.excludes),
+        narrowed=narrowed,
     )
 
 
@@ -135,7 +140,7 @@ class _Decider:
         self.replaced: set[str] = set()
         self.kept_without_prune = 0
 
-    def __call__(self, key: str, want: DesiredWorker | None, agreements: list[Worker]) -> None:
+    def __call__(self, key: str, want: DesiredWorker | None, agreements: Sequence[Worker]) -> None:
         if len(agreements) == 1 and agreements[0].status in _OPEN:  # nearly every worker
             self._one_open(key, want, agreements[0])
             return

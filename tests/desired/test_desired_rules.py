@@ -295,3 +295,26 @@ def test_email_matches_email_validator(address: str, valid: bool) -> None:
 )
 def test_webhook_url(url: str, valid: bool) -> None:
     assert (webhook_url_problem(url) is None) is valid
+
+
+@pytest.mark.parametrize(
+    ("name", "external_id"),
+    [
+        ('"Rene\\u0301"', '"ENG-Rene\\u0301"'),  # an ASCII file: the escapes make the accents
+        ("Rene\u0301", "ENG-Rene\u0301"),  # written as they are, in NFD
+        ("Ren\u00e9", "ENG-Ren\u00e9"),  # already NFC
+    ],
+    ids=["escaped", "nfd", "nfc"],
+)
+def test_the_model_holds_text_in_nfc(tmp_path: Path, name: str, external_id: str) -> None:
+    path = tmp_path / "desired.yaml"
+    path.write_text("version: 1\nworkers:\n" + _worker(name=name, external_id=external_id))
+    (worker,) = load_desired_state(path, environ={}).workers
+    assert (worker.worker_name, worker.external_id) == ("Ren\u00e9", "ENG-Ren\u00e9")
+
+
+def test_an_ascii_file_keeps_its_text_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "desired.yaml"
+    path.write_text("version: 1\nworkers:\n" + _worker(name="'Ada  Byron '"))
+    (worker,) = load_desired_state(path, environ={}).workers
+    assert worker.worker_name == "Ada  Byron "

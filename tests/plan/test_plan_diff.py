@@ -174,11 +174,7 @@ CASES = [
     Case(
         "every field differs: each named once, in the order a plan shows them",
         [want("ENG-001", job_title="Boss", country_iso="US", worker_legal_name="Acme Ltd")],
-        [
-            agreement(
-                1, "ENG-001", first_name="Ada B", last_name="King", email="other@example.com"
-            )
-        ],
+        [agreement(1, "ENG-001", first_name="Ada B", last_name="King", email="other@example.com")],
         drift={
             E1: [
                 "workerName",

@@ -4,6 +4,11 @@ Human-readable on a terminal, JSON lines otherwise. Every value registered with
 `register_secret` (tokens, webhook header values) is replaced in every event, in plain form and
 in the encodings a value typically leaks through (base64, hex, URL encoding), and keys that name
 credentials are masked whatever their value.
+
+structlog (and the rich it loads) costs a fifth of a quick command's start-up, and most runs
+log nothing at their level: it is loaded with the first event that passes the level (the
+standard library's test, the one structlog's own filter makes), or at once for a program that
+loaded it already.
 """
 
 from __future__ import annotations
@@ -12,8 +17,6 @@ import logging
 import sys
 from collections.abc import MutableMapping
 from typing import Any, Literal
-
-import structlog
 
 from reconciler import logconfig
 from reconciler.redaction import (
@@ -74,7 +77,13 @@ def redact_secrets(_logger: Any, _method: str, event_dict: MutableMapping[str, A
 
 class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
     """Writes to whatever `sys.stderr` is when a line is logged: while a progress bar is on
-    screen, rich has taken stderr over, and the line prints above the bar, not through it."""
+    screen, rich has taken stderr over, and the line prints above the bar, not through it.
+
+    Its formatter (structlog's) is made for the first record it writes."""
+
+    def __init__(self, use_console: bool) -> None:
+        super().__init__()
+        self._use_console = use_console
 
     @property
     def stream(self) -> Any:
@@ -84,59 +93,89 @@ class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
     def stream(self, value: Any) -> None:
         pass
 
+    def format(self, record: logging.LogRecord) -> str:
+        if self.formatter is None:
+            self.setFormatter(_formatter(self._use_console))
+        return super().format(record)
+
+
+#: What `configure` asked for (format, level), applied to structlog when it loads; None: the
+#: default below.
+_settings: tuple[bool, int] | None = None
+_structlog_ready = False
+
 
 def configure(log_format: LogFormat = "auto", level: str = "warning") -> None:
     """Set up structlog and the standard library's logging for the whole program, once."""
+    global _settings, _structlog_ready
     numeric_level = logging.getLevelNamesMapping().get(level.upper(), logging.WARNING)
     use_console = log_format == "console" or (log_format == "auto" and sys.stderr.isatty())
+    _settings = (use_console, numeric_level)
+    _structlog_ready = False
+    # Redaction runs in the handler's formatter, so it covers structlog events and the
+    # standard library's records (httpx, uvicorn) alike, after exceptions became text.
+    root = logging.getLogger()
+    root.handlers[:] = [_CurrentStderr(use_console)]
+    root.setLevel(numeric_level)
+    # The HTTP libraries log every request at INFO; keep them at the chosen level or above.
+    for noisy in ("httpx", "httpcore", "uvicorn.access"):
+        logging.getLogger(noisy).setLevel(max(numeric_level, logging.INFO))
+    if "structlog" in sys.modules:
+        _structlog()
+
+
+def _stamps(structlog: Any) -> list[Any]:
+    return [
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+
+
+def _formatter(use_console: bool) -> logging.Formatter:
+    structlog = _structlog()
     renderer: Any = (
         structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
         if use_console
         else structlog.processors.JSONRenderer()
     )
-    stamps: list[Any] = [
-        structlog.stdlib.add_log_level,
-        structlog.stdlib.add_logger_name,
-        structlog.processors.TimeStamper(fmt="iso", utc=True),
-    ]
-    structlog.configure(
+    formatter: logging.Formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=_stamps(structlog),
         processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.stdlib.filter_by_level,
-            *stamps,
-            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            structlog.processors.format_exc_info,
+            redact_secrets,
+            renderer,
         ],
-        logger_factory=structlog.stdlib.LoggerFactory(),
-        wrapper_class=structlog.stdlib.BoundLogger,
-        cache_logger_on_first_use=False,
     )
-    handler = _CurrentStderr()
-    # Redaction runs in the formatter, so it covers structlog events and the standard
-    # library's records (httpx, uvicorn) alike, after exceptions have been turned into text.
-    handler.setFormatter(
-        structlog.stdlib.ProcessorFormatter(
-            foreign_pre_chain=stamps,
-            processors=[
-                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                structlog.processors.format_exc_info,
-                redact_secrets,
-                renderer,
-            ],
-        )
-    )
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(numeric_level)
-    # The HTTP libraries log every request at INFO; keep them at the chosen level or above.
-    for noisy in ("httpx", "httpcore", "uvicorn.access"):
-        logging.getLogger(noisy).setLevel(max(numeric_level, logging.INFO))
+    return formatter
 
 
-def get_logger(name: str | None = None) -> Any:
-    return structlog.stdlib.get_logger(name)
+def _structlog() -> Any:
+    """structlog, configured as asked (or by the default below) on its first use."""
+    global _structlog_ready
+    import structlog
+
+    if not _structlog_ready:
+        _structlog_ready = True
+        if _settings is None:
+            _configure_default(structlog)
+        else:
+            structlog.configure(
+                processors=[
+                    structlog.contextvars.merge_contextvars,
+                    structlog.stdlib.filter_by_level,
+                    *_stamps(structlog),
+                    structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+                ],
+                logger_factory=structlog.stdlib.LoggerFactory(),
+                wrapper_class=structlog.stdlib.BoundLogger,
+                cache_logger_on_first_use=False,
+            )
+    return structlog
 
 
-def _configure_default() -> None:
+def _configure_default(structlog: Any) -> None:
     """Until `configure` runs (a library user, a test), events still lose their secrets.
 
     structlog's own default prints every event, unfiltered and unredacted, to stdout. This one
@@ -155,7 +194,44 @@ def _configure_default() -> None:
     )
 
 
+class _Logger:
+    """A structlog logger, made for the first event its level lets through."""
+
+    __slots__ = ("_levels", "_logger", "_name")
+
+    def __init__(self, name: str | None) -> None:
+        self._name = name
+        self._levels = logging.getLogger(name)
+        self._logger: Any = None
+
+    def _log(self, level: int, method: str, event: str, fields: dict[str, Any]) -> None:
+        if not self._levels.isEnabledFor(level):
+            return
+        if self._logger is None:
+            self._logger = _structlog().stdlib.get_logger(self._name)
+        getattr(self._logger, method)(event, **fields)
+
+    def debug(self, event: str, **fields: Any) -> None:
+        self._log(logging.DEBUG, "debug", event, fields)
+
+    def info(self, event: str, **fields: Any) -> None:
+        self._log(logging.INFO, "info", event, fields)
+
+    def warning(self, event: str, **fields: Any) -> None:
+        self._log(logging.WARNING, "warning", event, fields)
+
+    def error(self, event: str, **fields: Any) -> None:
+        self._log(logging.ERROR, "error", event, fields)
+
+    def exception(self, event: str, **fields: Any) -> None:
+        self._log(logging.ERROR, "exception", event, fields)
+
+
+def get_logger(name: str | None = None) -> _Logger:
+    return _Logger(name)
+
+
 if logconfig.requested is not None:  # the command line asked before this module loaded
     configure(*logconfig.requested)  # type: ignore[arg-type]
-else:
-    _configure_default()
+elif "structlog" in sys.modules:
+    _structlog()

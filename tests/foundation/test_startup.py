@@ -1,10 +1,13 @@
 """`validate` loads only what it needs: a pre-commit hook pays for the desired-state code, not
-for logging, HTTP, the apply engine, the sandbox or rich (timed in benchmarks/startup.py)."""
+for logging, HTTP, the apply engine, the sandbox or rich (timed in benchmarks/startup.py); and
+no command loads structlog until it has something to log."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.cli import ROOT, user_environment
 
@@ -21,26 +24,28 @@ NOT_FOR_VALIDATE = (
 )
 
 
-def test_validate_imports_nothing_it_does_not_use() -> None:
+def _imported(*arguments: str, cwd: Path = ROOT) -> set[str]:
+    """The modules `reconciler ARGUMENTS` imports (it must succeed)."""
     result = subprocess.run(
-        [
-            sys.executable,
-            "-X",
-            "importtime",
-            "-m",
-            "reconciler",
-            "validate",
-            "examples/quickstart.yaml",
-        ],
-        cwd=ROOT,
+        [sys.executable, "-X", "importtime", "-m", "reconciler", *arguments],
+        cwd=cwd,
         env=user_environment(),
         capture_output=True,
         text=True,
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    imported = {
-        line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "|" in line
-    }
+    return {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "|" in line}
+
+
+def test_validate_imports_nothing_it_does_not_use() -> None:
+    imported = _imported("validate", "examples/quickstart.yaml")
     loaded = sorted(name for name in imported if name.startswith(NOT_FOR_VALIDATE))
     assert loaded == []
+
+
+def test_a_plan_with_nothing_to_log_does_not_load_structlog(tmp_path: Path) -> None:
+    shutil.copy(ROOT / "examples" / "quickstart.yaml", tmp_path)
+    imported = _imported("plan", "--sandbox", "quickstart.yaml", cwd=tmp_path)
+    assert "reconciler.service.client" in imported  # it did read the account
+    assert sorted(name for name in imported if name.split(".")[0] == "structlog") == []

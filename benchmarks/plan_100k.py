@@ -261,6 +261,8 @@ def main() -> None:
     )
     ok = elapsed < 15 and peak < 2**30 and ratio >= 10
     print("PASS" if ok else "MISS")
+    if not ok:
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from reconciler import logs
 from reconciler.plan.signing import PlanKey
 from reconciler.service.client import ServiceClient
-from reconciler.service.config import ConfigError
+from reconciler.service.config import ConfigError, read_token
 
 VARIABLE = "RECONCILER_PLAN_KEY"
 #: Shorter than this, a key could be guessed from the HMACs a saved plan carries.
@@ -55,10 +55,12 @@ def plan_key(client: ServiceClient | None, environ: Mapping[str, str] | None = N
 
 
 def offline_plan_key(environ: Mapping[str, str] | None = None) -> PlanKey:
-    """The plan key where no client is opened (`plan-compare`): the variable, else the token."""
+    """The plan key where no client is opened (`plan-compare`): the variable, else the token,
+    read and checked as the client reads it."""
     env = os.environ if environ is None else environ
-    if env.get(VARIABLE) is None and env.get("RECONCILER_TOKEN"):
-        token = env["RECONCILER_TOKEN"].strip()
-        logs.register_secret(token)
-        return PlanKey(token.encode(), "the token from RECONCILER_TOKEN")
+    if env.get(VARIABLE) is None:
+        token, source = read_token(None, env, required=False)
+        if token is not None:
+            logs.register_secret(token.reveal())
+            return PlanKey(token.reveal().encode(), f"the token from {source}")
     return plan_key(None, env)

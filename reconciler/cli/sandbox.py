@@ -15,9 +15,9 @@ import click
 import httpx
 
 from reconciler.errors import ReconcilerError
+from reconciler.hosts import is_loopback
 from reconciler.sandbox import SandboxServer
 from reconciler.sandbox.seed import SeedError
-from reconciler.service.config import is_loopback
 
 _PAGE_SIZE = 200
 

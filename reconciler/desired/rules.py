@@ -6,7 +6,6 @@ where a value was written, so the checks stay small and the locating happens onc
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from urllib.parse import urlsplit
 from email_validator import EmailNotValidError, validate_email
 
 from reconciler.desired.problems import PathProblem, YamlPath
+from reconciler.hosts import is_loopback
 from reconciler.identity import control_problem, email_key, external_id_problem, text_key
 
 PLACEHOLDER = "TODO(export)"
@@ -185,21 +185,12 @@ def webhook_url_problem(url: str, shown: str | None = None) -> str | None:
         return f"not a valid URL: {error}"
     if not host or parts.scheme not in ("https", "http"):
         return f"the webhook url must be an absolute https:// URL; got {shown or url!r}"
-    if parts.scheme == "http" and not _is_loopback(host):
+    if parts.scheme == "http" and not is_loopback(host):
         return (
             "plain http:// is allowed only to a loopback host (localhost, 127.0.0.1, ::1): "
             "use https"
         )
     return None
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def merge_problems(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import math
 import os
 from collections.abc import Mapping
@@ -12,6 +11,7 @@ from urllib.parse import urlsplit
 
 from reconciler import __version__, logs
 from reconciler.errors import ReconcilerError
+from reconciler.hosts import is_loopback
 from reconciler.secrets import Secret
 from reconciler.service.session import Credentials
 
@@ -95,7 +95,7 @@ def resolve_config(
     env = os.environ if environ is None else environ
     url = check_base_url(base_url or env.get(ENV_BASE_URL, ""))
     credentials = _read_credentials(password_file, env)
-    token, source = _read_token(token_file, env, required=credentials is None)
+    token, source = read_token(token_file, env, required=credentials is None)
     if token is not None:
         logs.register_secret(token.reveal())
     elif credentials is not None:
@@ -159,16 +159,6 @@ def check_base_url(url: str, what: str = "the service address") -> str:
     return url.rstrip("/")
 
 
-def is_loopback(host: str) -> bool:
-    """True for localhost and loopback addresses (127.0.0.0/8, ::1)."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def _read_credentials(password_file: Path | None, env: Mapping[str, str]) -> Credentials | None:
     """RECONCILER_EMAIL with the password from `--password-file` or RECONCILER_PASSWORD."""
     email = env.get(ENV_EMAIL, "").strip()
@@ -199,9 +189,12 @@ def _read_credentials(password_file: Path | None, env: Mapping[str, str]) -> Cre
     return Credentials(email, Secret(password), source)
 
 
-def _read_token(
+def read_token(
     token_file: Path | None, env: Mapping[str, str], *, required: bool = True
 ) -> tuple[Secret | None, str]:
+    """The static token and where it came from: `--token-file`, else RECONCILER_TOKEN; (None,
+    "") when neither is set and it is not `required`. A blank token, or one with white space
+    or control characters inside, is an error."""
     if token_file is not None:
         source = f"the token file {token_file}"
         try:

@@ -11,7 +11,8 @@ import pytest
 
 from reconciler.desired import InvalidDesiredState, load_desired_state
 from reconciler.export import PLACEHOLDER, Export, ExportOptions, SplitBy, render_export
-from reconciler.export.render import SETTINGS_FILE, header_variables
+from reconciler.export.render import SETTINGS_FILE
+from reconciler.export.webhook import header_variables
 from reconciler.plan import diff
 from reconciler.plan.model import LiveState
 from reconciler.secrets import reveal

@@ -16,27 +16,106 @@ from reconciler import __version__, logconfig, redaction
 from reconciler.cli.logging_options import LOG_FORMATS, LOG_LEVELS, add_logging_options
 from reconciler.errors import ReconcilerError
 
-#: Each command's name, and the module and attribute that define it.
+#: Each command's name, the module and attribute that define it, and the first line of its
+#: help, so that `reconciler --help` lists every command without loading any (the lines are
+#: kept equal to the commands' own by tests/foundation/test_startup.py).
 _COMMANDS = {
-    "sandbox": ("reconciler.cli.sandbox", "sandbox"),
-    "validate": ("reconciler.cli.validate", "validate"),
-    "schema": ("reconciler.cli.schema", "schema"),
-    "workers": ("reconciler.cli.look", "workers"),
-    "worker": ("reconciler.cli.look_more", "worker"),
-    "wallet": ("reconciler.cli.look", "wallet"),
-    "transactions": ("reconciler.cli.look", "transactions"),
-    "payments": ("reconciler.cli.look", "payments"),
-    "paylists": ("reconciler.cli.look_more", "paylists"),
-    "paylist": ("reconciler.cli.look_more", "paylist"),
-    "payment": ("reconciler.cli.look_more", "payment"),
-    "webhook": ("reconciler.cli.look_more", "webhook"),  # look_more adds `webhook test`
-    "plan": ("reconciler.cli.plan", "plan"),
-    "drift": ("reconciler.cli.plan", "drift"),
-    "apply": ("reconciler.cli.apply", "apply"),
-    "export": ("reconciler.cli.export", "export"),
-    "comment": ("reconciler.cli.comment", "comment"),
-    "github": ("reconciler.cli.gitops", "github"),
-    "plan-compare": ("reconciler.cli.gitops", "plan_compare"),
+    "sandbox": (
+        "reconciler.cli.sandbox",
+        "sandbox",
+        "The local sandbox of the workforce service (for demos and tests).",
+    ),
+    "validate": (
+        "reconciler.cli.validate",
+        "validate",
+        "Check the desired-state file, or directory of files, at PATH: exit 0 valid, 1 invalid.",
+    ),
+    "schema": (
+        "reconciler.cli.schema",
+        "schema",
+        "Print the JSON Schema of the desired-state file, or write it with --out.",
+    ),
+    "workers": (
+        "reconciler.cli.look",
+        "workers",
+        "List the account's workers (one row per agreement).",
+    ),
+    "worker": (
+        "reconciler.cli.look_more",
+        "worker",
+        "Show the agreement of one worker, by email (the open one, else the latest).",
+    ),
+    "wallet": (
+        "reconciler.cli.look",
+        "wallet",
+        "Show the wallet and its balance.",
+    ),
+    "transactions": (
+        "reconciler.cli.look",
+        "transactions",
+        "List the wallet's journal entries, oldest first.",
+    ),
+    "payments": (
+        "reconciler.cli.look",
+        "payments",
+        "List the account's payments in a date range (the service's defaults: all, until now).",
+    ),
+    "paylists": (
+        "reconciler.cli.look_more",
+        "paylists",
+        "List the paylists: id, stage (PROCESSING or COMPLETED), description and total.",
+    ),
+    "paylist": (
+        "reconciler.cli.look_more",
+        "paylist",
+        "Show one paylist: its header, then its payments.",
+    ),
+    "payment": (
+        "reconciler.cli.look_more",
+        "payment",
+        "Show one payment.",
+    ),
+    "webhook": (
+        "reconciler.cli.look_more",
+        "webhook",
+        "The account's webhook configuration.",
+    ),
+    "plan": (
+        "reconciler.cli.plan",
+        "plan",
+        "Compare the file(s) at PATH with the live account and print what apply would do.",
+    ),
+    "drift": (
+        "reconciler.cli.plan",
+        "drift",
+        "A read-only plan for scheduled jobs: exit 2 on changes or drift, 0 when in sync.",
+    ),
+    "apply": (
+        "reconciler.cli.apply",
+        "apply",
+        "Apply the desired state at PATH (after a plan and a question) or a saved PLAN.",
+    ),
+    "export": (
+        "reconciler.cli.export",
+        "export",
+        "Write a desired-state file from the live account, so its first plan is empty.",
+    ),
+    "comment": (
+        "reconciler.cli.comment",
+        "comment",
+        "Print the plan comment's body for the desired state at PATH, or for a saved PLAN.",
+    ),
+    "github": (
+        "reconciler.cli.gitops",
+        "github",
+        "Post the plan comment, keep the drift issue, find the reviewed plan "
+        "(needs $GITHUB_TOKEN).",
+    ),
+    "plan-compare": (
+        "reconciler.cli.gitops",
+        "plan_compare",
+        "Exit 0 when the saved plan NEW changes exactly what REVIEWED did, 2 when it does not.",
+    ),
 }
 
 
@@ -47,9 +126,14 @@ class _Group(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(_COMMANDS)
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, _COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in _COMMANDS:
-            module, attribute = _COMMANDS[cmd_name]
+            module, attribute, _ = _COMMANDS[cmd_name]
             command: click.Command = getattr(importlib.import_module(module), attribute)
             add_logging_options(command)
             self.commands[cmd_name] = command
@@ -95,6 +179,7 @@ class _Group(click.Group):
     default="warning",
     show_default=True,
     envvar="RECONCILER_LOG_LEVEL",
+    help="Log detail on stderr.",
 )
 def main(log_format: str, log_level: str) -> None:
     """Keep a workforce account's workers and webhook in a YAML file, and reconcile it."""

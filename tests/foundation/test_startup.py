@@ -9,6 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
+import pytest
+
+from reconciler.cli import _COMMANDS, main
 from tests.cli import ROOT, user_environment
 
 NOT_FOR_VALIDATE = (
@@ -49,3 +53,18 @@ def test_a_plan_with_nothing_to_log_does_not_load_structlog(tmp_path: Path) -> N
     imported = _imported("plan", "--sandbox", "quickstart.yaml", cwd=tmp_path)
     assert "reconciler.service.client" in imported  # it did read the account
     assert sorted(name for name in imported if name.split(".")[0] == "structlog") == []
+
+
+def test_help_lists_every_command_without_loading_any() -> None:
+    imported = _imported("--help")
+    assert sorted(name for name in imported if name.startswith("reconciler.cli.")) == [
+        "reconciler.cli.logging_options"
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(_COMMANDS))
+def test_the_listed_line_is_the_commands_own(name: str) -> None:
+    command = main.get_command(click.Context(main), name)
+    assert command is not None and command.help is not None
+    first_paragraph = " ".join(command.help.split("\n\n")[0].split())
+    assert _COMMANDS[name][2] == first_paragraph

@@ -30,9 +30,9 @@ from reconciler.apply.paying import pay
 from reconciler.apply.progress import progress_for
 from reconciler.apply.report import ledger_json, ledger_text
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
-from reconciler.cli.plan import refresh_progress
 from reconciler.cli.plankey import plan_key
-from reconciler.desired import DesiredState, load_desired_state
+from reconciler.cli.reading import file_and_account, refresh_progress
+from reconciler.desired import DesiredState
 from reconciler.errors import ReconcilerError
 from reconciler.plan import Plan, PlanOptions, WebhookCreate, WebhookUpdate, diff
 from reconciler.plan.model import LiveState
@@ -167,45 +167,57 @@ def apply(
             hint="review with `reconciler plan`, then apply with --auto-approve, or apply a "
             "saved plan made with `reconciler plan --out`",
         )
-    make_plan: Callable[[LiveState, ServiceClient], Plan]
-    desired: DesiredState | None = None
+    settle_s = settle_timeout.total_seconds()
+    carry_out = functools.partial(
+        _carry_out, force=force, parallelism=parallelism, wait=not no_wait, settle_s=settle_s
+    )
     if saved is not None:
-        make_plan = functools.partial(_resume, saved, max_age=plan_ttl or DEFAULT_MAX_AGE)
+        with open_client(connection, read_only=False, parallelism=parallelism) as client:
+            saved.verify(plan_key(client))  # an edited plan, or another key's: before any read
+            with refresh_progress() as on_progress:
+                live = refresh(client, on_progress, payruns=bool(saved.payruns))
+            plan = _resume(saved, live, client, max_age=plan_ttl or DEFAULT_MAX_AGE)
+            ledger = carry_out(client, plan, confirm=False)
     else:
         options = PlanOptions(
             targets=frozenset(targets), excludes=frozenset(excludes), replaces=frozenset(replaces)
         )
-        desired = load_desired_state(source, credentials=connection.credentials())
-        make_plan = functools.partial(_plan_file, desired, options, fmt)
-    with open_client(connection, read_only=False, parallelism=parallelism) as client:
-        if saved is not None:  # an edited plan, or another key's, is refused before any read
-            saved.verify(plan_key(client))
-        with refresh_progress() as on_progress:
-            live = refresh(
-                client, on_progress, payruns=desired is not None and bool(desired.payruns)
-            )
-        plan = make_plan(live, client)
-        refused = any(decision.state == REFUSED for decision in plan.payruns)
-        if not plan.has_changes and not refused:  # the ledger is empty and complete
-            _print_ledger(Ledger(()), fmt)
-            return
-        plan.raise_if_unsafe(force)
-        if saved is None and not auto_approve:
-            _confirm(plan)
-        settle_s = settle_timeout.total_seconds()
-
-        def pay_payruns(ledger: Ledger) -> None:
-            pay(client, plan, ledger, force=force, wait=not no_wait, settle_timeout=settle_s)
-
-        ledger = _execute(client, plan, parallelism, then=pay_payruns)
+        # The file is loaded while the account is read; a problem in it stops apply first.
+        with file_and_account(
+            source, connection, read_only=False, parallelism=parallelism
+        ) as ready:
+            plan = _plan_file(ready.desired, options, fmt, ready.live)
+            ledger = carry_out(ready.client, plan, confirm=not auto_approve)
     _print_ledger(ledger, fmt)
     if not ledger.complete:
         raise click.exceptions.Exit(1)
 
 
-def _plan_file(
-    desired: DesiredState, options: PlanOptions, fmt: str, live: LiveState, client: ServiceClient
-) -> Plan:
+def _carry_out(
+    client: ServiceClient,
+    plan: Plan,
+    *,
+    confirm: bool,
+    force: bool,
+    parallelism: int,
+    wait: bool,
+    settle_s: float,
+) -> Ledger:
+    """The plan's changes, then its payruns, after the safety check and the question."""
+    refused = any(decision.state == REFUSED for decision in plan.payruns)
+    if not plan.has_changes and not refused:  # the ledger is empty and complete
+        return Ledger(())
+    plan.raise_if_unsafe(force)
+    if confirm:
+        _confirm(plan)
+
+    def pay_payruns(ledger: Ledger) -> None:
+        pay(client, plan, ledger, force=force, wait=wait, settle_timeout=settle_s)
+
+    return _execute(client, plan, parallelism, then=pay_payruns)
+
+
+def _plan_file(desired: DesiredState, options: PlanOptions, fmt: str, live: LiveState) -> Plan:
     """Plan the file against the live state, and show it."""
     plan = diff(desired, live, options)
     _register_header_values(plan)

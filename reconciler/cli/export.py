@@ -9,7 +9,7 @@ import click
 
 from reconciler import logs
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
-from reconciler.cli.plan import refresh_progress
+from reconciler.cli.reading import refresh_progress
 from reconciler.errors import ReconcilerError
 from reconciler.export import PLACEHOLDER, Export, ExportOptions, SplitBy, render_export
 from reconciler.export.files import check_target, schema_ref, write_directory, write_file

@@ -2,31 +2,24 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import shlex
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import click
 
 from reconciler import __version__, logs
-from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
-from reconciler.cli.plankey import plan_key
-from reconciler.desired import load_desired_state
+from reconciler.cli.connection import ConnectionOptions, connection_options
+from reconciler.cli.reading import collector_paused, file_and_account
 from reconciler.plan import Plan, PlanOptions, diff
 from reconciler.plan.model import LiveState
-from reconciler.plan.refresh import refresh
 from reconciler.plan.saved import saved_plan_document, write_saved_plan
 from reconciler.plan.signing import PlanKey
 from reconciler.render import FORMATS, renderer_for
-from reconciler.render.base import plural
 
 #: `--detailed-exitcode` and `drift`: something to change (or drift, for `drift`).
 EXIT_CHANGES = 2
@@ -171,60 +164,18 @@ def drift_detected(result: Plan, *, strict: bool) -> bool:
 def plan_path(
     path: Path, options: PlanOptions, connection: ConnectionOptions, *, keyed: bool = False
 ) -> Planned:
-    """Load and validate PATH, refresh the live account read-only, and diff them."""
-    with _collector_paused():
-        # Every problem is reported before any call; header values are registered with the
-        # log scrubber as they are read.
-        desired = load_desired_state(path, credentials=connection.credentials())
-        with open_client(connection, read_only=True) as client, refresh_progress() as on_progress:
-            key = plan_key(client) if keyed else None
-            live = refresh(client, on_progress, payruns=bool(desired.payruns))
+    """Load and validate PATH while the live account is refreshed read-only, and diff them."""
+    with collector_paused():
+        with file_and_account(path, connection, read_only=True, keyed=keyed) as ready:
+            live = ready.live
         _log.info("refreshed", agreements=len(live.workers), webhook=live.webhook is not None)
-        result = diff(desired, live, options)
+        result = diff(ready.desired, live, options)
     _log.info("planned", **result.summary.as_dict())
-    return Planned(result, live, desired.scope_prefix, key, desired.policy.max_payout)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while the states are built.
-
-    Loading and refreshing 100,000 workers allocates a few hundred thousand small objects and
-    no cycles; the collector's full passes over them would cost seconds for nothing. They are
-    frozen afterwards (`gc.freeze`): still freed by reference counting, never walked again.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        # What was built lives on to the end of the command: out of the collector's sight, or
-        # its first pass after this would walk all of it (a tenth of a second at 100,000).
-        gc.freeze()
-        if was_enabled:
-            gc.enable()
+    policy = ready.desired.policy
+    return Planned(result, live, ready.desired.scope_prefix, ready.key, policy.max_payout)
 
 
 def _print(result: Plan, fmt: str, show_unmanaged: bool) -> None:
     color = fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     output = renderer_for(fmt, color=color, show_unmanaged=show_unmanaged).render(result)
     click.echo(output, nl=False, color=color)
-
-
-@contextmanager
-def refresh_progress() -> Iterator[Callable[[int], None] | None]:
-    """A progress line on stderr while the refresh runs, only on a terminal."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    columns: list[Any] = [
-        SpinnerColumn(),
-        TextColumn("Reading the account: {task.fields[read]}"),
-        TimeElapsedColumn(),
-    ]
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("refresh", total=None, read=plural(0, "agreement"))
-        yield lambda count: progress.update(task, completed=count, read=plural(count, "agreement"))

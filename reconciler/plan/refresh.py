@@ -48,8 +48,12 @@ def refresh(
     """Every agreement (all statuses, INACTIVATED included) and the webhook, None when absent;
     with `payruns`, also every paylist with its key and payments, and the wallet."""
     live = _workers_and_webhook(reader, on_progress)
-    if not payruns:
-        return live
+    return refresh_payruns(reader, live) if payruns else live
+
+
+def refresh_payruns(reader: LiveReader, live: LiveState) -> LiveState:
+    """`live` with every paylist (its key and payments) and the wallet: the part of the refresh
+    that only a file with payruns needs, so it can follow a refresh of the workers."""
     if not isinstance(reader, PayrunReader):
         raise TypeError("reading payruns needs a reader of paylists and the wallet")
     paying = reader

@@ -1,0 +1,202 @@
+"""The file and the account, read at the same time.
+
+`plan`, `drift`, `comment` and `apply PATH` need two things before they diff: the desired state
+(the files read, validated and modelled: CPU in this process) and the live account (pages of
+the service: mostly waiting on it). The refresh needs nothing from the file to start (the
+workers and the webhook are read whole; the scope is applied by the diff), so it starts first,
+in a thread of its own, and the file is loaded while its pages are awaited; the payruns' part
+of the refresh, which the file decides, follows once the file is known.
+
+What the user sees stays as it was when the two ran one after the other:
+
+- a problem in the file stops the command with the file's report, whatever the refresh met
+  (the file is what the user must fix; an error of the connection is the next thing to see,
+  and it comes once the file is good), and the refresh is stopped;
+- nothing is written before both are done: the refresh only reads (GETs, and a login);
+- a connection or service error is reported as it was, once the file is known to be good.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reconciler import logs
+from reconciler.cli.connection import ConnectionOptions, open_client
+from reconciler.cli.plankey import plan_key
+from reconciler.desired import DesiredState, load_desired_state
+from reconciler.plan.model import LiveState
+from reconciler.plan.refresh import refresh, refresh_payruns
+from reconciler.plan.signing import PlanKey
+from reconciler.render.base import plural
+from reconciler.service.client import ServiceClient
+from reconciler.service.models import Webhook, Worker
+
+_log = logs.get_logger("reconciler.plan")
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """Both sides of a plan, and the open client that read the account."""
+
+    desired: DesiredState
+    live: LiveState
+    client: ServiceClient
+    key: PlanKey | None  # only when asked for (`keyed`)
+
+
+@contextmanager
+def file_and_account(
+    path: Path,
+    connection: ConnectionOptions,
+    *,
+    read_only: bool,
+    parallelism: int | None = None,
+    keyed: bool = False,
+) -> Iterator[Ready]:
+    """Load the file at `path` while the account is refreshed; the client stays open inside.
+
+    Raises the file's `InvalidDesiredState` first, then whatever opening the client, the plan
+    key (`keyed`) or the refresh raised.
+    """
+    with ExitStack() as client_stack:
+        with collector_paused(), refresh_progress() as on_progress:
+            account = _AccountReading(client_stack, connection, read_only, parallelism, keyed)
+            account.start(on_progress)
+            try:
+                # Header values are registered with the log scrubber as they are read.
+                desired = load_desired_state(path, credentials=connection.credentials())
+            except BaseException:
+                account.stop()
+                raise
+            _log.info("loaded", workers=len(desired.workers), payruns=len(desired.payruns))
+            client, key, live = account.result()
+            if desired.payruns:
+                live = refresh_payruns(client, live)
+        yield Ready(desired, live, client, key)
+
+
+class _Stopped(Exception):
+    """The file failed: the refresh stops at its next worker."""
+
+
+class _AccountReading:
+    """The thread that opens the client and refreshes the workers and the webhook."""
+
+    def __init__(
+        self,
+        client_stack: ExitStack,
+        connection: ConnectionOptions,
+        read_only: bool,
+        parallelism: int | None,
+        keyed: bool,
+    ) -> None:
+        self._client_stack = client_stack
+        self._connection = connection
+        self._read_only = read_only
+        self._parallelism = parallelism
+        self._keyed = keyed
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._outcome: tuple[ServiceClient, PlanKey | None, LiveState] | None = None
+        self._error: BaseException | None = None
+
+    def start(self, on_progress: Callable[[int], None] | None) -> None:
+        self._thread = threading.Thread(
+            target=self._run, args=(on_progress,), name="reconciler-refresh", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the refresh (the file failed) and wait for it; what it met is dropped."""
+        self._stop.set()
+        self._join()
+
+    def result(self) -> tuple[ServiceClient, PlanKey | None, LiveState]:
+        self._join()
+        if self._error is not None:
+            raise self._error
+        assert self._outcome is not None
+        return self._outcome
+
+    def _join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self, on_progress: Callable[[int], None] | None) -> None:
+        try:
+            client = self._client_stack.enter_context(
+                open_client(
+                    self._connection, read_only=self._read_only, parallelism=self._parallelism
+                )
+            )
+            key = plan_key(client) if self._keyed else None
+            live = refresh(_StoppableReader(client, self._stop), on_progress)
+            self._outcome = (client, key, live)
+        except BaseException as error:  # handed to the main thread, which raises it
+            self._error = error
+
+
+class _StoppableReader:
+    """The client's reads of the workers and the webhook, stopped once the file failed."""
+
+    def __init__(self, client: ServiceClient, stop: threading.Event) -> None:
+        self._client = client
+        self._stop = stop
+
+    def get_webhook(self) -> Webhook | None:
+        if self._stop.is_set():
+            raise _Stopped
+        return self._client.get_webhook()
+
+    def iter_workers(self) -> Iterator[Worker]:
+        stopped = self._stop.is_set
+        for worker in self._client.iter_workers():
+            if stopped():
+                raise _Stopped
+            yield worker
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while the states are built.
+
+    Loading and refreshing 100,000 workers allocates a few hundred thousand small objects and
+    no cycles; the collector's full passes over them would cost seconds for nothing. They are
+    frozen afterwards (`gc.freeze`): still freed by reference counting, never walked again.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        # What was built lives on to the end of the command: out of the collector's sight, or
+        # its first pass after this would walk all of it (a tenth of a second at 100,000).
+        gc.freeze()
+        if was_enabled:
+            gc.enable()
+
+
+@contextmanager
+def refresh_progress() -> Iterator[Callable[[int], None] | None]:
+    """A progress line on stderr while the refresh runs, only on a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    columns: list[Any] = [
+        SpinnerColumn(),
+        TextColumn("Reading the account: {task.fields[read]}"),
+        TimeElapsedColumn(),
+    ]
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("refresh", total=None, read=plural(0, "agreement"))
+        yield lambda count: progress.update(task, completed=count, read=plural(count, "agreement"))

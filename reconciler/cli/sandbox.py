@@ -17,6 +17,7 @@ import httpx
 from reconciler.errors import ReconcilerError
 from reconciler.hosts import is_loopback
 from reconciler.sandbox import SandboxServer
+from reconciler.sandbox.faults import FaultSettings
 from reconciler.sandbox.seed import SeedError
 
 _PAGE_SIZE = 200
@@ -77,6 +78,13 @@ def sandbox() -> None:
     help="First delay of the exponential backoff between event deliveries.",
 )
 @click.option(
+    "--page-cost-ms",
+    type=click.FloatRange(min=0, max=10_000),
+    default=0,
+    help="CPU time (not a sleep) spent on each page of a list, as a slower server would; "
+    "a fault like the others: POST /_sandbox/faults and reset clear it.",
+)
+@click.option(
     "--check",
     is_flag=True,
     help="Start, read the demo account over HTTP, print a summary, and stop.",
@@ -91,6 +99,7 @@ def serve(
     zero_based_pages: bool,
     error_style: str,
     event_retry_base_ms: int,
+    page_cost_ms: float,
     check: bool,
 ) -> None:
     """Serve the sandbox until stopped; the first line on stdout says where and how to call it."""
@@ -106,6 +115,8 @@ def serve(
         error_style=error_style,
     )
     _start(server)
+    if page_cost_ms:
+        server.sandbox.faults.configure(FaultSettings(page_cost_ms=page_cost_ms))
     if not is_loopback(host):
         click.echo(
             f"warning: listening on {host}, beyond this machine: the sandbox's controls "

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 
-from reconciler.sandbox.faults import Faults
+from reconciler.sandbox.faults import Faults, spend_cpu
+from reconciler.sandbox.paging import Paging
 from reconciler.sandbox.ratelimit import FailedLogins
 from reconciler.sandbox.requestlog import RequestLog
 from reconciler.sandbox.store import Store
@@ -42,6 +43,13 @@ class Sandbox:
     one_based_pages: bool = True
     #: "problem" (RFC 9457) or "spring" (Spring Boot's default error body).
     error_style: str = "problem"
+
+    def paging(self, request: Request) -> Paging:
+        """The page a list request asks for; answering it costs the CPU the faults set
+        (`page_cost_ms`), spent here on the event loop as a CPU-bound server would."""
+        paging = Paging.from_query(request.query_params, one_based=self.one_based_pages)
+        spend_cpu(self.faults.settings.page_cost_ms)
+        return paging
 
 
 def sandbox_of(request: Request) -> Sandbox:

@@ -84,7 +84,15 @@ async def faults(request: Request) -> Response:
     if request.method == "POST":
         reader = ObjectReader(
             await read_json(request, optional=True),
-            ("latency_ms", "error_rate", "error_status", "rate_limit_per_s", "drop_rate", "seed"),
+            (
+                "latency_ms",
+                "error_rate",
+                "error_status",
+                "rate_limit_per_s",
+                "drop_rate",
+                "seed",
+                "page_cost_ms",
+            ),
         )
         one = Decimal(1)
         latency_ms = reader.integer("latency_ms", minimum=0, maximum=60_000)
@@ -93,6 +101,7 @@ async def faults(request: Request) -> Response:
         rate = reader.number("rate_limit_per_s", minimum=Decimal("0.001"), maximum=Decimal("1e6"))
         drop_rate = reader.number("drop_rate", minimum=Decimal(0), maximum=one)
         seed = reader.integer("seed", minimum=-(2**63), maximum=2**63 - 1)
+        page_cost = reader.number("page_cost_ms", minimum=Decimal(0), maximum=Decimal(10_000))
         if not reader.ok:
             raise validation_problem(reader.errors)
         sandbox.faults.configure(
@@ -103,6 +112,7 @@ async def faults(request: Request) -> Response:
                 rate_limit_per_s=None if rate is None else float(rate),
                 drop_rate=float(drop_rate or 0),
                 seed=seed,
+                page_cost_ms=float(page_cost or 0),
             )
         )
     return JSONResponse(sandbox.faults.settings.to_json())

@@ -26,6 +26,8 @@ class FaultSettings:
     rate_limit_per_s: float | None = None
     drop_rate: float = 0.0
     seed: int | None = None
+    #: CPU (not a sleep) spent on every page of a paged list, as a slower server would.
+    page_cost_ms: float = 0.0
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -75,6 +77,19 @@ class Faults:
             error_status=settings.error_status if error_draw < settings.error_rate else None,
             drop=drop_draw < settings.drop_rate,
         )
+
+
+def spend_cpu(milliseconds: float) -> None:
+    """Keep this thread busy for `milliseconds` of its own CPU time.
+
+    Measured on the thread's CPU clock, so a busy machine stretches the wall time but not the
+    work: the server holds its event loop (and the interpreter) as a CPU-bound one would.
+    """
+    if milliseconds <= 0:
+        return
+    end = time.thread_time() + milliseconds / 1000
+    while time.thread_time() < end:
+        pass
 
 
 async def apply_faults(

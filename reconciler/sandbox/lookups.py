@@ -63,7 +63,7 @@ async def list_paylists(request: Request) -> Response:
     client_id = authenticate(request)
     start, end = date_range(request)
     sandbox = sandbox_of(request)
-    paging = Paging.from_query(request.query_params, one_based=sandbox.one_based_pages)
+    paging = sandbox.paging(request)
     where, args = "client_id = ? AND created_ns < ?", [client_id, end]
     if start is not None:
         where, args = f"{where} AND created_ns >= ?", [*args, start]

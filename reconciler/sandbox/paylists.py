@@ -24,7 +24,7 @@ from reconciler.sandbox.clients import authenticate
 from reconciler.sandbox.context import sandbox_of
 from reconciler.sandbox.jsontext import JSONText
 from reconciler.sandbox.money import MAX_AMOUNT, to_cents
-from reconciler.sandbox.paging import Paging, spring_page
+from reconciler.sandbox.paging import spring_page
 from reconciler.sandbox.params import path_id
 from reconciler.sandbox.problems import FieldError, Problem, validation_problem
 from reconciler.sandbox.timestamps import iso_ns, now_ns
@@ -282,7 +282,7 @@ def owned_row(
 async def paylist_payments(request: Request) -> Response:
     client_id = authenticate(request)
     paylist_id = path_id(request, "paylistId", what="paylist")
-    paging = Paging.from_query(request.query_params, one_based=sandbox_of(request).one_based_pages)
+    paging = sandbox_of(request).paging(request)
     with sandbox_of(request).store.read() as conn:
         owned_row(conn, "paylists", paylist_id, client_id, "paylist")
         rows, total = payments.paylist_page(conn, paylist_id, paging)

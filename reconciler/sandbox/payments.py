@@ -122,7 +122,7 @@ async def list_payments(request: Request) -> Response:
     """The client's payments with startDate <= creation_date < endDate, by ascending id."""
     client_id = authenticate(request)
     start, end = date_range(request)
-    paging = Paging.from_query(request.query_params, one_based=sandbox_of(request).one_based_pages)
+    paging = sandbox_of(request).paging(request)
     where, args = "client_id = ? AND created_ns < ?", [client_id, end]
     if start is not None:
         where, args = f"{where} AND created_ns >= ?", [*args, start]

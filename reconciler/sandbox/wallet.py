@@ -21,7 +21,6 @@ from reconciler.sandbox.clients import authenticate
 from reconciler.sandbox.context import sandbox_of
 from reconciler.sandbox.jsontext import JSONText
 from reconciler.sandbox.money import MAX_BALANCE_CENTS, from_cents
-from reconciler.sandbox.paging import Paging
 from reconciler.sandbox.params import path_id
 from reconciler.sandbox.problems import Problem
 from reconciler.sandbox.timestamps import iso_us
@@ -173,7 +172,7 @@ async def get_wallet(request: Request) -> Response:
 async def list_transactions(request: Request) -> Response:
     """The client's journal by ascending journal_id; the envelope is `content` only."""
     client_id = authenticate(request)
-    paging = Paging.from_query(request.query_params, one_based=sandbox_of(request).one_based_pages)
+    paging = sandbox_of(request).paging(request)
     if paging.offset > _MAX_OFFSET:  # past any journal, and past what SQLite can take
         return JSONText({"content": []})
     with sandbox_of(request).store.read() as conn:

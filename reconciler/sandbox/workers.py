@@ -247,7 +247,7 @@ async def list_workers(request: Request) -> Response:
             what="the query",
         )
     status = None if status_id is None else STATUS_BY_ID[status_id]
-    paging = Paging.from_query(request.query_params, one_based=sandbox_of(request).one_based_pages)
+    paging = sandbox_of(request).paging(request)
     with sandbox_of(request).store.read() as conn:
         store = sandbox_of(request).store
         rows, total = list_page(conn, client_id, status, paging, (store.serial, store.version))

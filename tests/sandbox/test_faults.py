@@ -24,6 +24,27 @@ def test_latency_delays_service_answers(api: httpx.Client, controls: Controls) -
     assert time.perf_counter() - started < 0.4
 
 
+def _cpu_of_one_answer(api: httpx.Client, path: str) -> tuple[float, float]:
+    """CPU seconds this process (the sandbox's server thread included) and wall seconds."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    assert api.get(path).status_code in (200, 404)
+    return time.process_time() - cpu, time.perf_counter() - wall
+
+
+def test_a_page_cost_is_cpu_spent_on_every_page_and_a_latency_is_not(
+    api: httpx.Client, controls: Controls
+) -> None:
+    controls.set_faults(page_cost_ms=300)
+    cpu, wall = _cpu_of_one_answer(api, LIST)
+    assert cpu >= 0.3 and wall >= 0.3
+    cpu, _ = _cpu_of_one_answer(api, "/webhooks/clients")  # not a page: not charged
+    assert cpu < 0.3
+    controls.set_faults(latency_ms=300)
+    cpu, wall = _cpu_of_one_answer(api, LIST)
+    assert wall >= 0.3 and cpu < 0.3
+    assert controls.set_faults()["page_cost_ms"] == 0
+
+
 def test_an_injected_error_answers_its_status_and_does_no_work(
     api: httpx.Client, controls: Controls
 ) -> None:
@@ -92,6 +113,7 @@ def test_empty_settings_clear_every_fault(api: httpx.Client, controls: Controls)
         "rate_limit_per_s": None,
         "drop_rate": 0.0,
         "seed": None,
+        "page_cost_ms": 0.0,
     }
     assert [api.get(LIST).status_code for _ in range(3)] == [200, 200, 200]
 
@@ -107,6 +129,8 @@ def test_empty_settings_clear_every_fault(api: httpx.Client, controls: Controls)
         ({"rate_limit_per_s": 0}, "rate_limit_per_s"),
         ({"drop_rate": -0.1}, "drop_rate"),
         ({"seed": "x"}, "seed"),
+        ({"page_cost_ms": -1}, "page_cost_ms"),
+        ({"page_cost_ms": "slow"}, "page_cost_ms"),
         ({"chaos": True}, "chaos"),
     ],
 )

@@ -59,6 +59,19 @@ def test_serve_prints_the_first_line_serves_and_stops_cleanly(stop: signal.Signa
     assert "Traceback" not in process.stderr.read()  # type: ignore[union-attr]
 
 
+def test_page_cost_ms_starts_the_sandbox_with_that_fault() -> None:
+    command = reconciler("sandbox", "serve", "--port", "0", "--page-cost-ms", "2.5")
+    process = subprocess.Popen(command, env=ENV, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        first = json.loads(process.stdout.readline())
+        faults = httpx.get(f"{first['base_url']}/_sandbox/faults").json()
+        assert faults["page_cost_ms"] == 2.5 and faults["latency_ms"] == 0
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
 def test_check_summarises_the_seeded_demo_account() -> None:
     done = run("sandbox", "serve", "--seed", str(SEED), "--check")
     assert done.returncode == 0, done.stderr

@@ -1,0 +1,149 @@
+"""Benchmark: pricing a payrun in an account with a history of paylists, at 50 ms a request.
+
+    PYTHONPATH=. python benchmarks/payrun_history.py [--past 10] [--payments 1000] [--runs 3]
+        [--latency-ms 50]
+
+The sandbox runs in this process: 1,000 ACTIVE workers and `--past` paylists of `--payments`
+payments each, already paid. `reconciler plan FILE` runs as a child process, as a user runs it,
+on two files that differ only by a payrun of `--payments` payments to those workers: with it,
+the refresh also reads the paylists (their keys and payments) and the wallet. Runs interleaved,
+`--latency-ms` injected on every service request, median of `--runs`.
+
+Target: the plan with the payrun within 1.5x of the plan without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from reconciler.sandbox import SandboxServer  # noqa: E402
+
+WORKERS = 1000
+TOLERANCE = 1.5
+
+
+def write_files(folder: Path, payments: int) -> tuple[Path, Path, Path]:
+    """The seed, the file without the payrun and the file with it."""
+    seed = folder / "seed.yaml"
+    lines = ["workers:"]
+    for n in range(WORKERS):
+        lines += [f"  - externalId: PAY-{n:05d}", "    firstName: Ada", "    lastName: Lovelace"]
+        lines += [f"    email: p{n:05d}@example.com", "    country: GB", "    status: ACTIVE"]
+    seed.write_text("\n".join(lines) + "\n")
+    workers = ['version: 1\nscope: {externalIdPrefix: "PAY-"}\nworkers:']
+    workers += [
+        f"  - {{externalId: PAY-{n:05d}, typeOfWorker: Worker, workerName: Ada, "
+        f"workerSurname: Lovelace, workerEmail: p{n:05d}@example.com, countryIso: GB}}"
+        for n in range(WORKERS)
+    ]
+    plain = folder / "workers.yaml"
+    plain.write_text("\n".join(workers) + "\n")
+    payrun = ["payruns:", "  - id: bench-now", "    description: This month", "    payments:"]
+    payrun += [
+        f'      - {{worker: PAY-{n % WORKERS:05d}, amount: "1.00", description: "now {n}"}}'
+        for n in range(payments)
+    ]
+    with_payrun = folder / "workers-and-payrun.yaml"
+    with_payrun.write_text("\n".join(workers + payrun) + "\n")
+    return seed, plain, with_payrun
+
+
+def pay_history(server: SandboxServer, past: int, payments: int) -> None:
+    """`past` paylists of `payments` payments, created and settled."""
+    headers = {"Authorization": f"Bearer {server.token}"}
+    with httpx.Client(base_url=server.base_url, headers=headers, timeout=120) as client:
+        top_up = client.post(
+            f"/_sandbox/clients/{server.client_id}/top-up", json={"amount": 10 * past * payments}
+        )
+        top_up.raise_for_status()
+        for month in range(past):
+            items = [
+                {
+                    "description": f"month {month} item {n}",
+                    "amount": 1,
+                    "worker_email": f"p{n % WORKERS:05d}@example.com",
+                }
+                for n in range(payments)
+            ]
+            key = uuid.uuid4().hex
+            body = {"description": f"month {month}", "idempotence_key": key, "payments": items}
+            client.post("/payment-agent/paylists", json=body).raise_for_status()
+        client.post("/_sandbox/process").raise_for_status()
+
+
+def one_run(env: dict[str, str], desired: Path, expect: str) -> float:
+    started = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-m", "reconciler", "plan", str(desired)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    seconds = time.perf_counter() - started
+    if result.returncode != 0 or expect not in result.stdout:
+        raise SystemExit(f"the plan is not the expected one: {result.stdout[-500:]}{result.stderr}")
+    return seconds
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--past", type=int, default=10)
+    parser.add_argument("--payments", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--latency-ms", type=int, default=50)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        seed, plain, with_payrun = write_files(Path(folder), args.payments)
+        with SandboxServer(seed=seed, process_delay_ms=0) as server:
+            started = time.perf_counter()
+            pay_history(server, args.past, args.payments)
+            print(f"setup: {args.past} paylists paid in {time.perf_counter() - started:.1f} s")
+            faults = {"latency_ms": args.latency_ms}
+            httpx.post(f"{server.base_url}/_sandbox/faults", json=faults).raise_for_status()
+            env = {k: v for k, v in os.environ.items() if not k.startswith("RECONCILER_")}
+            env |= {
+                "PYTHONPATH": str(ROOT),
+                "RECONCILER_BASE_URL": server.base_url,
+                "RECONCILER_TOKEN": server.token,
+                "RECONCILER_CLIENT_ID": str(server.client_id),
+            }
+            times: dict[str, list[float]] = {"without": [], "with": []}
+            for _ in range(args.runs):
+                times["without"].append(one_run(env, plain, "No changes"))
+                times["with"].append(one_run(env, with_payrun, "1 payrun to pay"))
+    without = statistics.median(times["without"])
+    with_ = statistics.median(times["with"])
+    ratio = with_ / without
+    for name, runs in times.items():
+        print(f"plan {name} the payrun: " + ", ".join(f"{t:.2f}" for t in runs) + " s")
+    print(
+        f"{args.past} past paylists of {args.payments}, {args.latency_ms} ms a request: "
+        f"{with_:.2f} s with the payrun, {without:.2f} s without: {ratio:.2f}x "
+        f"(target <= {TOLERANCE}x)"
+    )
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, load average {os.getloadavg()[0]:.2f}"
+    )
+    ok = ratio <= TOLERANCE
+    print("PASS" if ok else "MISS")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -6,8 +6,6 @@ and the only way to read it is the explicit `reveal()`.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import re
 
 MASK = "(sensitive value)"
@@ -35,11 +33,16 @@ class Secret:
 
     def hmac(self, key: bytes) -> str:
         """A keyed digest of the value: comparable across runs, useless without the key."""
+        import hashlib  # here: OpenSSL's start-up is not `validate`'s to pay
+        import hmac
+
         return hmac.new(key, self._value.encode(), hashlib.sha256).hexdigest()
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Secret):
             return NotImplemented
+        import hmac
+
         return hmac.compare_digest(self._value.encode(), other._value.encode())
 
     def __hash__(self) -> int:

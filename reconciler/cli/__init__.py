@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from reconciler import __version__, logconfig, redaction
+from reconciler import logconfig, redaction
 from reconciler.cli.logging_options import LOG_FORMATS, LOG_LEVELS, add_logging_options
 from reconciler.errors import ReconcilerError
 
@@ -163,8 +163,25 @@ class _Group(click.Group):
             ctx.exit(1)
 
 
+def _show_version(ctx: click.Context, value: bool) -> None:
+    """`--version`, as click's own option prints it; the version is read only here."""
+    if not value or ctx.resilient_parsing:
+        return
+    from reconciler import __version__
+
+    click.echo(f"reconciler, version {__version__}")
+    ctx.exit()
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="reconciler")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, _param, value: _show_version(ctx, value),
+    help="Show the version and exit.",
+)
 @click.option(
     "--log-format",
     type=click.Choice(LOG_FORMATS),

@@ -9,12 +9,16 @@ any value a later check refused.
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import yaml
 import yaml_rs
+
+if TYPE_CHECKING:
+    import yaml
 
 from reconciler.desired.model import Location
 from reconciler.desired.problems import Problem, YamlPath
@@ -28,10 +32,24 @@ _LINE_COLUMN = re.compile(r"line (\d+), column (\d+)")
 _ALLOWED_ASCII = bytes(range(0x20, 0x7F)) + b"\t\n\r"
 #: Characters outside YAML's printable set (control characters, non-characters).
 _FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
-_NODE_EVENTS = frozenset(
-    {yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent}
-)
-_END_EVENTS = frozenset({yaml.MappingEndEvent, yaml.SequenceEndEvent})
+_NODE_EVENTS: frozenset[type] = frozenset()  # PyYAML's, once `_load_pyyaml` ran
+_END_EVENTS: frozenset[type] = frozenset()
+
+
+def _load_pyyaml() -> None:
+    """Import PyYAML, as the module-level `yaml`, before the first pass over its events.
+
+    A valid file never needs it, and its import is a tenth of `validate`'s start-up.
+    """
+    global _NODE_EVENTS, _END_EVENTS
+    if _NODE_EVENTS:
+        return
+    module = importlib.import_module("yaml")
+    globals()["yaml"] = module
+    _END_EVENTS = frozenset({module.MappingEndEvent, module.SequenceEndEvent})
+    _NODE_EVENTS = frozenset(
+        {module.ScalarEvent, module.AliasEvent, module.MappingStartEvent, module.SequenceStartEvent}
+    )
 
 
 class Unparsed:
@@ -119,6 +137,7 @@ def _tag_problems(source: SourceText) -> list[Problem]:
     A desired-state file holds text, numbers and booleans as written; a tag turns them into
     something else (bytes, a number from a string), which the two parsers read differently.
     """
+    _load_pyyaml()
     problems: list[Problem] = []
     parser = yaml.CSafeLoader(source.text)
     try:
@@ -182,6 +201,7 @@ def scan(source: SourceText, wanted: Collection[YamlPath] = (), *, everything: b
     With `everything` false (for a file the fast parser read, so free of duplicates and
     aliases), the contents of any node that is no ancestor of a wanted path are skipped.
     """
+    _load_pyyaml()
     result = Scan()
     # Only the contents of a wanted path's ancestors are followed: the rest is never located.
     parents = {path[:-1] for path in wanted if path}

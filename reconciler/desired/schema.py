@@ -8,7 +8,6 @@ failed.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -187,7 +186,7 @@ def _explain(failure: _Failure) -> Iterator[PathProblem]:
             known = list(failure.schema.get("properties", {}))
             for key in instance:
                 if key not in known:
-                    close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.75)
+                    close = _close_matches(str(key), known, n=1, cutoff=0.75)
                     hint = f" (did you mean {close[0]!r}?)" if close else ""
                     expected = ", ".join(known)
                     message = f"unknown key {key!r} in {name}{hint}; known keys: {expected}"
@@ -286,3 +285,10 @@ def _describe(value: object) -> str:
         return "a list"
     kind = {int: "an integer", float: "a number", str: "a string"}.get(type(value), "a value")
     return f"{value!r} ({kind})"
+
+
+def _close_matches(key: str, known: list[str], **options: Any) -> list[str]:
+    """difflib's suggestions, imported only for a file with an unknown key."""
+    import difflib
+
+    return difflib.get_close_matches(key, known, **options)

@@ -19,9 +19,11 @@ What the user sees stays as it was when the two ran one after the other:
 from __future__ import annotations
 
 import gc
+import logging
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,14 +69,17 @@ def file_and_account(
     """
     with ExitStack() as client_stack:
         with collector_paused(), refresh_progress() as on_progress:
+            held = _HeldLines.install()
             account = _AccountReading(client_stack, connection, read_only, parallelism, keyed)
             account.start(on_progress)
             try:
                 # Header values are registered with the log scrubber as they are read.
                 desired = load_desired_state(path, credentials=connection.credentials())
             except BaseException:
+                held.drop()
                 account.stop()
                 raise
+            held.release()
             _log.info("loaded", workers=len(desired.workers), payruns=len(desired.payruns))
             client, key, live = account.result()
             if desired.payruns:
@@ -104,6 +109,7 @@ class _AccountReading:
         self._keyed = keyed
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._client: ServiceClient | None = None
         self._outcome: tuple[ServiceClient, PlanKey | None, LiveState] | None = None
         self._error: BaseException | None = None
 
@@ -116,6 +122,8 @@ class _AccountReading:
     def stop(self) -> None:
         """Stop the refresh (the file failed) and wait for it; what it met is dropped."""
         self._stop.set()
+        if self._client is not None:
+            self._client.abandon()  # no retry waits out its backoff for nothing
         self._join()
 
     def result(self) -> tuple[ServiceClient, PlanKey | None, LiveState]:
@@ -136,6 +144,9 @@ class _AccountReading:
                     self._connection, read_only=self._read_only, parallelism=self._parallelism
                 )
             )
+            self._client = client
+            if self._stop.is_set():
+                client.abandon()
             key = plan_key(client) if self._keyed else None
             live = refresh(_StoppableReader(client, self._stop), on_progress)
             self._outcome = (client, key, live)
@@ -144,16 +155,25 @@ class _AccountReading:
 
 
 class _StoppableReader:
-    """The client's reads of the workers and the webhook, stopped once the file failed."""
+    """The client's reads of the workers and the webhook, stopped once the file failed; the
+    webhook is read beside the first page of workers, not one round trip before or after."""
 
     def __init__(self, client: ServiceClient, stop: threading.Event) -> None:
         self._client = client
         self._stop = stop
+        self._webhook: Future[Webhook | None] = Future()
+        threading.Thread(target=self._read_webhook, name="reconciler-webhook", daemon=True).start()
+
+    def _read_webhook(self) -> None:
+        try:
+            self._webhook.set_result(self._client.get_webhook())
+        except BaseException as error:  # raised where the refresh asks for the webhook
+            self._webhook.set_exception(error)
 
     def get_webhook(self) -> Webhook | None:
         if self._stop.is_set():
             raise _Stopped
-        return self._client.get_webhook()
+        return self._webhook.result()
 
     def iter_workers(self) -> Iterator[Worker]:
         stopped = self._stop.is_set
@@ -161,6 +181,55 @@ class _StoppableReader:
             if stopped():
                 raise _Stopped
             yield worker
+
+
+class _HeldLines(logging.Filter):
+    """The refresh's log lines (its threads are named `reconciler-...`), held while the file is
+    loaded: written in order once the file is good, dropped when it is not, since the report
+    is then the file's alone (a retry warning of an abandoned refresh would only mislead)."""
+
+    def __init__(self, handlers: list[logging.Handler]) -> None:
+        super().__init__()
+        self._handlers = handlers
+        self._lock = threading.Lock()
+        self._held: list[logging.LogRecord] | None = []  # None: released
+
+    @classmethod
+    def install(cls) -> _HeldLines:
+        held = cls(list(logging.getLogger().handlers))
+        for handler in held._handlers:
+            handler.addFilter(held)
+        return held
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not (record.threadName or "").startswith(_THREADS):
+            return True
+        with self._lock:
+            if self._held is None:
+                return True
+            self._held.append(record)
+            return False
+
+    def release(self) -> None:
+        """Write what was held, and let the refresh's lines through from now on."""
+        with self._lock:
+            held, self._held = self._held or [], None
+        for handler in self._handlers:
+            handler.removeFilter(self)
+        for record in held:
+            for handler in self._handlers:
+                if record.levelno >= handler.level:
+                    handler.handle(record)
+
+    def drop(self) -> None:
+        """Forget what was held, and hold (so drop) whatever the refresh logs from now on."""
+        with self._lock:
+            if self._held is not None:
+                self._held.clear()
+
+
+#: The names of the threads a refresh runs in: its own, the webhook's and the page fetchers.
+_THREADS = "reconciler-"
 
 
 @contextmanager

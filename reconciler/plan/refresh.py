@@ -72,7 +72,6 @@ def refresh_payruns(reader: LiveReader, live: LiveState) -> LiveState:
 def _workers_and_webhook(
     reader: LiveReader, on_progress: Callable[[int], None] | None
 ) -> LiveState:
-    webhook = reader.get_webhook()
     workers: list[Worker] = []
     for worker in reader.iter_workers():
         workers.append(worker)
@@ -80,4 +79,5 @@ def _workers_and_webhook(
             on_progress(len(workers))
     if on_progress is not None:
         on_progress(len(workers))
-    return LiveState(workers=tuple(workers), webhook=webhook)
+    # After the workers: a reader that fetched the webhook meanwhile answers it at once.
+    return LiveState(workers=tuple(workers), webhook=reader.get_webhook())

@@ -80,6 +80,10 @@ class ServiceClient:
         stops here, saying when it expired."""
         self._transport.tokens.check_not_expired()
 
+    def abandon(self) -> None:
+        """Stop reading: what is not sent yet, or waits to be retried, fails as `Abandoned`."""
+        self._transport.abandon()
+
     def close(self) -> None:
         """Close the connections and stop the page fetchers."""
         if self._executor is not None:

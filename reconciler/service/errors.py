@@ -120,3 +120,7 @@ class UnexpectedResponse(ServiceError):
 
 class ReadOnlyViolation(ServiceError):
     """A read-only client was asked to send something other than GET; nothing was sent."""
+
+
+class Abandoned(ServiceError):
+    """The client was abandoned (`ServiceClient.abandon`): nothing more is sent or retried."""

@@ -13,6 +13,7 @@ import email.utils
 import json
 import random
 import re
+import threading
 import time
 from collections.abc import Callable, Generator, Mapping
 from datetime import UTC, datetime
@@ -27,6 +28,7 @@ from reconciler import logs
 from reconciler.service import encode
 from reconciler.service.config import ClientConfig
 from reconciler.service.errors import (
+    Abandoned,
     AmbiguousOutcome,
     Conflict,
     Forbidden,
@@ -122,9 +124,15 @@ class Transport:
             ),
             follow_redirects=False,
         )
+        self._abandoned = threading.Event()
 
     def close(self) -> None:
         self._http.close()
+
+    def abandon(self) -> None:
+        """Send nothing more: a request not yet sent, or about to be retried, raises
+        `Abandoned` (one already on the wire finishes)."""
+        self._abandoned.set()
 
     def request(
         self,
@@ -146,7 +154,7 @@ class Transport:
         deadline = time.monotonic() + policy.total_seconds
         answer: Any = None
         for attempt in stamina.retry_context(
-            on=_should_retry(repeatable, deadline, policy.wait_jitter),
+            on=_should_retry(repeatable, deadline, policy.wait_jitter, self._abandoned),
             attempts=policy.attempts,
             timeout=policy.total_seconds,
             wait_initial=policy.wait_initial,
@@ -165,6 +173,8 @@ class Transport:
         content: bytes | None,
         repeatable: bool,
     ) -> Any:
+        if self._abandoned.is_set():
+            raise Abandoned(f"{method} /{path} was not sent: the command stopped reading")
         headers = {"Content-Type": "application/json"} if content is not None else None
         started = time.monotonic()
         try:
@@ -258,10 +268,14 @@ class Transport:
         return _ERROR_CLASSES.get(status, ServiceError)(what, **details)
 
 
-def _should_retry(repeatable: bool, deadline: float, jitter: float) -> Callable[[Exception], Any]:
+def _should_retry(
+    repeatable: bool, deadline: float, jitter: float, abandoned: threading.Event
+) -> Callable[[Exception], Any]:
     """stamina's hook: whether to retry, or how long to wait when the service said so."""
 
     def hook(error: Exception) -> bool | float:
+        if abandoned.is_set():
+            return False
         if isinstance(error, RateLimited):
             if error.retry_after is None:
                 return True

@@ -209,3 +209,15 @@ def test_with_a_good_file_the_connection_problem_is_reported(
     nowhere = run(command, str(path), *extra, server=account, RECONCILER_BASE_URL="ftp://x.org")
     assert nowhere.returncode == 1
     assert nowhere.stderr.startswith("Error:") and "ftp://x.org" in nowhere.stderr
+
+
+def test_with_a_good_file_the_refresh_log_lines_are_written(
+    account: SandboxServer, tmp_path: Path
+) -> None:
+    """Held while the file loads, the refresh's retry lines are written once it is good."""
+    path = tmp_path / "workers.yaml"
+    path.write_text(desired_text(range(3, 10)))
+    result = run("plan", str(path), server=account, RECONCILER_BASE_URL="http://127.0.0.1:9")
+    assert result.returncode == 1
+    assert "retrying in" in result.stderr and "Connection refused" in result.stderr
+    assert result.stderr.splitlines()[-1].startswith("Error: could not connect to the service")

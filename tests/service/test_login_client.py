@@ -17,7 +17,7 @@ import pytest
 from reconciler.sandbox import SandboxServer
 from tests.cli import reconciler
 
-INVITATIONS = 300
+INVITATIONS = 500  # two rounds of batches: the apply outlives a token even with a quick refresh
 
 
 @pytest.fixture

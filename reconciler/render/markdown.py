@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from reconciler.plan.changes import Inactivate, Replace
 from reconciler.plan.model import Plan
 from reconciler.render.base import clean, plural
+from reconciler.render.money import money_markdown
 from reconciler.render.text import (
     Line,
     change_lines,
@@ -83,6 +84,8 @@ def _head(plan: Plan) -> Iterator[str]:
         )
         yield ""
     yield from _payruns_table(plan)
+    if plan.money is not None:
+        yield from money_markdown(plan.money, _escape)
     emails = plan.summary.invitation_emails
     yield (
         f"Apply would send {plural(emails, 'invitation e-mail')}."

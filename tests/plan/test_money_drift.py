@@ -134,6 +134,10 @@ def test_a_paylist_made_outside_is_untraced_in_every_output_and_strict_drift_exi
     assert _run("drift", str(path), "--strict", server=demo).returncode == 0  # all traced
     outside = _paylist_outside(demo, "300.00", "Side bonus")
     _process(demo)
+    topped = httpx.post(
+        f"{demo.base_url}/_sandbox/clients/{demo.client_id}/top-up", json={"amount": 500}
+    )
+    assert topped.status_code == 201, topped.text
 
     text = _run("drift", str(path), server=demo)
     assert text.returncode == 0, text.stdout + text.stderr  # money is --strict's to judge
@@ -159,14 +163,16 @@ def test_a_paylist_made_outside_is_untraced_in_every_output_and_strict_drift_exi
     own = [p["paylist_id"] for p in document["payruns"]]
     assert own and outside not in own  # the reconciler's own paylist is traced
     assert money["paid"] == {"count": 1, "total": "1750.00"}
-    assert money["wallet_balance"] == "7950.00"  # 10,000 - 1,750 - 300
+    assert money["wallet_balance"] == "8450.00"  # 10,000 - 1,750 - 300 + 500
+    assert money["top_ups"] == {"count": 1, "total": "500.00"}
     assert money["needs_action"] is True
 
     markdown = _run("drift", str(path), "--format", "markdown", server=demo).stdout
     assert "| untraced | 1 | 300.00 |" in markdown
     assert "| paid through payruns | 1 | 1,750.00 |" in markdown
     assert f"paylist {outside}, made" in markdown
-    assert "| wallet balance | | 7,950.00 |" in markdown
+    assert "| wallet balance | | 8,450.00 |" in markdown
+    assert "| top-ups | 1 | 500.00 |" in markdown
 
 
 def test_a_failed_payment_is_listed_with_its_cause_and_what_to_do(

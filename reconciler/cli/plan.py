@@ -225,9 +225,14 @@ def money_window(desired: DesiredState, since: datetime | None) -> MoneyWindow |
             f"{since.isoformat()} is in the future: no paylist is made after it yet",
             param_hint="--money-since",
         )
-    if since is None:
-        since = datetime.now(UTC) - (policy.money_window or DEFAULT_WINDOW)
-    return MoneyWindow(since=since, stuck_after=policy.money_stuck_after or DEFAULT_STUCK_AFTER)
+    stuck_after = policy.money_stuck_after or DEFAULT_STUCK_AFTER
+    if since is not None:
+        return MoneyWindow(since=since, stuck_after=stuck_after)
+    window = policy.money_window or DEFAULT_WINDOW
+    days, hours = window.days, window.seconds // 3600
+    count, unit = (days, "day") if not hours else (days * 24 + hours, "hour")
+    relative = f"the last {count} {unit}{'' if count == 1 else 's'}"
+    return MoneyWindow(datetime.now(UTC) - window, stuck_after, relative)
 
 
 @contextmanager

@@ -49,6 +49,9 @@ class MoneyWindow:
 
     since: datetime
     stuck_after: timedelta = DEFAULT_STUCK_AFTER
+    #: How the window was given, for outputs that must not change from day to day
+    #: ("the last 35 days"); None: a fixed date, shown as such.
+    relative: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +115,7 @@ class MoneyReport:
     """The money of the window: traced, untraced, needing action, and the wallet."""
 
     since: datetime
+    relative: str | None
     paid: Figure
     untraced: tuple[Untraced, ...]
     failed: tuple[PaymentAlert, ...]
@@ -171,6 +175,7 @@ def money_report(live: LiveMoney, payrun_keys: Collection[str]) -> MoneyReport:
     stuck_before = live.read_at - live.window.stuck_after
     return MoneyReport(
         since=since,
+        relative=live.window.relative,
         paid=Figure(len(traced_in_window), sum(paid, _ZERO)),
         untraced=untraced,
         failed=_failed(ours),

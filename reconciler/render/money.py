@@ -20,7 +20,8 @@ MARKDOWN_ROWS = 20
 
 def money_text_lines(report: MoneyReport) -> Iterator[str]:
     """A few summary lines, then every paylist and payment that needs someone."""
-    yield f"Money since {_date(report.since)}: {_summary(report)}."
+    window = f" ({report.relative})" if report.relative else ""
+    yield f"Money since {_date(report.since)}{window}: {_summary(report)}."
     if report.untraced:
         yield "Untraced paylists: no payrun of the files made them; they are never touched."
         yield from (f"  ! {_untraced(item)}" for item in report.untraced)
@@ -35,7 +36,8 @@ def money_text_lines(report: MoneyReport) -> Iterator[str]:
 def money_markdown(report: MoneyReport, escape: Any) -> Iterator[str]:
     """The money table, then the untraced paylists and the payments needing action (at most
     `MARKDOWN_ROWS` each). `escape` makes free text safe in Markdown."""
-    yield f"| money since {_date(report.since)} | count | total |"
+    window = report.relative or f"since {_date(report.since)}"
+    yield f"| money of {window} | count | total |"
     yield "|---|---:|---:|"
     for title, figure in _figures(report):
         yield f"| {title} | {figure.count} | {figure.total:,.2f} |"
@@ -65,6 +67,7 @@ def money_json(report: MoneyReport) -> dict[str, Any]:
     """The JSON `money` object: amounts as two-place strings."""
     return {
         "since": report.since.isoformat(),
+        "window": report.relative,
         "needs_action": report.needs_action,
         "paid": _figure(report.paid),
         "untraced": {

@@ -170,6 +170,7 @@ def test_a_paylist_made_outside_is_untraced_in_every_output_and_strict_drift_exi
     markdown = _run("drift", str(path), "--format", "markdown", server=demo).stdout
     assert "| untraced | 1 | 300.00 |" in markdown
     assert "| paid through payruns | 1 | 1,750.00 |" in markdown
+    assert "| money of the last 35 days | count | total |" in markdown  # the same bytes daily
     assert f"paylist {outside}, made" in markdown
     assert "| wallet balance | | 8,450.00 |" in markdown
     assert "| top-ups | 1 | 500.00 |" in markdown

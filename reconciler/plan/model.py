@@ -172,6 +172,11 @@ class Plan:
                 "No changes to apply, but the account still differs from the file where "
                 "the plan cannot act (below)."
             )
+        if self.money is not None and self.money.needs_action:
+            return (
+                "No changes to apply, but money was paid outside the files' payruns or needs "
+                "action (below)."
+            )
         return "No changes. The account matches the file."
 
     @property

@@ -39,7 +39,7 @@ def money_markdown(report: MoneyReport, escape: Any) -> Iterator[str]:
     window = report.relative or f"since {_date(report.since)}"
     yield f"| money of {window} | count | total |"
     yield "|---|---:|---:|"
-    for title, figure in _figures(report):
+    for title, figure, _ in _figures(report):
         yield f"| {title} | {figure.count} | {figure.total:,.2f} |"
     balance = "" if report.balance is None else f"{report.balance:,.2f}"
     yield f"| wallet balance | | {balance} |"
@@ -94,20 +94,26 @@ def money_json(report: MoneyReport) -> dict[str, Any]:
     }
 
 
-def _figures(report: MoneyReport) -> Iterable[tuple[str, Figure]]:
+def _figures(report: MoneyReport) -> Iterable[tuple[str, Figure, str]]:
     return (
-        ("paid through payruns", report.paid),
-        ("untraced", report.untraced_figure),
-        ("failed", report.failed_figure),
-        ("pending", report.pending),
-        ("top-ups", report.top_ups),
+        ("paid through payruns", report.paid, "paylist"),
+        ("untraced", report.untraced_figure, "paylist"),
+        ("failed", report.failed_figure, "payment"),
+        ("pending", report.pending, "payment"),
+        ("top-ups", report.top_ups, "top-up"),
     )
 
 
 def _summary(report: MoneyReport) -> str:
-    parts = [f"{title} {figure.count} ({figure.total:,.2f})" for title, figure in _figures(report)]
+    parts = [
+        f"{title} {plural(figure.count, noun)} ({figure.total:,.2f})"
+        for title, figure, noun in _figures(report)
+        if noun != "top-up"
+    ]
+    parts.append(f"wallet topped up {plural(report.top_ups.count, 'time')}")
+    parts[-1] += f" ({report.top_ups.total:,.2f})"
     if report.stuck:
-        parts.append(f"{len(report.stuck)} stuck")
+        parts.append(f"{plural(len(report.stuck), 'payment')} stuck")
     if report.balance is not None:
         parts.append(f"wallet balance {report.balance:,.2f}")
     return ", ".join(parts)

@@ -141,10 +141,11 @@ def test_a_paylist_made_outside_is_untraced_in_every_output_and_strict_drift_exi
 
     text = _run("drift", str(path), server=demo)
     assert text.returncode == 0, text.stdout + text.stderr  # money is --strict's to judge
+    assert text.stdout.startswith("No changes to apply, but money was paid outside")
     assert f"paylist {outside}, made {datetime.now(UTC):%Y-%m-%d}, 'Side bonus'" in text.stdout
     assert "1 payment, 300.00" in text.stdout
-    assert "untraced 1 (300.00)" in text.stdout
-    assert "paid through payruns 1 (1,750.00)" in text.stdout
+    assert "untraced 1 paylist (300.00)" in text.stdout
+    assert "paid through payruns 1 paylist (1,750.00)" in text.stdout
     strict = _run("drift", str(path), "--strict", server=demo)
     assert strict.returncode == 2, strict.stdout + strict.stderr
     assert "money: 1 untraced paylist (300.00)" in strict.stdout
@@ -195,7 +196,7 @@ def test_a_failed_payment_is_listed_with_its_cause_and_what_to_do(
     text = _run("drift", str(path), "--strict", server=demo)
     assert text.returncode == 2
     assert "250.00 to grace@example.com, INSUFFICIENT_FUNDS: top up the wallet" in text.stdout
-    assert "untraced 0 (0.00)" in text.stdout
+    assert "untraced 0 paylists (0.00)" in text.stdout
 
 
 def test_a_payment_pending_past_the_threshold_is_stuck(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ import pytest
 
 from reconciler.sandbox import SandboxServer
 from tests.apply.support import ROOT, cli
+from tests.apply.test_payruns import NOVEMBER
 
 WORKERS = """\
 version: 1
@@ -30,14 +31,6 @@ workers:
      workerEmail: ada@example.com, countryIso: GB}
   - {externalId: ENG-002, typeOfWorker: Worker, workerName: Grace, workerSurname: Hopper,
      workerEmail: grace@example.com, countryIso: US}
-"""
-NOVEMBER = """\
-payruns:
-  - id: 2026-11-contractors
-    description: November 2026 contractors
-    payments:
-      - {worker: ENG-001, amount: "1500.00", description: November 2026 retainer}
-      - {email: grace@example.com, amount: 250, description: November 2026 review}
 """
 PLAN_SCHEMA = json.loads((ROOT / "schemas" / "plan.schema.json").read_text())
 

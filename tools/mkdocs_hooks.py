@@ -36,7 +36,7 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
             )
             return match[0]
         kind = "tree" if target.is_dir() else "blob"
-        relative = target.relative_to(root).as_posix()
+        relative = target.relative_to(root).as_posix() + ("/" if target.is_dir() else "")
         return f"]({repo_url}/{kind}/main/{relative}{match['anchor'] or ''})"
 
     return _LINK.sub(rewrite, markdown)

@@ -21,7 +21,7 @@ from reconciler.plan.changes import (
     WebhookCreate,
 )
 from reconciler.plan.model import Plan
-from reconciler.plan.payruns import CONFLICT, PAID, TO_PAY
+from reconciler.plan.payruns import CONFLICT, PAID, REFUSED, TO_PAY
 from reconciler.render.base import clean, plural, show
 
 _SYMBOL = {("create",): "+", ("delete",): "-", ("update",): "~", ("delete", "create"): "-/+"}
@@ -91,6 +91,9 @@ def plan_lines(plan: Plan, *, show_unmanaged: bool = False) -> Iterator[Line]:
     for problem in plan.safety.problems:
         yield Line(f"Unsafe: {clean(problem)}; apply refuses without --force.", "!")
     yield Line("")
+    review = review_first(plan)
+    if review:
+        yield Line(f"Review first: {review}.", "!")
     yield Line(f"Plan: {plan.summary.line()}{payrun_phrase(plan)}.", "title")
     yield Line(_emails_line(plan.summary.invitation_emails))
 
@@ -101,6 +104,25 @@ def payrun_phrase(plan: Plan) -> str:
         return ""
     total = sum((decision.total for decision in plan.to_pay), Decimal("0.00"))
     return f", {plural(len(plan.to_pay), 'payrun')} to pay ({total:,.2f})"
+
+
+def review_first(plan: Plan) -> str:
+    """The risky part of the plan, riskiest first, as the comment orders it: conflicts (and
+    refused payruns), inactivations and replacements, the webhook, the payruns to pay."""
+    summary = plan.summary
+    blocked = sum(decision.state in (CONFLICT, REFUSED) for decision in plan.payruns)
+    parts = []
+    if summary.conflicts or blocked:
+        parts.append(f"{summary.conflicts + blocked} in conflict or refused")
+    if summary.inactivate:
+        parts.append(f"{summary.inactivate} to inactivate")
+    if summary.replace:
+        parts.append(f"{summary.replace} to replace")
+    if summary.create or summary.update:
+        parts.append("the webhook " + ("created" if summary.create else "updated"))
+    if plan.to_pay:
+        parts.append(payrun_phrase(plan).removeprefix(", "))
+    return ", ".join(parts)
 
 
 def payrun_lines(plan: Plan) -> Iterator[Line]:

@@ -80,7 +80,7 @@ def test_pull_request_plans_keeps_the_plan_and_updates_one_comment(
     assert done.step("Validate (annotations on the changed lines)").stdout == ""  # no errors
     comment = next(c for c in github.state.comments[PR] if c["id"] == 1006)
     assert comment["body"].startswith("<!-- reconciler:plan -->\n### reconciler plan\n")
-    assert "| 1 | 1 | 0 | 0 | 1 | 1 | 2 | 0 |" in comment["body"]
+    assert "| 0 | 1 | 0 | 0 | 1 | 1 | 1 | 2 |" in comment["body"]
     assert [r.method for r in github.writes()] == ["PATCH"]
     artifact = done.artifacts["reconciler-plan"]
     assert sorted(p.name for p in artifact.iterdir()) == ["comment.md", "plan.json"]

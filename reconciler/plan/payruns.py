@@ -153,13 +153,9 @@ def decide_units(
             decisions.append(_against_live(common, live))
             continue
         reasons = _preflight(unit.payments, active, leaving, succeeded, wallet)
-        new = dict.fromkeys(
-            p.email for p in unit.payments if email_key(p.email) not in paid_before
-        )
+        new = dict.fromkeys(p.email for p in unit.payments if email_key(p.email) not in paid_before)
         decisions.append(
-            PayrunDecision(
-                *common, REFUSED if reasons else TO_PAY, reasons, new_payees=tuple(new)
-            )
+            PayrunDecision(*common, REFUSED if reasons else TO_PAY, reasons, new_payees=tuple(new))
         )
     return tuple(decisions), _wallet_check(decisions, wallet, max_payout)
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 
 from reconciler.plan.changes import Inactivate, Replace
 from reconciler.plan.model import Plan
-from reconciler.render.base import clean, plural
+from reconciler.render.base import clean, plural, strict_headline
 from reconciler.render.sections import Item, Section, View, sections
 
 #: GitHub refuses comments above 65,536 characters; stay well under it (the marker, and a
@@ -137,16 +137,6 @@ def _payruns_table(plan: Plan) -> Iterator[str]:
             line += " :no_entry: " + _escape("; ".join(wallet.problems)) + " (needs `--force`)."
         yield line
         yield ""
-
-
-def strict_headline(plan: Plan) -> str:
-    """The headline under `drift --strict`, where unmanaged workers count as drift too."""
-    if plan.unmanaged and not (plan.drift or plan.conflicts):
-        return (
-            f"No changes to apply, but {plural(len(plan.unmanaged), 'open agreement')} "
-            "not owned by the file (unmanaged, listed below) make `drift --strict` report drift."
-        )
-    return plan.headline
 
 
 def _markdown_lines(item: Item) -> list[str]:

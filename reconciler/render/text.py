@@ -22,7 +22,7 @@ from reconciler.plan.changes import (
 )
 from reconciler.plan.model import Plan
 from reconciler.plan.payruns import CONFLICT, PAID, REFUSED, TO_PAY
-from reconciler.render.base import clean, plural, show
+from reconciler.render.base import clean, plural, show, strict_headline
 
 _SYMBOL = {("create",): "+", ("delete",): "-", ("update",): "~", ("delete", "create"): "-/+"}
 _STYLE: dict[str, dict[str, Any]] = {
@@ -46,21 +46,24 @@ class Line:
 class TextRenderer:
     """The human-readable plan; colour only when asked for (the CLI asks on a terminal)."""
 
-    def __init__(self, *, color: bool = False, show_unmanaged: bool = False) -> None:
+    def __init__(
+        self, *, color: bool = False, show_unmanaged: bool = False, strict: bool = False
+    ) -> None:
         self._color = color
         self._show_unmanaged = show_unmanaged
+        self._strict = strict
 
     def render(self, plan: Plan) -> str:
         out = []
-        for line in plan_lines(plan, show_unmanaged=self._show_unmanaged):
+        for line in plan_lines(plan, show_unmanaged=self._show_unmanaged, strict=self._strict):
             style = _STYLE.get(line.style or "")
             out.append(click.style(line.text, **style) if self._color and style else line.text)
         return "\n".join(out) + "\n"
 
 
-def plan_lines(plan: Plan, *, show_unmanaged: bool = False) -> Iterator[Line]:
-    """The plan, line by line, with no colour: shared by the text and Markdown outputs."""
-    yield Line(plan.headline, "title")
+def plan_lines(plan: Plan, *, show_unmanaged: bool = False, strict: bool = False) -> Iterator[Line]:
+    """The plan, line by line, with no colour (`strict`: as `drift --strict` judges it)."""
+    yield Line(strict_headline(plan) if strict else plan.headline, "title")
     for change in plan.changes:
         yield Line("")
         yield from change_lines(change)

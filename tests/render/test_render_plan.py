@@ -76,7 +76,8 @@ def test_text_reads_like_terraform() -> None:
     assert '      ~ jobTitle: "Engineer" -> "Staff"' in text
     assert "  ~ webhook {" in text
     assert (
-        '      ~ url: "https://hooks.example.com/workforce" -> "https://new.example.com/h"' in text
+        '      ~ url: "https://hooks.example.com/\u2026 (fingerprint f850c52f)" -> "https://new.example.com/h"'
+        in text
     )
     assert '      ~ headers["X-Token"]: (sensitive value) -> (sensitive value)' in text
     assert '  ~ worker["ENG-001"] (agreement 1)' in text

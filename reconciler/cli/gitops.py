@@ -131,7 +131,11 @@ def step_summary(body_file: Path, summary_file: Path) -> None:
 
 @github.command("reviewed-plan")
 @click.option("--sha", required=True, help="The merge commit on the default branch.")
-@click.option("--artifact", required=True, help="The plan artifact's name in the PR's run.")
+@click.option(
+    "--artifact",
+    required=True,
+    help="The plan artifact's name, without the `-<head sha>` the plan job adds.",
+)
 @_repository_option
 def reviewed_plan(sha: str, artifact: str, repository: str | None) -> None:
     """Find the run of the merged pull request that saved its plan; print GITHUB_OUTPUT lines."""
@@ -142,7 +146,8 @@ def reviewed_plan(sha: str, artifact: str, repository: str | None) -> None:
         return
     click.echo(
         f"found=true\npull-request={found.pull_request}\nhead-sha={found.head_sha}\n"
-        f"run-id={found.run_id}\nartifact-id={found.artifact_id}"
+        f"run-id={found.run_id}\nartifact-id={found.artifact_id}\n"
+        f"artifact-name={found.artifact_name}"
     )
 
 

@@ -84,9 +84,25 @@ def test_text_reads_like_terraform() -> None:
     assert '  ! worker["ENG-008"]: several open agreements (8, 9)' in text
     assert '  ! worker["ENG-005"]: the email fred@example.com is held' in text
     assert text.endswith(
-        "Plan: 1 to invite, 1 to inactivate, 1 to replace, 1 to update, 1 drifted, "
+        "Review first: 2 in conflict or refused, 1 to inactivate, 1 to replace, the webhook "
+        "updated.\nPlan: 1 to invite, 1 to inactivate, 1 to replace, 1 to update, 1 drifted, "
         "2 unmanaged, 2 in conflict.\nApply would send 2 invitation e-mails.\n"
     )
+
+
+def test_markdown_puts_the_risky_sections_first_with_the_text_symbols() -> None:
+    markdown = MarkdownRenderer().render(everything())
+    titles = re.findall(r"<details( open)?><summary>(.*?)</summary>", markdown)
+    assert titles == [
+        (" open", "Conflicts and refused payruns (2)"),
+        (" open", "Inactivations and replacements (2)"),
+        (" open", "Webhook"),
+        ("", "Invitations (1)"),
+        ("", "Drift (1)"),
+    ]
+    assert '-/+   worker["ENG-002"] {' in markdown and '!   worker["ENG-008"]' in markdown
+    assert "!   webhook" not in markdown and "~   webhook {" in markdown
+    assert "`!` conflict or refused" in markdown  # the legend
 
 
 def test_text_with_nothing_to_do() -> None:

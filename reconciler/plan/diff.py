@@ -38,7 +38,7 @@ from reconciler.plan.payruns import (
     units_of,
 )
 from reconciler.plan.safety import assess
-from reconciler.secrets import Secret, reveal
+from reconciler.secrets import Secret, live_webhook_url, reveal
 from reconciler.service.models import Webhook, Worker, WorkerStatus
 
 # Set membership is cheaper than the enum's properties, which counts at 100,000 agreements.
@@ -290,7 +290,7 @@ def diff_webhook(want: DesiredWebhook, live: Webhook | None) -> Change | None:
         return WebhookCreate(want)
     fields: list[FieldChange] = []
     if reveal(want.url) != live.url:
-        fields.append(FieldChange("url", live.url, want.url))
+        fields.append(FieldChange("url", live_webhook_url(live.url, want.url), want.url))
     if want.enabled != live.enabled:
         fields.append(FieldChange("enabled", live.enabled, want.enabled))
     if set(want.event_types) != set(live.event_types):

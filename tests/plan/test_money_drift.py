@@ -293,3 +293,26 @@ def test_a_plan_with_a_payrun_reads_each_past_paylist_once_and_concurrently(
     # Ten reads of 150 ms one after another take 1.5 s; eight at a time, about 0.3 s.
     moments = sorted(datetime.fromisoformat(e["at"]) for e in by_id)
     assert moments[-1] - moments[0] < timedelta(seconds=0.9)
+
+
+def test_the_drift_issue_shows_the_money_table_and_names_the_untraced_paylist(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    from tests.gitops.fake_github import OWNER_REPO, FakeGitHub
+    from tests.gitops.test_drift_issue import TOKEN, drift_issue
+
+    path = _file(tmp_path)
+    _applied(demo, path)
+    outside = _paylist_outside(demo, "300.00", "Side bonus")
+    _process(demo)
+    with FakeGitHub(TOKEN) as github:
+        for said in ("drift issue: open #1", "drift issue: nothing #1"):  # two daily runs
+            drift = _run("drift", str(path), "--strict", "--format", "markdown", server=demo)
+            assert drift.returncode == 2, drift.stderr
+            synced = drift_issue(github, tmp_path, drift.returncode, drift.stdout)
+            assert synced.stdout.startswith(said), synced.stdout + synced.stderr
+        (issue,) = github.state.issues
+    assert issue["html_url"].startswith(f"https://github.com/{OWNER_REPO}/")
+    assert "| money of the last 35 days | count | total |" in issue["body"]
+    assert "| untraced | 1 | 300.00 |" in issue["body"]
+    assert f"paylist {outside}, made" in issue["body"]

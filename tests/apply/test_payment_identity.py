@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from reconciler.sandbox import SandboxServer
-from tests.apply.support import QUICKSTART, SEED, cli
+from tests.apply.support import QUICKSTART, SEED, cli, paylist_posts, request_seq
 from tests.cli import reconciler
 
 PAID = "Prime de décembre"  # NFC: é is one code point
@@ -39,16 +39,6 @@ def _file(folder: Path, text: str, name: str) -> Path:
 
 def _headers(server: SandboxServer) -> dict[str, str]:
     return {"Authorization": f"Bearer {server.token}"}
-
-
-def _seq(server: SandboxServer) -> int:
-    log = httpx.get(f"{server.base_url}/_sandbox/requests").json()
-    return int(log[-1]["seq"]) if log else 0
-
-
-def _paylist_posts(server: SandboxServer, since: int) -> list[str]:
-    log = httpx.get(f"{server.base_url}/_sandbox/requests", params={"since": since}).json()
-    return [e["path"] for e in log if e["method"] == "POST" and "paylists" in e["path"]]
 
 
 def _payments(server: SandboxServer) -> list[dict[str, Any]]:
@@ -93,13 +83,13 @@ def test_a_payment_that_only_looks_different_is_paid_before_and_nothing_is_sent(
 ) -> None:
     _paid_through_the_service(demo, paid_as)
     path = _file(tmp_path, _payrun("2026-12-bonus", written), "bonus.yaml")
-    since = _seq(demo)
+    since = request_seq(demo)
 
     applied = cli("apply", str(path), "--auto-approve", server=demo)
 
     assert applied.returncode == 1, applied.stdout + applied.stderr
     assert "paid already in paylist 1 with the same amount, email and description" in applied.stdout
-    assert _paylist_posts(demo, since) == []
+    assert paylist_posts(demo, since) == []
     assert len(_payments(demo)) == 1  # the worker was paid once
 
 
@@ -171,8 +161,8 @@ def test_a_payee_matching_two_workers_alike_is_refused_and_nothing_is_sent(tmp_p
     seed = _seeded(tmp_path, "strasse@example.com", "straße@example.com")
     path = _file(tmp_path, _payrun("2026-12-bonus", "one", "Strasse@example.com"), "both.yaml")
     with SandboxServer(seed=seed, process_delay_ms=0) as server:
-        since = _seq(server)
+        since = request_seq(server)
         applied = cli("apply", str(path), "--auto-approve", server=server)
         assert applied.returncode == 1, applied.stdout + applied.stderr
         assert "strasse@example.com, straße@example.com, which this address" in applied.stdout
-        assert _paylist_posts(server, since) == []
+        assert paylist_posts(server, since) == []

@@ -12,11 +12,10 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from reconciler.sandbox import SandboxServer
-from tests.apply.support import QUICKSTART, SEED, cli
+from tests.apply.support import QUICKSTART, SEED, cli, paylist_posts, request_seq
 
 PAID_SIZES = {"one-paylist": 1000, "two-parts": 1001, "two-full-parts": 2000, "three-parts": 2001}
 
@@ -48,16 +47,6 @@ def paid(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SandboxServ
         yield server, folder
 
 
-def _seq(server: SandboxServer) -> int:
-    log = httpx.get(f"{server.base_url}/_sandbox/requests").json()
-    return int(log[-1]["seq"]) if log else 0
-
-
-def _paylist_posts(server: SandboxServer, since: int) -> list[str]:
-    log = httpx.get(f"{server.base_url}/_sandbox/requests", params={"since": since}).json()
-    return [e["path"] for e in log if e["method"] == "POST" and "paylists" in e["path"]]
-
-
 @pytest.mark.parametrize(
     ("payrun_id", "count", "edited"),
     [
@@ -84,7 +73,7 @@ def test_a_paid_payrun_edited_across_or_inside_its_parts_is_a_conflict_and_sends
 ) -> None:
     server, folder = paid
     path = _file(folder, _payrun(payrun_id, count, edited), f"{payrun_id}-{count}-{edited}.yaml")
-    since = _seq(server)
+    since = request_seq(server)
 
     planned = cli("plan", str(path), "--format", "json", server=server)
     applied = cli("apply", str(path), "--auto-approve", server=server)
@@ -93,7 +82,7 @@ def test_a_paid_payrun_edited_across_or_inside_its_parts_is_a_conflict_and_sends
     states = [p["state"] for p in document["payruns"]]
     assert states and set(states) == {"conflict"}, (states, planned.stderr[-1000:])
     assert not [c for c in document["resource_changes"] if c["type"] == "paylist"]
-    assert _paylist_posts(server, since) == []  # nothing of the payrun is sent
+    assert paylist_posts(server, since) == []  # nothing of the payrun is sent
     assert "is in conflict, nothing is paid" in applied.stdout, applied.stdout[-2000:]
     assert "a paid payrun cannot change" in applied.stdout
 
@@ -103,11 +92,11 @@ def test_an_unchanged_paid_payrun_of_any_size_is_paid_not_a_conflict(
 ) -> None:
     server, folder = paid
     payruns = "".join(_payrun(name, count) for name, count in PAID_SIZES.items())
-    since = _seq(server)
+    since = request_seq(server)
     planned = cli(
         "plan", str(_file(folder, payruns, "unchanged.yaml")), "--format", "json", server=server
     )
     states = [(p["address"], p["state"]) for p in json.loads(planned.stdout)["payruns"]]
     assert {state for _, state in states} == {"paid"}, states
     assert len(states) == 1 + 2 + 2 + 3
-    assert _paylist_posts(server, since) == []
+    assert paylist_posts(server, since) == []

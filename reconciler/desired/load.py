@@ -104,7 +104,8 @@ def _read_number_texts(source: SourceText, data: dict[object, object]) -> None:
         return
     wanted = {prefix for path in paths for prefix in _prefixes(path)}
     marks = scan(source, wanted, everything=False).marks
-    texts = {path: text for path in paths if (text := marks[path].text) is not None}
+    # A number the scan could not place keeps its value, which no amount rule accepts.
+    texts = {path: found.text for path in paths if (found := marks.get(path)) and found.text}
     with_number_texts(data, texts)
 
 

@@ -34,7 +34,7 @@ from reconciler.plan.payruns import (
     PayrunDecision,
     WalletCheck,
     decide_units,
-    paylist_key,
+    traced_keys,
     units_of,
 )
 from reconciler.plan.safety import assess
@@ -115,8 +115,8 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
         )
     money = None
     if live.money is not None:
-        keys = {paylist_key(unit.payrun_id, unit.part) for unit in units_of(desired.payruns)}
-        money = money_report(live.money, keys)
+        account_keys = {paylist.idempotence_key for paylist in live.money.paylists}
+        money = money_report(live.money, traced_keys(units_of(desired.payruns), account_keys))
     return Plan(
         money=money,
         payruns=payruns,

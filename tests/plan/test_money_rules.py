@@ -104,3 +104,16 @@ def test_money_rules(
     assert [a.payment_id for a in report.failed] == failed, case
     assert [a.payment_id for a in report.stuck] == stuck, case
     assert report.needs_action == bool(untraced or failed or stuck), case
+
+
+def test_a_payrun_paid_before_it_grew_still_traces_its_paylist() -> None:
+    """Paid as one paylist, then edited past 1,000 payments (a conflict, two parts asked for):
+    the paylist it was paid as is the payrun's, not untraced money."""
+    from reconciler.plan.payruns import Unit, paylist_key, traced_keys
+
+    grown = [Unit("2026-11", 1, "November", ()), Unit("2026-11", 2, "November", ())]
+    paid_whole, theirs = paylist_key("2026-11"), THEIRS
+    assert traced_keys(grown, {paid_whole, theirs}) == {paid_whole}
+    shrunk = [Unit("2026-11", None, "November", ())]
+    parts = {paylist_key("2026-11", 1), paylist_key("2026-11", 2)}
+    assert traced_keys(shrunk, parts | {theirs}) == parts

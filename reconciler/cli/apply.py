@@ -175,7 +175,12 @@ def apply(
         with open_client(connection, read_only=False, parallelism=parallelism) as client:
             saved.verify(plan_key(client))  # an edited plan, or another key's: before any read
             with refresh_progress() as on_progress:
-                live = refresh(client, on_progress, payruns=bool(saved.payruns))
+                live = refresh(
+                    client,
+                    on_progress,
+                    payruns=bool(saved.payruns),
+                    parallelism=client.config.parallelism,
+                )
             plan = _resume(saved, live, client, max_age=plan_ttl or DEFAULT_MAX_AGE)
             ledger = carry_out(client, plan, confirm=False)
     else:

@@ -34,7 +34,8 @@ from reconciler.cli.connection import ConnectionOptions, open_client
 from reconciler.cli.plankey import plan_key
 from reconciler.desired import DesiredState, load_desired_state
 from reconciler.plan.model import LiveState
-from reconciler.plan.refresh import refresh, refresh_payruns
+from reconciler.plan.money import MoneyWindow
+from reconciler.plan.refresh import refresh, refresh_money
 from reconciler.plan.signing import PlanKey
 from reconciler.render.base import plural
 from reconciler.service.client import ServiceClient
@@ -61,11 +62,13 @@ def file_and_account(
     read_only: bool,
     parallelism: int | None = None,
     keyed: bool = False,
+    money: Callable[[DesiredState], MoneyWindow | None] | None = None,
 ) -> Iterator[Ready]:
     """Load the file at `path` while the account is refreshed; the client stays open inside.
 
-    Raises the file's `InvalidDesiredState` first, then whatever opening the client, the plan
-    key (`keyed`) or the refresh raised.
+    `money` gives the money report's window from the file (None: nothing of it to read).
+    Raises the file's `InvalidDesiredState` (or what `money` raised) first, then whatever
+    opening the client, the plan key (`keyed`) or the refresh raised.
     """
     with ExitStack() as client_stack:
         with collector_paused(), refresh_progress() as on_progress:
@@ -75,6 +78,7 @@ def file_and_account(
             try:
                 # Header values are registered with the log scrubber as they are read.
                 desired = load_desired_state(path, credentials=connection.credentials())
+                window = None if money is None else money(desired)
             except BaseException:
                 held.drop()
                 account.stop()
@@ -82,8 +86,13 @@ def file_and_account(
             held.release()
             _log.info("loaded", workers=len(desired.workers), payruns=len(desired.payruns))
             client, key, live = account.result()
-            if desired.payruns:
-                live = refresh_payruns(client, live)
+            live = refresh_money(
+                client,
+                live,
+                payruns=bool(desired.payruns),
+                money=window,
+                parallelism=client.config.parallelism,
+            )
         yield Ready(desired, live, client, key)
 
 

@@ -17,10 +17,12 @@ from typing import Any
 import click
 
 from reconciler import __version__, logs
+from reconciler.cli.account import current_account
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.plankey import plan_key
 from reconciler.desired import load_desired_state
 from reconciler.plan import Plan, PlanOptions, diff
+from reconciler.plan.account import Account
 from reconciler.plan.model import LiveState
 from reconciler.plan.refresh import refresh
 from reconciler.plan.saved import saved_plan_document, write_saved_plan
@@ -136,17 +138,19 @@ class Planned:
     scope_prefix: str | None
     key: PlanKey | None  # only when the plan is to be saved
     max_payout: Decimal | None = None
+    account: Account | None = None  # only when the plan is to be saved
 
 
 def save_plan(
     out: Path, planned: Planned, source: Path, connection: ConnectionOptions | None = None
 ) -> None:
     """Write `--out`: the signed saved plan, made from `source` against the live state."""
-    assert planned.key is not None, "plan_path(keyed=True) gives the key"
+    assert planned.key is not None and planned.account is not None, "plan_path(keyed=True)"
     document = saved_plan_document(
         planned.plan,
         planned.live,
         key=planned.key,
+        account=planned.account,
         created_at=datetime.now(UTC),
         tool_version=__version__,
         sources=[str(source)],
@@ -179,10 +183,11 @@ def plan_path(
         with open_client(connection, read_only=True) as client, refresh_progress() as on_progress:
             key = plan_key(client) if keyed else None
             live = refresh(client, on_progress, payruns=bool(desired.payruns))
+            account = current_account(client) if keyed else None
         _log.info("refreshed", agreements=len(live.workers), webhook=live.webhook is not None)
         result = diff(desired, live, options)
     _log.info("planned", **result.summary.as_dict())
-    return Planned(result, live, desired.scope_prefix, key, desired.policy.max_payout)
+    return Planned(result, live, desired.scope_prefix, key, desired.policy.max_payout, account)
 
 
 @contextmanager

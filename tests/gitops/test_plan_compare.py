@@ -131,7 +131,7 @@ def demo() -> Iterator[SandboxServer]:
         yield server
 
 
-PLAN_KEY = "plan-compare-test-key-5d1c0e"
+PLAN_KEY = "plan-compare-test-key-5d1c0e-0123456789"
 
 
 def plan(server: SandboxServer, desired: Path, out: Path, **env: str) -> Path:

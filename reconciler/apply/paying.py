@@ -3,7 +3,11 @@
 After the worker changes and the webhook: each paylist is created with its derived idempotence
 key; a 5xx, a timeout or a dropped connection is sent again (by the client) with the same key
 and content, so the service answers the original paylist and nothing is paid twice; 409 means
-another paylist holds the key: failed, with the reason. Then the payments are followed until
+another paylist holds the key: failed, with the reason. When the retries could not settle a
+creation (a lost answer), the paylist is read back by its key before anything is written:
+found, it is followed like any other; absent, nothing was paid (failed, apply again); and only
+when the read fails too is its outcome "unknown, run plan to see", never "failed" for a paylist
+the service may hold. Then the payments are followed until
 none is PENDING (or `settle_timeout` passes), and each is written in the ledger: applied (paid),
 or failed with its cause. A refused payrun (pre-flight, wallet, maxPayout without `--force`)
 is written as failed with every reason, and the other changes of the plan are not held back.

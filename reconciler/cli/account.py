@@ -9,6 +9,7 @@ that id must be this token's (another client's answers 404).
 
 from __future__ import annotations
 
+from reconciler.cli.connection import ConnectionOptions
 from reconciler.plan.account import Account, check_account
 from reconciler.plan.saved import SavedPlan
 from reconciler.service.client import ServiceClient
@@ -16,8 +17,11 @@ from reconciler.service.config import ConfigError
 from reconciler.service.errors import NotFound
 
 
-def current_account(client: ServiceClient) -> Account:
-    """The base URL, client id and login email of this run (reads only; a login at most)."""
+def current_account(client: ServiceClient, connection: ConnectionOptions) -> Account:
+    """The base URL, client id and login email of this run (reads only; a login at most).
+
+    The embedded sandbox (`--sandbox`) is named by its database file: its URL is a new port on
+    every run, and the account is the file's."""
     configured = client.config.client_id
     if configured is not None:
         try:
@@ -30,10 +34,16 @@ def current_account(client: ServiceClient) -> Account:
             ) from None
     credentials = client.config.credentials
     email = credentials.email if credentials is not None else None
-    return Account.of(client.config.base_url, client.known_client_id(), email)
+    service = client.config.base_url
+    if connection.sandbox:
+        service = "sandbox://" + str(connection.sandbox_db.resolve())
+    return Account.of(service, client.known_client_id(), email)
 
 
-def check_saved_account(saved: SavedPlan, client: ServiceClient, doing: str) -> None:
+def check_saved_account(
+    saved: SavedPlan, client: ServiceClient, connection: ConnectionOptions, doing: str
+) -> None:
     """Refuse a saved plan made for another account than the one `client` talks to."""
     assert saved.account is not None, "a saved plan read from a file records its account"
-    check_account(saved.account, current_account(client), name=saved.name, doing=doing)
+    current = current_account(client, connection)
+    check_account(saved.account, current, name=saved.name, doing=doing)

@@ -182,7 +182,7 @@ def apply(
     with open_client(connection, read_only=False, parallelism=parallelism) as client:
         if saved is not None:  # an edited plan, another key's or account's, is refused first
             saved.verify(plan_key(client))
-            check_saved_account(saved, client, doing="talks to")
+            check_saved_account(saved, client, connection, doing="talks to")
         payruns = bool(saved.payruns) if saved is not None else bool(desired and desired.payruns)
         with refresh_progress() as on_progress:
             live = refresh(client, on_progress, payruns=payruns)

@@ -77,7 +77,7 @@ def _resume(path: Path, connection: ConnectionOptions) -> Plan:
     with open_client(connection, read_only=True) as client:
         key = plan_key(client)
         saved.verify(key)  # an edited plan is refused before the account is read
-        check_saved_account(saved, client, doing="talks to")
+        check_saved_account(saved, client, connection, doing="talks to")
         live = refresh(client, payruns=bool(saved.payruns))
     try:
         return resume(saved, live, key=key, environ=os.environ, max_age=DEFAULT_MAX_AGE)

@@ -183,7 +183,7 @@ def plan_path(
         with open_client(connection, read_only=True) as client, refresh_progress() as on_progress:
             key = plan_key(client) if keyed else None
             live = refresh(client, on_progress, payruns=bool(desired.payruns))
-            account = current_account(client) if keyed else None
+            account = current_account(client, connection) if keyed else None
         _log.info("refreshed", agreements=len(live.workers), webhook=live.webhook is not None)
         result = diff(desired, live, options)
     _log.info("planned", **result.summary.as_dict())

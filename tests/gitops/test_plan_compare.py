@@ -223,7 +223,7 @@ def test_a_reviewed_plan_that_was_edited_or_made_with_another_key_compares_with_
 ) -> None:
     reviewed = plan(demo, QUICKSTART, tmp_path / "reviewed.json")
     new = plan(demo, QUICKSTART, tmp_path / "new.json")
-    other = compare(reviewed, new, key="another-plan-key-of-16+")
+    other = compare(reviewed, new, key="another-plan-key-of-32-bytes-or-more")
     assert other.returncode == 1
     assert "different plan key (RECONCILER_PLAN_KEY)" in other.stderr
     document = json.loads(reviewed.read_text())

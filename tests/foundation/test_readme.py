@@ -31,14 +31,14 @@ def test_the_first_command_plans_a_file_that_exists() -> None:
 
 
 def test_the_look_commands_run_as_written_against_the_sandbox(tmp_path: Path) -> None:
-    """Every `--sandbox` line of "Looking at the account", exactly as written."""
+    """Every `--sandbox` line of "Looking at the account" (docs/look.md), exactly as written."""
     import shlex
 
     from tests.cli import reconciler
+    from tests.docs.support import section
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Looking at the account", 1)[1].split("\n#", 1)[0]
-    (block,) = re.findall(r"```bash\n(.*?)```", section, re.S)
+    text = section(ROOT / "docs" / "look.md", "# Looking at the account")
+    (block,) = re.findall(r"```bash\n(.*?)```", text, re.S)
     lines = [line for line in block.splitlines() if "--sandbox" in line]
     assert len(lines) >= 4
     for line in lines:

@@ -15,7 +15,6 @@ from decimal import Decimal
 from pathlib import Path
 
 import httpx
-import pytest
 
 from reconciler.apply import Ledger, Outcome
 from reconciler.apply.paying import PayService, pay
@@ -25,26 +24,12 @@ from reconciler.plan.payruns import TO_PAY, PayrunDecision, paylist_key
 from reconciler.sandbox import SandboxServer
 from reconciler.service.config import RetryPolicy
 from reconciler.service.models import Paylist, PaylistSummary, Payment, PaymentItem
-from tests.apply.support import QUICKSTART, SEED, cli
+from tests.apply.support import NOVEMBER, QUICKSTART, cli
 from tests.sandbox.support import Controls
 from tests.service.helpers import client_for
 
-NOVEMBER = """\
-payruns:
-  - id: 2026-11-contractors
-    description: November 2026 contractors
-    payments:
-      - {worker: ENG-001, amount: "1500.00", description: November 2026 retainer}
-      - {email: grace@example.com, amount: 250, description: November 2026 review}
-"""
 FEW_RETRY_POLICY = RetryPolicy(attempts=2, total_seconds=5, wait_initial=0.01, wait_max=0.05)
 FEW_RETRIES = {"RECONCILER_RETRY_ATTEMPTS": "2", "RECONCILER_RETRY_SECONDS": "5"}
-
-
-@pytest.fixture
-def demo() -> Iterator[SandboxServer]:
-    with SandboxServer(seed=SEED, process_delay_ms=0) as server:
-        yield server
 
 
 def _paylists(server: SandboxServer) -> list[dict[str, object]]:

@@ -7,21 +7,12 @@ Through the command line against the demo sandbox, over real HTTP.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from reconciler.sandbox import SandboxServer
-from tests.apply.support import QUICKSTART, SEED, cli
+from tests.apply.support import QUICKSTART, cli
 
 PLAN_KEY = "payrun-summary-test-key-0123456789abcdef"
-
-
-@pytest.fixture
-def demo() -> Iterator[SandboxServer]:
-    with SandboxServer(seed=SEED, process_delay_ms=0) as server:
-        yield server
 
 
 def _split(tmp_path: Path) -> Path:

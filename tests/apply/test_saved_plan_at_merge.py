@@ -10,7 +10,6 @@ plan for another account sends nothing at all.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,26 +17,12 @@ import httpx
 import pytest
 
 from reconciler.sandbox import SandboxServer
-from tests.apply.support import QUICKSTART, SEED, cli
+from tests.apply.support import NOVEMBER, QUICKSTART, SEED, cli
 from tests.cli import reconciler
 from tests.sandbox.support import Controls
 
 PLAN_KEY = "saved-plan-at-merge-key-0123456789abcdef"
 PAYLISTS = "/payment-agent/paylists"
-NOVEMBER = """\
-payruns:
-  - id: 2026-11-contractors
-    description: November 2026 contractors
-    payments:
-      - {worker: ENG-001, amount: "1500.00", description: November 2026 retainer}
-      - {email: grace@example.com, amount: 250, description: November 2026 review}
-"""
-
-
-@pytest.fixture
-def demo() -> Iterator[SandboxServer]:
-    with SandboxServer(seed=SEED, process_delay_ms=0) as server:
-        yield server
 
 
 def _file(tmp_path: Path, payruns: str = NOVEMBER, policy: str = "") -> Path:

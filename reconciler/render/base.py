@@ -49,3 +49,13 @@ def jsonable(value: Any) -> Any:
 
 def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+def strict_headline(plan: Plan) -> str:
+    """The headline under `drift --strict`, where unmanaged workers count as drift too."""
+    if plan.unmanaged and not (plan.drift or plan.conflicts):
+        return (
+            f"No changes to apply, but {plural(len(plan.unmanaged), 'open agreement')} "
+            "not owned by the file (unmanaged, listed below) make `drift --strict` report drift."
+        )
+    return plan.headline

@@ -60,7 +60,7 @@ def test_from_a_saved_plan_it_shows_the_changes_if_they_still_hold(
     # A saved plan keeps its changes, and the counts of what it found besides: the merge
     # comment shows the account's 1 drifted and 2 unmanaged workers, not zeros.
     assert "Drift (1)" in first.stdout and "Drift" not in again.stdout
-    counts = "| 1 | 1 | 0 | 0 | 1 | 1 | 2 | 0 |"
+    counts = "| 0 | 1 | 0 | 0 | 1 | 1 | 1 | 2 |"
     assert counts in first.stdout and counts in again.stdout
 
 

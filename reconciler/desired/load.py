@@ -25,7 +25,13 @@ from reconciler.desired.model import (
 )
 from reconciler.desired.parse import UNPARSED, scan
 from reconciler.desired.parse import parse as parse_yaml
-from reconciler.desired.payruns import build_payruns, parse_amount, payrun_problems
+from reconciler.desired.payruns import (
+    amount_paths,
+    build_payruns,
+    parse_amount,
+    payrun_problems,
+    with_number_texts,
+)
 from reconciler.desired.problems import (
     KEPT,
     InvalidDesiredState,
@@ -70,6 +76,7 @@ def load_desired_state(
             continue
         pending[source.name] += schema_problems(data)
         if isinstance(data, dict):
+            _read_number_texts(source, data)
             ascii_text = source.text.isascii() and "\\" not in source.text
             values = FileValues(source.name, data, ascii_text)
             files.append(values)
@@ -87,6 +94,19 @@ def load_desired_state(
         located = _locate(sources, _first(pending, KEPT))
         raise InvalidDesiredState([*problems, *located], total, at_least=at_least)
     return _build(files, webhook)
+
+
+def _read_number_texts(source: SourceText, data: dict[object, object]) -> None:
+    """Amounts written as YAML numbers are read from their text (`0x10` is not 16.00): one
+    marked pass, only over a file that writes an amount unquoted."""
+    paths = amount_paths(data)
+    if not paths:
+        return
+    wanted = {prefix for path in paths for prefix in _prefixes(path)}
+    marks = scan(source, wanted, everything=False).marks
+    # A number the scan could not place keeps its value, which no amount rule accepts.
+    texts = {path: found.text for path in paths if (found := marks.get(path)) and found.text}
+    with_number_texts(data, texts)
 
 
 def _first(pending: dict[str, list[PathProblem]], most: int) -> dict[str, list[PathProblem]]:

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from reconciler.sandbox import SandboxServer
-from tests.apply.support import NOVEMBER, QUICKSTART, SEED, cli
+from tests.apply.support import NOVEMBER, QUICKSTART, SEED, cli, request_seq
 from tests.cli import reconciler
 from tests.sandbox.support import Controls
 
@@ -51,11 +51,6 @@ def _writes(server: SandboxServer, since: int) -> list[str]:
     return [entry["path"] for entry in log if entry["method"] != "GET"]
 
 
-def _seq(server: SandboxServer) -> int:
-    log = httpx.get(f"{server.base_url}/_sandbox/requests").json()
-    return int(log[-1]["seq"]) if log else 0
-
-
 def _pay_directly(server: SandboxServer, key: str, amount: str, description: str) -> None:
     """A paylist sent to the service by someone else, between review and merge."""
     body = {
@@ -84,7 +79,7 @@ def test_a_refusal_the_plan_announced_holds_at_merge_without_force(
 ) -> None:
     path = _file(tmp_path, payruns, policy)
     saved = _saved(demo, tmp_path, path)
-    since = _seq(demo)
+    since = request_seq(demo)
     refused = _apply(demo, saved)
     assert refused.returncode == 1, refused.stdout + refused.stderr
     assert said in refused.stdout
@@ -101,7 +96,7 @@ def test_a_wallet_drained_after_review_refuses_the_payrun(
 ) -> None:
     saved = _saved(demo, tmp_path, _file(tmp_path))  # 1,750.00 of 10,000.00: safe at review
     _pay_directly(demo, "d" * 32, "9000.00", "an advance")  # 1,000.00 left
-    since = _seq(demo)
+    since = request_seq(demo)
     refused = _apply(demo, saved)
     assert refused.returncode == 1, refused.stdout + refused.stderr
     assert "the payruns to pay total 1,750.00, more than the wallet's 1,000.00" in refused.stdout
@@ -113,7 +108,7 @@ def test_a_payment_paid_meanwhile_is_refused_as_a_duplicate(
 ) -> None:
     saved = _saved(demo, tmp_path, _file(tmp_path))
     _pay_directly(demo, "e" * 32, "1500.00", "November 2026 retainer")
-    since = _seq(demo)
+    since = request_seq(demo)
     refused = _apply(demo, saved)
     assert refused.returncode == 1
     assert "DUPLICATE_PAYMENT" in refused.stdout
@@ -128,7 +123,7 @@ def test_a_payrun_paid_since_the_review_is_skipped_and_shown_as_paid(
     saved = _saved(demo, tmp_path, _file(tmp_path))
     first = _apply(demo, saved)
     assert first.returncode == 0, first.stdout + first.stderr
-    since = _seq(demo)
+    since = request_seq(demo)
     again = _apply(demo, saved)
     assert again.returncode == 0, again.stdout + again.stderr
     assert 'paylist["2026-11-contractors"]: paid as paylist' in again.stderr
@@ -150,7 +145,7 @@ def test_a_plan_for_another_client_is_refused_naming_both(
 ) -> None:
     saved = _saved(demo, tmp_path, _file(tmp_path))
     other = Controls(demo.base_url).create_client(balance=100_000)
-    since = _seq(demo)
+    since = request_seq(demo)
     refused = _apply(demo, saved, token=other.token)
     assert refused.returncode == 1
     assert "was made for another account (client id differ)" in refused.stderr
@@ -169,7 +164,7 @@ def test_a_plan_for_another_service_is_refused_naming_both(
 ) -> None:
     saved = _saved(demo, tmp_path, _file(tmp_path))
     with SandboxServer(seed=SEED, process_delay_ms=0) as production:
-        since = _seq(production)
+        since = request_seq(production)
         refused = _apply(production, saved)
         assert refused.returncode == 1
         assert "(base URL differ)" in refused.stderr

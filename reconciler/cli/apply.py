@@ -185,7 +185,9 @@ def apply(
             check_saved_account(saved, client, connection, doing="talks to")
         payruns = bool(saved.payruns) if saved is not None else bool(desired and desired.payruns)
         with refresh_progress() as on_progress:
-            live = refresh(client, on_progress, payruns=payruns)
+            live = refresh(
+                client, on_progress, payruns=payruns, parallelism=client.config.parallelism
+            )
         plan = make_plan(live, client)
         refused = any(decision.state == REFUSED for decision in plan.payruns)
         if not plan.has_changes and not refused:  # the ledger is empty and complete

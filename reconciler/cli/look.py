@@ -20,9 +20,9 @@ from rich.console import Console
 from rich.table import Table
 
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
+from reconciler.cli.moment import Moment
 from reconciler.secrets import MASK, Secret
 from reconciler.service.client import ServiceClient
-from reconciler.service.decode import DecodeError, parse_timestamp
 from reconciler.service.models import WebhookHeader, WorkerStatus
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -82,21 +82,6 @@ def format_option(command: F) -> F:
         default=None,
         help="table (the default on a terminal), json (the default otherwise) or csv.",
     )(command)
-
-
-class Moment(click.ParamType):  # type: ignore[type-arg]  # generic in newer click only
-    """An ISO 8601 date or timestamp; without an offset it is UTC."""
-
-    name = "TIMESTAMP"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, datetime):
-            return value
-        text = str(value).strip()
-        try:
-            return parse_timestamp(f"{text}T00:00:00Z" if len(text) == 10 else text)
-        except DecodeError:
-            self.fail(f"{value!r} is not an ISO 8601 date or timestamp", param, ctx)
 
 
 @click.command("workers")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -191,6 +192,8 @@ def _build(files: list[FileValues], filled: FilledWebhook | None) -> DesiredStat
                 prune=data["policy"].get("prune", True),
                 max_inactivations=_limit(data["policy"].get("maxInactivations")),
                 max_payout=None if max_payout is None else parse_amount(max_payout),
+                money_window=duration(data["policy"].get("moneyWindow")),
+                money_stuck_after=duration(data["policy"].get("moneyStuckAfter")),
             )
         if filled is not None and filled.name == values.name:
             webhook = DesiredWebhook(
@@ -215,3 +218,11 @@ def _limit(value: object) -> InactivationLimit:
     if isinstance(value, str):
         return InactivationLimit(Decimal(value.removesuffix("%")), is_share=True)
     return InactivationLimit(Decimal(str(value)), is_share=False)
+
+
+def duration(text: str | None) -> timedelta | None:
+    """`35d` or `12h` (the schema's pattern checked it) as a timedelta; None stays None."""
+    if text is None:
+        return None
+    count = int(text[:-1])
+    return timedelta(days=count) if text.endswith("d") else timedelta(hours=count)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
@@ -223,16 +223,33 @@ def decide_units(
 def _paid_parts(
     group: Sequence[Unit], by_key: dict[str, LivePaylist], unexplained: int
 ) -> dict[int, LivePaylist]:
-    """The paylists of the account that hold any key this payrun may have had: unsplit (part
-    0) and parts 1 up to its present count plus the account's paylists no unit asks for."""
-    payrun_id = group[0].payrun_id
-    last = max(unit.part or 0 for unit in group) + unexplained
+    """The paylists of the account that hold any key this payrun may have had."""
     found = {}
-    for number in range(last + 1):
-        live = by_key.get(paylist_key(payrun_id, number))
+    for number, key in enumerate(_possible_keys(group, unexplained)):
+        live = by_key.get(key)
         if live is not None:
             found[number] = live
     return found
+
+
+def _possible_keys(group: Sequence[Unit], unexplained: int) -> list[str]:
+    """Every key a payrun may have had, by part number: unsplit (part 0) and parts 1 up to its
+    present count plus the account's paylists no unit asks for."""
+    payrun_id = group[0].payrun_id
+    last = max(unit.part or 0 for unit in group) + unexplained
+    return [paylist_key(payrun_id, number) for number in range(last + 1)]
+
+
+def traced_keys(units: Sequence[Unit], account_keys: Collection[str]) -> set[str]:
+    """The keys among `account_keys` that a payrun of the files made (with its parts as they
+    are now, or as they were before it grew or shrank), as `decide_units` finds them."""
+    asked = {paylist_key(unit.payrun_id, unit.part) for unit in units}
+    unexplained = sum(1 for key in account_keys if key not in asked)
+    groups: dict[str, list[Unit]] = {}
+    for unit in units:
+        groups.setdefault(text_key(unit.payrun_id), []).append(unit)
+    possible = {key for group in groups.values() for key in _possible_keys(group, unexplained)}
+    return possible & set(account_keys)
 
 
 def _against_live(group: Sequence[Unit], found: dict[int, LivePaylist]) -> list[PayrunDecision]:

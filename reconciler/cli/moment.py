@@ -1,0 +1,25 @@
+"""A date or timestamp on the command line (`--since`, `--money-since`)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import click
+
+from reconciler.service.decode import DecodeError, parse_timestamp
+
+
+class Moment(click.ParamType):  # type: ignore[type-arg]  # generic in newer click only
+    """An ISO 8601 date or timestamp; without an offset it is UTC."""
+
+    name = "TIMESTAMP"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, datetime):
+            return value
+        text = str(value).strip()
+        try:
+            return parse_timestamp(f"{text}T00:00:00Z" if len(text) == 10 else text)
+        except DecodeError:
+            self.fail(f"{value!r} is not an ISO 8601 date or timestamp", param, ctx)

@@ -26,9 +26,10 @@ import click
 
 from reconciler import logs
 from reconciler.apply import DEFAULT_PARALLELISM, Executor, Ledger
-from reconciler.apply.paying import pay
+from reconciler.apply.paying import pay, progress_steps
 from reconciler.apply.progress import progress_for
 from reconciler.apply.report import ledger_json, ledger_text
+from reconciler.cli.account import check_saved_account
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.plankey import plan_key
 from reconciler.cli.reading import file_and_account, refresh_progress
@@ -41,6 +42,7 @@ from reconciler.plan.refresh import refresh
 from reconciler.plan.resume import resume
 from reconciler.plan.saved import DEFAULT_MAX_AGE, SavedPlan, is_saved_plan, load_saved_plan
 from reconciler.render import renderer_for
+from reconciler.render.text import payrun_lines
 from reconciler.service.client import ServiceClient
 
 _log = logs.get_logger("reconciler.apply")
@@ -173,7 +175,9 @@ def apply(
     )
     if saved is not None:
         with open_client(connection, read_only=False, parallelism=parallelism) as client:
-            saved.verify(plan_key(client))  # an edited plan, or another key's: before any read
+            # An edited plan, another key's or account's, is refused before the refresh.
+            saved.verify(plan_key(client))
+            check_saved_account(saved, client, connection, doing="talks to")
             with refresh_progress() as on_progress:
                 live = refresh(
                     client,
@@ -216,10 +220,11 @@ def _carry_out(
     if confirm:
         _confirm(plan)
 
-    def pay_payruns(ledger: Ledger) -> None:
-        pay(client, plan, ledger, force=force, wait=wait, settle_timeout=settle_s)
+    def pay_payruns(ledger: Ledger, phase: Callable[[str, int], None]) -> None:
+        pay(client, plan, ledger, force=force, wait=wait, settle_timeout=settle_s, phase=phase)
 
-    return _execute(client, plan, parallelism, then=pay_payruns)
+    payments = progress_steps(plan, force=force)
+    return _execute(client, plan, parallelism, payments, then=pay_payruns)
 
 
 def _plan_file(desired: DesiredState, options: PlanOptions, fmt: str, live: LiveState) -> Plan:
@@ -238,9 +243,11 @@ def _resume(
     _register_header_values(plan)
     click.echo(
         f"Applying the saved plan made at {saved.created_at.isoformat()} "
-        f"(reconciler {saved.tool_version}): {plan.summary.changes_line()}.",
+        f"(reconciler {saved.tool_version}): {plan.actions_line}.",
         err=True,
     )
+    if plan.payruns:  # what the checks at apply time found, before anything is paid
+        click.echo("\n".join(line.text for line in payrun_lines(plan)).lstrip("\n"), err=True)
     return plan
 
 
@@ -264,7 +271,7 @@ def _show(plan: Plan, fmt: str) -> None:
 def _confirm(plan: Plan) -> None:
     """Ask on the terminal, as Terraform does: only `yes` applies."""
     click.echo(
-        f"\nDo you want to perform these actions? ({plan.summary.changes_line()})\n"
+        f"\nDo you want to perform these actions? ({plan.actions_line})\n"
         "  Only 'yes' will be accepted to approve.\n",
         err=True,
     )
@@ -277,7 +284,11 @@ def _confirm(plan: Plan) -> None:
 
 
 def _execute(
-    client: ServiceClient, plan: Plan, parallelism: int, then: Callable[[Ledger], None]
+    client: ServiceClient,
+    plan: Plan,
+    parallelism: int,
+    payments: int,
+    then: Callable[[Ledger, Callable[[str, int], None]], None],
 ) -> Ledger:
     """Run the plan with progress, turning the first Ctrl-C into a graceful stop; `then` pays
     the payruns, inside the same progress."""
@@ -285,14 +296,13 @@ def _execute(
     if not terminal:
         _show_progress_lines()
     stop = threading.Event()
-    payments = sum(len(d.payments) if d.state == "to_pay" else 1 for d in plan.payruns)
     with (
         progress_for(len(plan.changes) + payments, terminal=terminal) as progress,
         _graceful_interrupt(stop),
     ):
         ledger = Executor(client, parallelism=parallelism, progress=progress, stop=stop).apply(plan)
         if not stop.is_set():
-            then(ledger)
+            then(ledger, progress.phase)
     if ledger.interrupted:
         click.echo("Interrupted: the requests in flight finished; nothing new was sent.", err=True)
     return ledger

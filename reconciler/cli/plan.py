@@ -13,11 +13,13 @@ from pathlib import Path
 import click
 
 from reconciler import __version__, logs
+from reconciler.cli.account import current_account
 from reconciler.cli.connection import ConnectionOptions, connection_options
 from reconciler.cli.moment import Moment
 from reconciler.cli.reading import collector_paused, file_and_account
 from reconciler.desired.model import DesiredState
 from reconciler.plan import Plan, PlanOptions, diff
+from reconciler.plan.account import Account
 from reconciler.plan.model import LiveState
 from reconciler.plan.money import DEFAULT_STUCK_AFTER, DEFAULT_WINDOW, MoneyWindow
 from reconciler.plan.saved import saved_plan_document, write_saved_plan
@@ -145,17 +147,19 @@ class Planned:
     scope_prefix: str | None
     key: PlanKey | None  # only when the plan is to be saved
     max_payout: Decimal | None = None
+    account: Account | None = None  # only when the plan is to be saved
 
 
 def save_plan(
     out: Path, planned: Planned, source: Path, connection: ConnectionOptions | None = None
 ) -> None:
     """Write `--out`: the signed saved plan, made from `source` against the live state."""
-    assert planned.key is not None, "plan_path(keyed=True) gives the key"
+    assert planned.key is not None and planned.account is not None, "plan_path(keyed=True)"
     document = saved_plan_document(
         planned.plan,
         planned.live,
         key=planned.key,
+        account=planned.account,
         created_at=datetime.now(UTC),
         tool_version=__version__,
         sources=[str(source)],
@@ -195,10 +199,13 @@ def plan_path(
 
         with file_and_account(path, connection, read_only=True, keyed=keyed, money=money) as ready:
             desired, live = ready.desired, ready.live
+            account = current_account(ready.client, connection) if keyed else None
         _log.info("refreshed", agreements=len(live.workers), webhook=live.webhook is not None)
         result = diff(desired, live, options)
     _log.info("planned", **result.summary.as_dict())
-    return Planned(result, live, desired.scope_prefix, ready.key, desired.policy.max_payout)
+    return Planned(
+        result, live, desired.scope_prefix, ready.key, desired.policy.max_payout, account
+    )
 
 
 def money_window(desired: DesiredState, since: datetime | None) -> MoneyWindow | None:

@@ -93,6 +93,7 @@ async def faults(request: Request) -> Response:
                 "drop_rate",
                 "seed",
                 "page_cost_ms",
+                "methods",
             ),
         )
         one = Decimal(1)
@@ -103,6 +104,12 @@ async def faults(request: Request) -> Response:
         drop_rate = reader.number("drop_rate", minimum=Decimal(0), maximum=one)
         seed = reader.integer("seed", minimum=-(2**63), maximum=2**63 - 1)
         page_cost = reader.number("page_cost_ms", minimum=Decimal(0), maximum=Decimal(10_000))
+        methods = None
+        if reader.fields.get("methods") is not None:
+            listed = reader.array("methods") or []
+            methods = tuple(str(m).upper() for m in listed if isinstance(m, str))
+            if len(methods) != len(listed) or not methods:
+                reader.fail("methods", 'must be a non-empty array of HTTP methods, e.g. ["POST"]')
         if not reader.ok:
             raise validation_problem(reader.errors)
         sandbox.faults.configure(
@@ -114,6 +121,7 @@ async def faults(request: Request) -> Response:
                 drop_rate=float(drop_rate or 0),
                 seed=seed,
                 page_cost_ms=float(page_cost or 0),
+                methods=methods,
             )
         )
     return JSONResponse(sandbox.faults.settings.to_json())

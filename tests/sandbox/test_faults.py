@@ -114,8 +114,16 @@ def test_empty_settings_clear_every_fault(api: httpx.Client, controls: Controls)
         "drop_rate": 0.0,
         "seed": None,
         "page_cost_ms": 0.0,
+        "methods": None,
     }
     assert [api.get(LIST).status_code for _ in range(3)] == [200, 200, 200]
+
+
+def test_faults_can_be_kept_to_some_methods(api: httpx.Client, controls: Controls) -> None:
+    assert controls.set_faults(error_rate=1, methods=["post"])["methods"] == ["POST"]
+    assert [api.get(LIST).status_code for _ in range(3)] == [200, 200, 200]
+    assert api.post(LIST, json={}).status_code == 503
+    controls.set_faults()
 
 
 @pytest.mark.parametrize(
@@ -131,6 +139,9 @@ def test_empty_settings_clear_every_fault(api: httpx.Client, controls: Controls)
         ({"seed": "x"}, "seed"),
         ({"page_cost_ms": -1}, "page_cost_ms"),
         ({"page_cost_ms": "slow"}, "page_cost_ms"),
+        ({"methods": []}, "methods"),
+        ({"methods": [1]}, "methods"),
+        ({"methods": "POST"}, "methods"),
         ({"chaos": True}, "chaos"),
     ],
 )

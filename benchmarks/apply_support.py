@@ -71,6 +71,22 @@ def control(base_url: str, path: str, body: Any = None, method: str = "POST") ->
     return answer.json() if answer.content else None
 
 
+def cli_env(base_url: str, token: str, client_id: int | None = None) -> dict[str, str]:
+    """This environment without its RECONCILER_ settings, pointed at a sandbox's account."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("RECONCILER_")}
+    env |= {"PYTHONPATH": str(ROOT), "RECONCILER_BASE_URL": base_url, "RECONCILER_TOKEN": token}
+    if client_id is not None:
+        env["RECONCILER_CLIENT_ID"] = str(client_id)
+    return env
+
+
+def timed_run(command: list[str], env: dict[str, str]) -> tuple[float, Any]:
+    """`command` as a user runs it: wall seconds and the finished process (output as text)."""
+    started = time.perf_counter()
+    result = subprocess.run(command, env=env, capture_output=True, text=True, cwd=ROOT, check=False)
+    return time.perf_counter() - started, result
+
+
 def run_apply(
     base_url: str, token: str, desired: Path, *options: str
 ) -> tuple[float, int, dict[str, Any]]:
@@ -78,13 +94,9 @@ def run_apply(
 
     Returns the wall time of the whole process, its exit status and the ledger.
     """
-    env = {key: value for key, value in os.environ.items() if not key.startswith("RECONCILER_")}
-    env |= {"PYTHONPATH": str(ROOT), "RECONCILER_BASE_URL": base_url, "RECONCILER_TOKEN": token}
     command = [sys.executable, "-m", "reconciler", "apply", str(desired)]
     command += ["--auto-approve", "--force", "--format", "json", *options]
-    started = time.perf_counter()
-    result = subprocess.run(command, env=env, capture_output=True, text=True, cwd=ROOT, check=False)
-    seconds = time.perf_counter() - started
+    seconds, result = timed_run(command, cli_env(base_url, token))
     try:
         ledger = json.loads(result.stdout)
     except ValueError:

@@ -18,7 +18,6 @@ import argparse
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,6 +28,8 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from apply_support import cli_env, timed_run  # noqa: E402
 
 from reconciler.sandbox import SandboxServer  # noqa: E402
 
@@ -86,18 +87,10 @@ def pay_history(server: SandboxServer, past: int, payments: int) -> None:
 
 
 def one_run(env: dict[str, str], desired: Path, expect: str) -> float:
-    started = time.perf_counter()
-    result = subprocess.run(
-        [sys.executable, "-m", "reconciler", "plan", str(desired)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    seconds = time.perf_counter() - started
+    seconds, result = timed_run([sys.executable, "-m", "reconciler", "plan", str(desired)], env)
     if result.returncode != 0 or expect not in result.stdout:
         raise SystemExit(f"the plan is not the expected one: {result.stdout[-500:]}{result.stderr}")
-    return seconds
+    return float(seconds)
 
 
 def main() -> int:
@@ -115,13 +108,7 @@ def main() -> int:
             print(f"setup: {args.past} paylists paid in {time.perf_counter() - started:.1f} s")
             faults = {"latency_ms": args.latency_ms}
             httpx.post(f"{server.base_url}/_sandbox/faults", json=faults).raise_for_status()
-            env = {k: v for k, v in os.environ.items() if not k.startswith("RECONCILER_")}
-            env |= {
-                "PYTHONPATH": str(ROOT),
-                "RECONCILER_BASE_URL": server.base_url,
-                "RECONCILER_TOKEN": server.token,
-                "RECONCILER_CLIENT_ID": str(server.client_id),
-            }
+            env = cli_env(server.base_url, server.token, server.client_id)
             times: dict[str, list[float]] = {"without": [], "with": []}
             for _ in range(args.runs):
                 times["without"].append(one_run(env, plain, "No changes"))

@@ -17,9 +17,9 @@ from reconciler.desired.model import Payrun, PayrunPayment
 from reconciler.desired.problems import PathProblem, YamlPath
 from reconciler.desired.rules import FileValues, email_problem
 from reconciler.identity import email_key
+from reconciler.money import CENT, two_places
 
 MAX_AMOUNT = Decimal("1000000000000.00")
-CENT = Decimal("0.01")
 
 
 def parse_amount(value: object) -> Decimal | None:
@@ -108,8 +108,8 @@ def payrun_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
         first = seen.setdefault(key, (name, path))
         if first != (name, path):
             message = (
-                f"the same payment ({amount:.2f} to {email}, {description!r:.60}) is given twice: "
-                "the service would fail the second as DUPLICATE_PAYMENT"
+                f"the same payment ({two_places(amount)} to {email}, {description!r:.60}) is given "
+                "twice: the service would fail the second as DUPLICATE_PAYMENT"
             )
             problems.append((name, PathProblem(path, message, other=first)))
     return problems

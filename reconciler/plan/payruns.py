@@ -24,6 +24,7 @@ from decimal import Decimal
 
 from reconciler.desired.model import Payrun, PayrunPayment
 from reconciler.identity import email_key
+from reconciler.money import grouped, two_places
 from reconciler.service.models import Payment, Wallet, Worker, WorkerStatus
 
 MAX_PAYMENTS = 1000
@@ -182,7 +183,7 @@ def _preflight(
     if wallet is not None and not wallet.enabled:
         reasons.append("the wallet is disabled")
     for number, payment in enumerate(payments, start=1):
-        who = f"payment {number} ({payment.amount:.2f} to {payment.email})"
+        who = f"payment {number} ({two_places(payment.amount)} to {payment.email})"
         key = email_key(payment.email)
         if key in leaving:
             reasons.append(f"{who}: this plan inactivates the payee")
@@ -207,12 +208,13 @@ def _wallet_check(
     available = wallet.balance + wallet.over_draft_limit
     if total > available:
         problems.append(
-            f"the payruns to pay total {total:,.2f}, more than the wallet's {available:,.2f} "
-            "(balance and over-draft limit)"
+            f"the payruns to pay total {grouped(total)}, more than the wallet's "
+            f"{grouped(available)} (balance and over-draft limit)"
         )
     if max_payout is not None and total > max_payout:
         problems.append(
-            f"the payruns to pay total {total:,.2f}, over policy.maxPayout {max_payout:,.2f}"
+            f"the payruns to pay total {grouped(total)}, "
+            f"over policy.maxPayout {grouped(max_payout)}"
         )
     return WalletCheck(
         balance=wallet.balance,

@@ -26,6 +26,7 @@ from typing import Any
 
 from reconciler.desired.model import DesiredWebhook
 from reconciler.errors import ReconcilerError
+from reconciler.money import two_places
 from reconciler.plan.changes import Change, Inactivate, Invite, Replace, WebhookCreate
 from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
@@ -101,7 +102,7 @@ def saved_plan_document(
             for change in plan.changes
         ],
         "payruns": [payrun_record(decision) for decision in plan.to_pay],
-        "max_payout": None if max_payout is None else f"{max_payout:.2f}",
+        "max_payout": None if max_payout is None else two_places(max_payout),
     }
     document["mac"] = sign(document, key)
     return document
@@ -117,7 +118,7 @@ def payrun_record(decision: PayrunDecision) -> dict[str, Any]:
         "idempotence_key": decision.key,
         "description": decision.description,
         "payments": [
-            {"email": p.email, "amount": f"{p.amount:.2f}", "description": p.description}
+            {"email": p.email, "amount": two_places(p.amount), "description": p.description}
             for p in decision.payments
         ],
     }

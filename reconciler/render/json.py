@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from decimal import Decimal
 from typing import Any
 
 from reconciler import __version__
+from reconciler.money import two_places
 from reconciler.plan.changes import (
     WEBHOOK_ADDRESS,
     Change,
@@ -71,19 +71,15 @@ def plan_document(plan: Plan) -> dict[str, Any]:
     }
 
 
-def _money(amount: Decimal) -> str:
-    return f"{amount:.2f}"
-
-
 def _paylist_change(decision: PayrunDecision) -> dict[str, Any]:
     after = {
         "idempotence_key": decision.key,
         "description": decision.description,
         "payments": [
-            {"email": p.email, "amount": _money(p.amount), "description": p.description}
+            {"email": p.email, "amount": two_places(p.amount), "description": p.description}
             for p in decision.payments
         ],
-        "total": _money(decision.total),
+        "total": two_places(decision.total),
     }
     return {
         **_identity(decision.address, decision.payrun_id, "paylist"),
@@ -122,17 +118,17 @@ def _payrun(decision: PayrunDecision) -> dict[str, Any]:
         "reasons": list(decision.reasons),
         "outcomes": dict(decision.outcomes),
         "paylist_id": decision.paylist_id,
-        "total": _money(decision.total),
+        "total": two_places(decision.total),
     }
 
 
 def _wallet(wallet: WalletCheck) -> dict[str, Any]:
     return {
-        "balance": _money(wallet.balance),
-        "over_draft_limit": _money(wallet.over_draft_limit),
+        "balance": two_places(wallet.balance),
+        "over_draft_limit": two_places(wallet.over_draft_limit),
         "enabled": wallet.enabled,
-        "total_to_pay": _money(wallet.total_to_pay),
-        "balance_after": _money(wallet.balance_after),
+        "total_to_pay": two_places(wallet.total_to_pay),
+        "balance_after": two_places(wallet.balance_after),
         "problems": list(wallet.problems),
     }
 

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from reconciler.money import grouped
 from reconciler.plan.changes import Inactivate, Replace
 from reconciler.plan.model import Plan
 from reconciler.render.base import clean, plural
@@ -108,7 +109,7 @@ def _payruns_table(plan: Plan) -> Iterator[str]:
         cells = (
             f"`{decision.address}`",
             decision.state.replace("_", " "),
-            f"{decision.total:,.2f}",
+            f"{grouped(decision.total)}",
             paylist,
             _escape(notes),
         )
@@ -117,8 +118,8 @@ def _payruns_table(plan: Plan) -> Iterator[str]:
     wallet = plan.wallet
     if wallet is not None:
         line = (
-            f"Wallet: balance {wallet.balance:,.2f}, {wallet.total_to_pay:,.2f} to pay, "
-            f"{wallet.balance_after:,.2f} after."
+            f"Wallet: balance {grouped(wallet.balance)}, {grouped(wallet.total_to_pay)} to pay, "
+            f"{grouped(wallet.balance_after)} after."
         )
         if wallet.problems:
             line += " :no_entry: " + _escape("; ".join(wallet.problems)) + " (needs `--force`)."

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from reconciler.money import grouped
 from reconciler.plan.changes import (
     Change,
     Conflict,
@@ -100,7 +101,7 @@ def payrun_phrase(plan: Plan) -> str:
     if not plan.payruns:
         return ""
     total = sum((decision.total for decision in plan.to_pay), Decimal("0.00"))
-    return f", {plural(len(plan.to_pay), 'payrun')} to pay ({total:,.2f})"
+    return f", {plural(len(plan.to_pay), 'payrun')} to pay ({grouped(total)})"
 
 
 def payrun_lines(plan: Plan) -> Iterator[Line]:
@@ -118,7 +119,7 @@ def payrun_lines(plan: Plan) -> Iterator[Line]:
                     f"{show(payment.description)}",
                     "+",
                 )
-            yield Line(f"      total       = {decision.total:,.2f}", "+")
+            yield Line(f"      total       = {grouped(decision.total)}", "+")
             yield Line("    }")
             continue
         counts = ", ".join(f"{n} {status}" for status, n in sorted(decision.outcomes.items()))
@@ -133,9 +134,9 @@ def payrun_lines(plan: Plan) -> Iterator[Line]:
     if wallet is not None and plan.payruns:
         yield Line("")
         yield Line(
-            f"Wallet: balance {wallet.balance:,.2f} (over-draft limit "
-            f"{wallet.over_draft_limit:,.2f}), {wallet.total_to_pay:,.2f} to pay, "
-            f"{wallet.balance_after:,.2f} after"
+            f"Wallet: balance {grouped(wallet.balance)} (over-draft limit "
+            f"{grouped(wallet.over_draft_limit)}), {grouped(wallet.total_to_pay)} to pay, "
+            f"{grouped(wallet.balance_after)} after"
         )
         for problem in wallet.problems:
             yield Line(f"Unsafe: {clean(problem)}; apply refuses the payruns without --force.", "!")

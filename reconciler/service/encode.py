@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from reconciler.money import CENT
 from reconciler.service.models import Invitation, PaymentItem, WebhookHeader
 
 
@@ -66,7 +67,7 @@ def json_amount(amount: Decimal) -> Decimal:
     digits (`dumps`), never through a float."""
     if not amount.is_finite():
         raise ValueError(f"the amount {amount} cannot be sent")
-    return amount.quantize(Decimal("0.01"))
+    return amount.quantize(CENT)
 
 
 _TOKEN = "\u0000decimal:"

@@ -194,7 +194,13 @@ def _embedded_sandbox(db: Path, *, reset: bool) -> Iterator[Any]:
         )
     if reset:
         for suffix in ("", "-wal", "-shm", "-journal"):
-            db.with_name(db.name + suffix).unlink(missing_ok=True)
+            try:
+                db.with_name(db.name + suffix).unlink(missing_ok=True)
+            except OSError as error:
+                raise ConfigError(
+                    f"--sandbox-reset cannot delete {error.filename}: {error.strerror}",
+                    hint="give --sandbox-db a file the sandbox may write",
+                ) from None
     is_new = not db.exists()
     try:
         _private_folder(db.parent)  # the database itself is created 0600 by the sandbox

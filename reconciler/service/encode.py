@@ -89,4 +89,6 @@ def format_timestamp(moment: datetime) -> str:
     """ISO 8601 in UTC with a `Z`, as the date-range payments query takes it."""
     if moment.tzinfo is None:
         raise ValueError("a timestamp sent to the service must be timezone-aware")
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    utc = moment.astimezone(UTC)
+    # isoformat, not strftime: %Y writes the year 1 as "1" here, where ISO 8601 takes "0001".
+    return utc.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"

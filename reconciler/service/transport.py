@@ -171,6 +171,10 @@ class Transport:
             response = self._http.request(
                 method, path, params=params, content=content, headers=headers
             )
+        except httpx.InvalidURL as error:  # a value too long for a URL, say: never sent
+            raise InvalidRequest(
+                f"{method} /{path} cannot be sent, so nothing was sent: {error}"
+            ) from None
         except httpx.TransportError as error:
             _log.debug(
                 "service request failed",

@@ -10,6 +10,7 @@ from reconciler.plan.changes import (
     Change,
     Conflict,
     Drift,
+    FieldChange,
     Inactivate,
     Invite,
     PastAgreement,
@@ -109,12 +110,29 @@ class Summary:
 
 
 @dataclass(frozen=True, slots=True)
+class DriftEntry:
+    """A drifted worker as the plan's outputs show it: its address, agreement and fields.
+
+    A saved plan keeps these, so a comment made from it shows the drift as it was planned."""
+
+    address: str
+    agreement_id: int
+    fields: tuple[FieldChange, ...]
+
+    @classmethod
+    def of(cls, drift: Drift) -> DriftEntry:
+        return cls(drift.address, drift.agreement.agreement_id, drift.fields)
+
+
+@dataclass(frozen=True, slots=True)
 class Reported:
-    """What a saved plan counted besides its changes, when it was made (it keeps no entries)."""
+    """What a saved plan reported besides its changes, when it was made: counts, and the
+    drifted workers (unmanaged workers and conflicts are counted only)."""
 
     drifted: int = 0
     unmanaged: int = 0
     conflicts: int = 0
+    drift: tuple[DriftEntry, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +163,14 @@ class Plan:
     narrowed: bool = False  # --target or --exclude kept only part of the file and the account
     payruns: tuple[PayrunDecision, ...] = ()
     wallet: WalletCheck | None = None
-    reported: Reported | None = None  # a resumed saved plan's counts (its entries are not kept)
+    reported: Reported | None = None  # what a resumed saved plan reported when it was made
+
+    @property
+    def drift_entries(self) -> tuple[DriftEntry, ...]:
+        """The drifted workers to show: this plan's, or those a saved plan kept."""
+        if self.drift:
+            return tuple(DriftEntry.of(drift) for drift in self.drift)
+        return self.reported.drift if self.reported is not None else ()
 
     @property
     def has_changes(self) -> bool:

@@ -30,11 +30,11 @@ from reconciler.money import two_places
 from reconciler.plan.changes import Change, Inactivate, Invite, Replace, WebhookCreate
 from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
-from reconciler.plan.model import LiveState, Plan
+from reconciler.plan.model import DriftEntry, LiveState, Plan
 from reconciler.plan.payruns import PayrunDecision
 from reconciler.plan.saved_schema import document_problem
 from reconciler.plan.signing import PlanKey, sign, verify
-from reconciler.secrets import Secret
+from reconciler.secrets import MASK, Secret
 
 FORMAT = "reconciler-plan"
 FORMAT_VERSION = 2
@@ -93,6 +93,7 @@ def saved_plan_document(
             "drifted": summary.drifted,
             "unmanaged": summary.unmanaged,
             "conflicts": summary.conflicts,
+            "drift": [drift_record(entry) for entry in plan.drift_entries],
         },
         "changes": [
             {
@@ -106,6 +107,24 @@ def saved_plan_document(
     }
     document["mac"] = sign(document, key)
     return document
+
+
+def drift_record(entry: DriftEntry) -> dict[str, Any]:
+    """A drifted worker as the saved plan keeps it for its comment (no secret: worker fields)."""
+    return {
+        "address": entry.address,
+        "agreementId": entry.agreement_id,
+        "fields": [
+            {"name": f.name, "before": _shown(f.before), "after": _shown(f.after)}
+            for f in entry.fields
+        ],
+    }
+
+
+def _shown(value: Any) -> str | None:
+    if value is None:
+        return None
+    return MASK if isinstance(value, Secret) else str(value)
 
 
 def payrun_record(decision: PayrunDecision) -> dict[str, Any]:
@@ -226,7 +245,7 @@ class SavedPlan:
     owned_open: int
     limit_value: Decimal
     limit_is_share: bool
-    reported: dict[str, int]
+    reported: dict[str, Any]
     sources: tuple[str, ...] = ()
     payruns: tuple[dict[str, Any], ...] = ()
     max_payout: Decimal | None = None

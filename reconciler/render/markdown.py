@@ -133,8 +133,8 @@ def _sections(plan: Plan, show_unmanaged: bool) -> Iterator[_Section]:
         _diff(line for change in plan.changes for line in [Line(""), *change_lines(change)]),
     )
     yield _Section(
-        f"Drift ({len(plan.drift)})",
-        _diff(line for drift in plan.drift for line in drift_lines(drift)),
+        f"Drift ({len(plan.drift_entries)})",
+        _diff(line for drift in plan.drift_entries for line in drift_lines(drift)),
     )
     yield _Section(
         f"Conflicts ({len(plan.conflicts)})", _diff(conflict_line(c) for c in plan.conflicts)

@@ -13,7 +13,6 @@ from reconciler.money import grouped
 from reconciler.plan.changes import (
     Change,
     Conflict,
-    Drift,
     FieldChange,
     Invite,
     Replace,
@@ -21,7 +20,7 @@ from reconciler.plan.changes import (
     Unmanaged,
     WebhookCreate,
 )
-from reconciler.plan.model import Plan
+from reconciler.plan.model import DriftEntry, Plan
 from reconciler.plan.payruns import CONFLICT, PAID, TO_PAY
 from reconciler.render.base import clean, plural, show
 
@@ -66,14 +65,14 @@ def plan_lines(plan: Plan, *, show_unmanaged: bool = False) -> Iterator[Line]:
         yield Line("")
         yield from change_lines(change)
     yield from payrun_lines(plan)
-    if plan.drift:
+    if plan.drift_entries:
         yield Line("")
         yield Line(
             "Drift: the service cannot change a worker in place; "
             "--replace ID inactivates it and invites it again.",
             "title",
         )
-        for drift in plan.drift:
+        for drift in plan.drift_entries:
             yield from drift_lines(drift)
     if plan.conflicts:
         yield Line("")
@@ -163,8 +162,8 @@ def change_lines(change: Change) -> Iterator[Line]:
     yield Line("    }")
 
 
-def drift_lines(drift: Drift) -> Iterator[Line]:
-    yield Line(f"  ~ {drift.address} (agreement {drift.agreement.agreement_id})", "~")
+def drift_lines(drift: DriftEntry) -> Iterator[Line]:
+    yield Line(f"  ~ {drift.address} (agreement {drift.agreement_id})", "~")
     yield from _field_lines(drift.fields, indent="      ")
 
 

@@ -43,6 +43,7 @@ from reconciler.service.models import (
     WebhookHeader,
     Worker,
 )
+from reconciler.words import plural
 
 DEFAULT_PARALLELISM = 4
 #: How many times one batch may come back ambiguous before its rest is given up as failed.
@@ -308,7 +309,7 @@ class Executor:
             note = "landed although its answer was lost"
             self._settle_invitation(step, ledger, Outcome.APPLIED, note, agreement.agreement_id)
         if rest and rounds >= MAX_AMBIGUOUS_ROUNDS:
-            reason = f"the service's answer was lost {rounds} times: {_first_line(error)}"
+            reason = f"the service's answer was lost {plural(rounds, 'time')}: {_first_line(error)}"
             for step in rest:
                 self._settle_invitation(step, ledger, Outcome.FAILED, reason)
             return []

@@ -15,6 +15,7 @@ from reconciler.export import PLACEHOLDER, Export, ExportOptions, SplitBy, rende
 from reconciler.export.files import check_target, schema_ref, write_directory, write_file
 from reconciler.export.yamltext import quoted, scalar
 from reconciler.plan.refresh import refresh
+from reconciler.words import plural as _count
 
 #: The file still holds `TODO(export)` placeholders that a person must fill in.
 EXIT_PLACEHOLDERS = 2
@@ -155,7 +156,3 @@ def _report(
 
 def _say(line: str) -> None:
     click.echo(line, err=True)
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"

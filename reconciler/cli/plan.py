@@ -26,7 +26,7 @@ from reconciler.plan.refresh import refresh
 from reconciler.plan.saved import saved_plan_document, write_saved_plan
 from reconciler.plan.signing import PlanKey
 from reconciler.render import FORMATS, renderer_for
-from reconciler.render.base import plural
+from reconciler.words import plural
 
 #: `--detailed-exitcode` and `drift`: something to change (or drift, for `drift`).
 EXIT_CHANGES = 2

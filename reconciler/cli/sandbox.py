@@ -19,6 +19,7 @@ from reconciler.errors import ReconcilerError
 from reconciler.hosts import is_loopback
 from reconciler.sandbox import SandboxServer
 from reconciler.sandbox.seed import SeedError
+from reconciler.words import plural
 
 _PAGE_SIZE = 200
 
@@ -195,7 +196,7 @@ def _summary(server: SandboxServer) -> str:
     statuses = Counter(worker["status"] for worker in workers)
     lines = [
         f"The sandbox answers at {server.base_url} (demo client {server.client_id}).",
-        f"Workers: {len(workers)} agreement{'' if len(workers) == 1 else 's'}",
+        f"Workers: {plural(len(workers), 'agreement')}",
     ]
     lines += [f"  {status:<22}{count}" for status, count in sorted(statuses.items())]
     if webhook.status_code == 404:

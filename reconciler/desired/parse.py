@@ -19,6 +19,7 @@ import yaml_rs
 from reconciler.desired.model import Location
 from reconciler.desired.problems import Problem, YamlPath
 from reconciler.desired.source import SourceText
+from reconciler.words import plural
 
 #: Aliases are refused (no replay at all), so an alias bomb costs nothing.
 _NO_ALIASES = yaml_rs.AliasLimits(
@@ -223,8 +224,8 @@ def scan(source: SourceText, wanted: Collection[YamlPath] = (), *, everything: b
         # One problem, not one per alias: an alias bomb would otherwise print thousands.
         count = len(result.aliases)
         message = (
-            f"YAML aliases (*name) are not supported ({count} alias{'' if count == 1 else 'es'}"
-            " in this file): write the value out"
+            f"YAML aliases (*name) are not supported ({plural(count, 'alias', 'aliases')} in "
+            "this file): write the value out"
         )
         result.problems.append(_problem(source, result.aliases[0], message))
     return result

@@ -33,6 +33,7 @@ from reconciler.plan.payruns import PayrunDecision, WalletCheck, decide_units, u
 from reconciler.plan.safety import assess
 from reconciler.secrets import Secret, reveal
 from reconciler.service.models import Webhook, Worker, WorkerStatus
+from reconciler.words import are, plural
 
 # Set membership is cheaper than the enum's properties, which counts at 100,000 agreements.
 _KNOWN = frozenset(WorkerStatus.__members__.values())
@@ -82,9 +83,10 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
             decide(key, wanted.get(key), by_id.get(key, ()))
 
     if decide.kept_without_prune:
+        kept = decide.kept_without_prune
         warnings.append(
-            f"{decide.kept_without_prune} owned open agreement(s) are not in the file and are "
-            "kept because policy.prune is false"
+            f"{plural(kept, 'owned open agreement')} {are(kept)} not in the file and "
+            f"{are(kept)} kept because policy.prune is false"
         )
     warnings.extend(_unused_options(options, wanted, by_id, decide.replaced))
     changes: list[Change] = list(decide.changes)

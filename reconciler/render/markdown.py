@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from reconciler.money import grouped
 from reconciler.plan.changes import Inactivate, Replace
 from reconciler.plan.model import Plan
-from reconciler.render.base import clean, plural
+from reconciler.render.base import clean
 from reconciler.render.text import (
     Line,
     change_lines,
@@ -22,6 +22,7 @@ from reconciler.render.text import (
     drift_lines,
     unmanaged_lines,
 )
+from reconciler.words import plural
 
 #: GitHub refuses comments above 65,536 characters; stay well under it.
 MAX_CHARACTERS = 60_000

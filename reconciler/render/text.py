@@ -22,7 +22,8 @@ from reconciler.plan.changes import (
 )
 from reconciler.plan.model import DriftEntry, Plan
 from reconciler.plan.payruns import CONFLICT, PAID, TO_PAY
-from reconciler.render.base import clean, plural, show
+from reconciler.render.base import clean, show
+from reconciler.words import plural
 
 _SYMBOL = {("create",): "+", ("delete",): "-", ("update",): "~", ("delete", "create"): "-/+"}
 _STYLE: dict[str, dict[str, Any]] = {

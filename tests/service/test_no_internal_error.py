@@ -144,3 +144,20 @@ def _clear(result: Any, status: int, said: str) -> None:
     assert "internal error" not in shown and "Traceback" not in shown, shown[-2000:]
     assert result.returncode == status, shown[-2000:]
     assert said in shown, shown[-2000:]
+
+
+def test_an_unknown_host_fails_fast_and_says_so() -> None:
+    """A name that does not resolve is a typo or no network: not retried for a minute."""
+    import time
+
+    started = time.monotonic()
+    result = reconciler(
+        "workers",
+        "--base-url",
+        "https://no-such-host.invalid",
+        timeout=30,
+        RECONCILER_TOKEN="a-token",
+    )
+    _clear(result, 1, "cannot find the service's host 'no-such-host.invalid' (DNS: ")
+    assert "nothing was sent" in result.stderr and "retrying" not in result.stderr
+    assert time.monotonic() - started < 15

@@ -52,6 +52,7 @@ MAX_AMBIGUOUS_ROUNDS = 6
 REREAD_ATTEMPTS = 3
 
 INTERRUPTED = "interrupted before it was sent"
+QUIT_IN_FLIGHT = "not known: apply quit (second Ctrl-C) before its answer, if it was sent"
 
 _T = TypeVar("_T")
 
@@ -158,10 +159,12 @@ class Executor:
         self._progress = progress or _NoProgress()
         self.stop = stop or threading.Event()
         self._reread = SharedReread(service.list_workers)
+        self.ledger: Ledger | None = None
 
     def apply(self, plan: Plan) -> Ledger:
         """Carry out `plan`; every change ends in the ledger as applied, failed or skipped."""
         ledger = Ledger(plan.changes, on_settle=lambda entry: self._progress.advance(entry.outcome))
+        self.ledger = ledger  # as it stands, for a second Ctrl-C that will not wait
         steps = schedule(plan)
         # A replace's invitation waits for its inactivation; these are the ones that may go.
         inactivated: set[int] = set()

@@ -202,9 +202,14 @@ class Executor:
 
     def _run(self, work: Callable[[_T], None], items: Iterable[_T]) -> None:
         """Run `work` on every item, `parallelism` at a time; returns when all have ended."""
-        with ThreadPoolExecutor(self._parallelism, thread_name_prefix="reconciler-apply") as pool:
+        pool = ThreadPoolExecutor(self._parallelism, thread_name_prefix="reconciler-apply")
+        try:
             futures: list[Future[None]] = [pool.submit(work, item) for item in items]
             wait(futures)
+        except KeyboardInterrupt:  # a second Ctrl-C: leave the requests in flight, wait for none
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
         for future in futures:
             future.result()  # a bug in a step must not pass silently
 

@@ -14,6 +14,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from reconciler.desired.fill import EveryName, FilledWebhook, fill_webhook
+from reconciler.desired.keys import NonTextKey, key_problems
 from reconciler.desired.model import (
     DEFAULT_INACTIVATION_LIMIT,
     DesiredState,
@@ -68,7 +69,11 @@ def load_desired_state(
         if data is UNPARSED:
             problems += parse_problems
             continue
-        pending[source.name] += schema_problems(data)
+        try:
+            pending[source.name] += schema_problems(data)
+        except NonTextKey:  # nothing else can read such a file: say where each such key is
+            problems += key_problems(source) or [_non_text_key(source)]
+            continue
         if isinstance(data, dict):
             ascii_text = source.text.isascii() and "\\" not in source.text
             values = FileValues(source.name, data, ascii_text)
@@ -195,3 +200,9 @@ def _limit(value: object) -> InactivationLimit:
     if isinstance(value, str):
         return InactivationLimit(Decimal(value.removesuffix("%")), is_share=True)
     return InactivationLimit(Decimal(str(value)), is_share=False)
+
+
+def _non_text_key(source: SourceText) -> Problem:
+    """The fallback when no event pass finds the key the fast parser read as not text."""
+    message = "a key that is not text: every key of a desired-state file is a field name"
+    return Problem(Location(source.name, 1, 1), message)

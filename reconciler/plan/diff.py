@@ -21,6 +21,7 @@ from reconciler.plan.changes import (
     FieldChange,
     Inactivate,
     Invite,
+    Kept,
     PastAgreement,
     Replace,
     Unmanaged,
@@ -90,10 +91,13 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
         )
     warnings.extend(_unused_options(options, wanted, by_id, decide.replaced))
     changes: list[Change] = list(decide.changes)
+    kept_webhook = None
     if desired.webhook is not None and options.selects(WEBHOOK_ADDRESS):
         webhook_change = diff_webhook(desired.webhook, live.webhook)
         if webhook_change is not None:
             changes.append(webhook_change)
+        else:
+            kept_webhook = desired.webhook
     inactivations = sum(isinstance(change, Inactivate) for change in changes)
     payruns: tuple[PayrunDecision, ...] = ()
     wallet: WalletCheck | None = None
@@ -113,6 +117,8 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
         wallet=wallet,
         changes=tuple(changes),
         drift=tuple(decide.drift),
+        kept=tuple(decide.kept),
+        kept_webhook=kept_webhook,
         conflicts=tuple(decide.conflicts),
         unmanaged=tuple(sorted(unmanaged, key=lambda u: u.agreement.agreement_id)),
         history=tuple(decide.history),
@@ -137,6 +143,7 @@ class _Decider:
         self._open_by_email = open_by_email
         self.changes: list[Change] = []
         self.drift: list[Drift] = []
+        self.kept: list[Kept] = []
         self.conflicts: list[Conflict] = []
         self.history: list[PastAgreement] = []
         self.replaced: set[str] = set()
@@ -178,8 +185,10 @@ class _Decider:
                 self.conflicts.append(_email_conflict(want, holders))
             else:
                 self.changes.append(Replace(agreement, want, fields))
-        elif fields:
-            self.drift.append(Drift(agreement, want, fields))
+        else:
+            if fields:
+                self.drift.append(Drift(agreement, want, fields))
+            self.kept.append(Kept(agreement, want, fields))
 
     def _email_holders(self, want: DesiredWorker, exclude: Worker | None) -> tuple[Worker, ...]:
         holders = self._open_by_email.get(email_key(want.worker_email), ())

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from reconciler.desired.model import DEFAULT_INACTIVATION_LIMIT, InactivationLimit
+from reconciler.desired.model import (
+    DEFAULT_INACTIVATION_LIMIT,
+    DesiredWebhook,
+    InactivationLimit,
+)
 from reconciler.errors import ReconcilerError
 from reconciler.plan.changes import (
     Change,
@@ -13,6 +17,7 @@ from reconciler.plan.changes import (
     FieldChange,
     Inactivate,
     Invite,
+    Kept,
     PastAgreement,
     Replace,
     Unmanaged,
@@ -155,6 +160,8 @@ class Plan:
 
     changes: tuple[Change, ...] = ()
     drift: tuple[Drift, ...] = ()
+    kept: tuple[Kept, ...] = ()  # managed workers left as they are (planned_values shows them)
+    kept_webhook: DesiredWebhook | None = None  # the file's webhook, when it needs no change
     conflicts: tuple[Conflict, ...] = ()
     unmanaged: tuple[Unmanaged, ...] = ()
     history: tuple[PastAgreement, ...] = ()

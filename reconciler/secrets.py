@@ -9,6 +9,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+import urllib.parse
+
+from reconciler import redaction
 
 MASK = "(sensitive value)"
 _REFERENCE = re.compile(r"(?<!\$)\$\{[A-Za-z_][A-Za-z0-9_]*\}")
@@ -71,3 +74,25 @@ def webhook_url(value: Secret | str) -> Secret | str:
 def reveal(value: Secret | str) -> str:
     """The text to send, whether or not it holds a secret."""
     return value.reveal() if isinstance(value, Secret) else value
+
+
+def live_webhook_url(url: str, written: Secret | str) -> Secret | str:
+    """The service's webhook URL as an output may show it.
+
+    Incoming-webhook URLs are often the credential (a path segment, a query value). The URL is
+    shown whole only when the files write exactly that URL literally (it is in git already) or
+    when it has nothing beyond its scheme and host. Otherwise it shows as its scheme and host
+    and a short fingerprint (which changes when the URL does), and what follows the host is
+    registered with the redaction registry, so no log or error line prints it either.
+    """
+    if isinstance(written, str) and written == url:
+        return url
+    parts = urllib.parse.urlsplit(url)
+    origin = f"{parts.scheme}://{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
+    hidden = url.split(parts.netloc, 1)[1] if parts.netloc else url
+    if not parts.username and not parts.password and hidden in ("", "/"):
+        return url
+    for secret in (hidden, parts.username, parts.password):
+        redaction.register_secret(secret)
+    fingerprint = hashlib.sha256(url.encode()).hexdigest()[:8]
+    return Secret(url, shown=f"{origin}/\u2026 (fingerprint {fingerprint})")

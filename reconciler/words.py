@@ -10,9 +10,13 @@ from __future__ import annotations
 def plural(count: int, word: str, many: str | None = None) -> str:
     """`count` and the word in the number it takes: plural(1, "alias", "aliases") is "1 alias".
 
-    A multi-word noun is given whole ("owned open agreement"); its last word takes the `s`.
-    Counts of a thousand and more are grouped ("12,345 problems")."""
-    return f"{count:,} {word if count == 1 else (many or word + 's')}"
+    A multi-word noun is given whole ("owned open agreement"); its last word takes the `s`."""
+    return f"{count} {noun(count, word, many)}"
+
+
+def noun(count: int, word: str, many: str | None = None) -> str:
+    """The word alone in the number `count` takes (for a count written another way)."""
+    return word if count == 1 else (many or word + "s")
 
 
 def are(count: int) -> str:

@@ -20,6 +20,7 @@ from reconciler.plan import Plan, PlanOptions
 from reconciler.plan.refresh import refresh
 from reconciler.plan.resume import resume
 from reconciler.plan.saved import DEFAULT_MAX_AGE, StalePlan, is_saved_plan, load_saved_plan
+from reconciler.render.markdown import MarkdownRenderer
 
 key_option = click.option(
     "--key",
@@ -44,12 +45,19 @@ def marker_for(kind: str, key: str | None) -> Marker:
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
     help="Also save the plan (from a desired-state PATH), for `reconciler apply PLAN`.",
 )
+@click.option(
+    "--full",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    help="Also write the full plan, every change, as Markdown (for the job summary and the "
+    "plan artifact: the comment cuts the low-risk tail of a large plan).",
+)
 @click.option("--show-unmanaged", is_flag=True, help="List the unmanaged open agreements.")
 @connection_options
 def comment(
     source: Path,
     key: str | None,
     out: Path | None,
+    full: Path | None,
     show_unmanaged: bool,
     connection: ConnectionOptions,
 ) -> None:
@@ -68,6 +76,9 @@ def comment(
         result = planned.plan
         if out is not None:
             save_plan(out, planned, source, connection)
+    if full is not None:
+        renderer = MarkdownRenderer(show_unmanaged=show_unmanaged, limit=None)
+        full.write_text(renderer.render(result), encoding="utf-8")
     click.echo(plan_comment(result, marker, show_unmanaged=show_unmanaged), nl=False)
 
 

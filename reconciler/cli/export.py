@@ -153,11 +153,15 @@ def _report(
         again = connection.repeated()
         _say(f"Next: reconciler validate {target} && reconciler plan{again} {target}")
     if result.header_variables:  # last, where a person looks for what to do
-        _say("Set these variables to the webhook's header and URL query values before validate,")
-        _say("plan or apply (they may be secrets, and were not written):")
+        _say("Set these variables (in CI: repository or environment secrets of the same name)")
+        _say("before validate, plan or apply; they may be secrets, and were not written:")
         for variable in result.header_variables:
-            what = "query value" if variable.in_url else "header"
-            _say(f"  {variable.variable}  ({what} {scalar(variable.header)})")
+            what = (
+                "the webhook's URL: its path or query may be a credential"
+                if variable.in_url
+                else f"header {scalar(variable.header)}"
+            )
+            _say(f"  {variable.variable}  ({what})")
 
 
 def _say(line: str) -> None:

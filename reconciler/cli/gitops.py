@@ -13,6 +13,7 @@ import click
 
 from reconciler.cli.comment import key_option, marker_for
 from reconciler.cli.plankey import offline_plan_key
+from reconciler.gitops.body import JOB_SUMMARY_LIMIT, fit_body, utf8_bytes
 from reconciler.gitops.comments import ACTIONS_BOT, upsert_comment
 from reconciler.gitops.compare import compare_plans
 from reconciler.gitops.github import GitHub
@@ -105,9 +106,36 @@ def drift_issue(
     click.echo(f"drift issue: {result.action.value}{where}")
 
 
+@github.command("step-summary")
+@click.option("--body-file", type=_text_file, required=True, help="The Markdown to add.")
+@click.option(
+    "--summary-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="GITHUB_STEP_SUMMARY",
+    required=True,
+    help="The job summary file (default: $GITHUB_STEP_SUMMARY, which GitHub Actions sets).",
+)
+def step_summary(body_file: Path, summary_file: Path) -> None:
+    """Add the Markdown to the job summary, within GitHub's 1 MiB a step (cut with a note)."""
+    existing = summary_file.stat().st_size if summary_file.exists() else 0
+    body = fit_body(
+        _read(body_file),
+        JOB_SUMMARY_LIMIT - existing,
+        measure=utf8_bytes,
+        whole="The whole plan is `plan.md` in this run's plan artifact.",
+    )
+    with summary_file.open("a", encoding="utf-8") as summary:
+        summary.write(body)
+    click.echo(f"added {utf8_bytes(body):,} bytes to the job summary")
+
+
 @github.command("reviewed-plan")
 @click.option("--sha", required=True, help="The merge commit on the default branch.")
-@click.option("--artifact", required=True, help="The plan artifact's name in the PR's run.")
+@click.option(
+    "--artifact",
+    required=True,
+    help="The plan artifact's name, without the `-<head sha>` the plan job adds.",
+)
 @_repository_option
 def reviewed_plan(sha: str, artifact: str, repository: str | None) -> None:
     """Find the run of the merged pull request that saved its plan; print GITHUB_OUTPUT lines."""
@@ -118,7 +146,8 @@ def reviewed_plan(sha: str, artifact: str, repository: str | None) -> None:
         return
     click.echo(
         f"found=true\npull-request={found.pull_request}\nhead-sha={found.head_sha}\n"
-        f"run-id={found.run_id}\nartifact-id={found.artifact_id}"
+        f"run-id={found.run_id}\nartifact-id={found.artifact_id}\n"
+        f"artifact-name={found.artifact_name}"
     )
 
 

@@ -122,7 +122,8 @@ def drift(
 ) -> None:
     """A read-only plan for scheduled jobs: exit 2 on changes or drift, 0 when in sync."""
     result = plan_path(path, PlanOptions(), connection).plan
-    _print(result, fmt, show_unmanaged)
+    # Under --strict, unmanaged workers make drift exit 2: the report names them (the issue).
+    _print(result, fmt, show_unmanaged or strict, strict=strict)
     if drift_detected(result, strict=strict):
         raise click.exceptions.Exit(EXIT_CHANGES)
 
@@ -205,9 +206,10 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _print(result: Plan, fmt: str, show_unmanaged: bool) -> None:
+def _print(result: Plan, fmt: str, show_unmanaged: bool, *, strict: bool = False) -> None:
     color = fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    output = renderer_for(fmt, color=color, show_unmanaged=show_unmanaged).render(result)
+    renderer = renderer_for(fmt, color=color, show_unmanaged=show_unmanaged, strict=strict)
+    output = renderer.render(result)
     click.echo(output, nl=False, color=color)
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from reconciler.desired.model import Location
 from reconciler.errors import ReconcilerError
-from reconciler.words import plural
+from reconciler.words import noun
 
 __all__ = ["InvalidDesiredState", "Location", "PathProblem", "Problem", "YamlPath"]
 
@@ -59,7 +59,7 @@ class InvalidDesiredState(ReconcilerError):
     def count_line(self, shown: int) -> str:
         """'3 problems found', or '12,345 problems found (the first 100 are shown)'."""
         count = self.total
-        line = f"{'at least ' if self.at_least else ''}{plural(count, 'problem')} found"
+        line = f"{'at least ' if self.at_least else ''}{count:,} {noun(count, 'problem')} found"
         listed = min(shown, len(self.problems))
         return line if listed >= count else f"{line} (the first {listed:,} are shown)"
 

@@ -55,11 +55,11 @@ class Unfinished:
 
 @dataclass(frozen=True, slots=True)
 class HeaderVariable:
-    """A webhook header value, or a URL query value, exported as `${variable}`: its value must
+    """A webhook header value, or the webhook's URL, exported as `${variable}`: its value must
     be set to use the file (export cannot tell which part of a live value is a secret)."""
 
     variable: str
-    header: str  # the header's name, or the query parameter's for a URL query value
+    header: str  # the header's name, or "url" for the URL
     in_url: bool = False
 
 

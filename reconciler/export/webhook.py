@@ -1,12 +1,15 @@
-"""The webhook as an export writes it: every header value and URL query value as a variable.
+"""The webhook as an export writes it: every header value, and a URL that may hold a
+credential, as a variable.
 
 No secret the service holds is written to a file: each header value becomes
-`${WEBHOOK_HEADER_<NAME>}` and each URL query value `${WEBHOOK_URL_<NAME>}`, named uniquely.
+`${WEBHOOK_HEADER_<NAME>}`, and a URL with anything past its host (a path, a query, a user)
+becomes `${WEBHOOK_URL}`: incoming-webhook URLs are often the credential themselves.
 """
 
 from __future__ import annotations
 
 import re
+import urllib.parse
 from collections.abc import Sequence
 
 from reconciler.export.model import HeaderVariable
@@ -15,8 +18,8 @@ from reconciler.service.models import Webhook
 
 
 def header_variables(webhook: Webhook | None) -> tuple[HeaderVariable, ...]:
-    """Each header's `WEBHOOK_HEADER_<NAME>` variable, then each URL query value's
-    `WEBHOOK_URL_<NAME>`, made unique in that order."""
+    """Each header's `WEBHOOK_HEADER_<NAME>` variable, then `WEBHOOK_URL` for a URL that may
+    hold a credential, made unique in that order."""
     if webhook is None:
         return ()
     taken: set[str] = set()
@@ -34,31 +37,24 @@ def header_variables(webhook: Webhook | None) -> tuple[HeaderVariable, ...]:
         HeaderVariable(unique("WEBHOOK_HEADER_" + header.name), header.name)
         for header in webhook.headers
     ]
-    for name, value in _query(webhook.url):
-        if value:
-            result.append(HeaderVariable(unique("WEBHOOK_URL_" + name), name, in_url=True))
+    if _may_hold_a_secret(webhook.url):
+        result.append(HeaderVariable(unique("WEBHOOK_URL"), "url", in_url=True))
     return tuple(result)
 
 
-def _query(url: str) -> list[tuple[str, str]]:
-    """The URL's query as written: (name, value) pairs, unparsed."""
-    query = url.partition("#")[0].partition("?")[2]
-    return [item.partition("=")[::2] for item in query.split("&")] if query else []
+def _may_hold_a_secret(url: str) -> bool:
+    """Anything past the scheme and host: a path, a query, a fragment, or a user."""
+    parts = urllib.parse.urlsplit(url)
+    return bool(parts.path not in ("", "/") or parts.query or parts.fragment or "@" in parts.netloc)
 
 
 def _url_text(url: str, variables: Sequence[HeaderVariable]) -> str:
-    """The URL with each query value as its `${variable}`; any other `${` written as `$${`."""
-    by_name = iter(variable for variable in variables if variable.in_url)
-    head, _, fragment = url.partition("#")
-    base, has_query, _ = head.partition("?")
-    text = base.replace("${", "$${")
-    if has_query:
-        items = []
-        for name, value in _query(url):
-            escaped = name.replace("${", "$${")
-            items.append(f"{escaped}=${{{next(by_name).variable}}}" if value else escaped)
-        text += "?" + "&".join(items)
-    return text + ("#" + fragment.replace("${", "$${") if "#" in url else "")
+    """`${WEBHOOK_URL}` (or its unique name) for a URL that may hold a credential; else the
+    URL itself, any `${` written as `$${` so it is not read as a reference."""
+    for variable in variables:
+        if variable.in_url:
+            return "${" + variable.variable + "}"
+    return url.replace("${", "$${")
 
 
 def webhook_lines(webhook: Webhook, variables: Sequence[HeaderVariable]) -> list[str]:

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from reconciler.gitops.body import fit_body
 from reconciler.gitops.github import GitHub
 from reconciler.gitops.marker import Marker
 
@@ -39,7 +40,7 @@ def upsert_comment(
     github: GitHub, number: int, body: str, marker: Marker, *, author: str | None = ACTIONS_BOT
 ) -> CommentResult:
     """Create the marked comment on issue or pull request `number`, or update the one there."""
-    body = marker.stamp(body)
+    body = fit_body(marker.stamp(body))
     comments = github.paginate(github.repo_path(f"issues/{number}/comments"))
     existing = find_marked(comments, marker, author)
     if existing is None:

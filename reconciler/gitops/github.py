@@ -224,5 +224,11 @@ def _message(answer: httpx.Response) -> str:
     except ValueError:
         return logs.scrub(answer.text)[:200]  # redacted before it is cut
     if isinstance(body, dict) and isinstance(body.get("message"), str):
-        return logs.scrub(body["message"])
+        # A 422 says what was wrong in `errors` ("body is too long (maximum is 65536 ...)").
+        details = [
+            error["message"]
+            for error in body.get("errors") or []
+            if isinstance(error, dict) and isinstance(error.get("message"), str)
+        ]
+        return logs.scrub("; ".join([body["message"], *details]))
     return ""

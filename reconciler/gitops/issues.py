@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reconciler.gitops.body import fit_body
 from reconciler.gitops.drift import DriftAction, DriftIssue, decide_drift_issue
 from reconciler.gitops.github import GitHub
 from reconciler.gitops.marker import Marker
@@ -46,7 +47,7 @@ def sync_drift_issue(
     title: str = DEFAULT_TITLE,
 ) -> DriftIssueResult:
     """Make the drift issue tell what `reconciler drift` found (`report`, its Markdown)."""
-    body = marker.stamp(report)
+    body = fit_body(marker.stamp(report))
     found = find_drift_issue(github, marker, label)
     existing, url = found if found is not None else (None, None)
     action = decide_drift_issue(drift_exit_status, existing, body)

@@ -29,28 +29,38 @@ def merged_pull_request(pulls: Iterable[Mapping[str, Any]], sha: str) -> Mapping
     return merged[0] if merged else None
 
 
+def artifact_name(name: str, head_sha: str) -> str:
+    """The plan artifact of the pull request's head `head_sha`: the plan job runs on the
+    default branch (its run's own head is not the pull request's), so the name says which."""
+    return f"{name}-{head_sha}"
+
+
 def newest_artifact(
     artifacts: Iterable[Mapping[str, Any]], name: str, head_sha: str
 ) -> Mapping[str, Any] | None:
-    """The newest unexpired artifact called `name` uploaded by a run of `head_sha`."""
+    """The newest unexpired plan artifact `name` of the pull request head `head_sha`.
+
+    Anyone who can run a workflow can upload an artifact of that name: what makes it the
+    reviewed plan is its signature, which `apply` checks with the plan key.
+    """
+    wanted = artifact_name(name, head_sha)
     candidates = [
         artifact
         for artifact in artifacts
-        if artifact.get("name") == name
-        and not artifact.get("expired")
-        and (artifact.get("workflow_run") or {}).get("head_sha") == head_sha
+        if artifact.get("name") == wanted and not artifact.get("expired")
     ]
     return max(candidates, key=lambda artifact: artifact["created_at"], default=None)
 
 
-def find_reviewed_plan(github: GitHub, sha: str, artifact_name: str) -> ReviewedPlan | None:
+def find_reviewed_plan(github: GitHub, sha: str, name: str) -> ReviewedPlan | None:
     """The plan artifact of the pull request merged as `sha`, if it is there to be found."""
     pull = merged_pull_request(github.paginate(github.repo_path(f"commits/{sha}/pulls")), sha)
     if pull is None:
         return None
     head_sha = pull["head"]["sha"]
-    artifacts = github.paginate(github.repo_path("actions/artifacts"), {"name": artifact_name})
-    artifact = newest_artifact(artifacts, artifact_name, head_sha)
+    wanted = artifact_name(name, head_sha)
+    artifacts = github.paginate(github.repo_path("actions/artifacts"), {"name": wanted})
+    artifact = newest_artifact(artifacts, name, head_sha)
     if artifact is None:
         return None
     return ReviewedPlan(
@@ -58,5 +68,5 @@ def find_reviewed_plan(github: GitHub, sha: str, artifact_name: str) -> Reviewed
         head_sha=head_sha,
         run_id=artifact["workflow_run"]["id"],
         artifact_id=artifact["id"],
-        artifact_name=artifact_name,
+        artifact_name=wanted,
     )

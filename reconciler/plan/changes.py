@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from reconciler.desired.model import DesiredWebhook, DesiredWorker
-from reconciler.secrets import Secret
+from reconciler.secrets import Secret, live_webhook_url
 from reconciler.service.models import Webhook, Worker
 
 #: A resource as a plain mapping; secret values stay `Secret` until a renderer masks them.
@@ -228,7 +228,11 @@ class WebhookUpdate:
 
     @property
     def before(self) -> Resource | None:
-        return webhook_resource(self.live)
+        # The live URL may hold a credential the files no longer write: masked unless written.
+        return {
+            **webhook_resource(self.live),
+            "url": live_webhook_url(self.live.url, self.webhook.url),
+        }
 
     @property
     def after(self) -> Resource | None:

@@ -32,7 +32,7 @@ from reconciler.plan.changes import (
 from reconciler.plan.model import LiveState, Plan, PlanOptions
 from reconciler.plan.payruns import PayrunDecision, WalletCheck, decide_units, units_of
 from reconciler.plan.safety import assess
-from reconciler.secrets import Secret, reveal
+from reconciler.secrets import Secret, live_webhook_url, reveal
 from reconciler.service.models import Webhook, Worker, WorkerStatus
 from reconciler.words import are, plural
 
@@ -289,7 +289,7 @@ def diff_webhook(want: DesiredWebhook, live: Webhook | None) -> Change | None:
         return WebhookCreate(want)
     fields: list[FieldChange] = []
     if reveal(want.url) != live.url:
-        fields.append(FieldChange("url", live.url, want.url))
+        fields.append(FieldChange("url", live_webhook_url(live.url, want.url), want.url))
     if want.enabled != live.enabled:
         fields.append(FieldChange("enabled", live.enabled, want.enabled))
     if set(want.event_types) != set(live.event_types):

@@ -61,6 +61,8 @@ class PayrunDecision:
     reasons: tuple[str, ...] = ()
     outcomes: dict[str, int] = field(default_factory=dict)
     paylist_id: int | None = None
+    #: Payees (as written) no paylist of the account has paid before: a reviewer's first question.
+    new_payees: tuple[str, ...] = ()
 
     @property
     def address(self) -> str:
@@ -142,6 +144,7 @@ def decide_units(
         for p in paylist.payments
         if str(p.status) == "SUCCESS"
     }
+    paid_before = {email_key(p.worker_email) for paylist in paylists for p in paylist.payments}
     decisions = []
     for unit in units:
         key = paylist_key(unit.payrun_id, unit.part)
@@ -151,7 +154,10 @@ def decide_units(
             decisions.append(_against_live(common, live))
             continue
         reasons = _preflight(unit.payments, active, leaving, succeeded, wallet)
-        decisions.append(PayrunDecision(*common, REFUSED if reasons else TO_PAY, reasons))
+        new = dict.fromkeys(p.email for p in unit.payments if email_key(p.email) not in paid_before)
+        decisions.append(
+            PayrunDecision(*common, REFUSED if reasons else TO_PAY, reasons, new_payees=tuple(new))
+        )
     return tuple(decisions), _wallet_check(decisions, wallet, max_payout)
 
 

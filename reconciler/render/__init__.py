@@ -18,12 +18,14 @@ __all__ = [
 ]
 
 
-def renderer_for(fmt: str, *, color: bool = False, show_unmanaged: bool = False) -> Renderer:
-    """The renderer for `--format`: text, json or markdown."""
+def renderer_for(
+    fmt: str, *, color: bool = False, show_unmanaged: bool = False, strict: bool = False
+) -> Renderer:
+    """The renderer for `--format`: text, json or markdown (`strict`: for `drift --strict`)."""
     if fmt == "json":
         return JsonRenderer()
     if fmt == "markdown":
-        return MarkdownRenderer(show_unmanaged=show_unmanaged)
+        return MarkdownRenderer(show_unmanaged=show_unmanaged, strict=strict)
     if fmt == "text":
-        return TextRenderer(color=color, show_unmanaged=show_unmanaged)
+        return TextRenderer(color=color, show_unmanaged=show_unmanaged, strict=strict)
     raise ValueError(f"unknown plan format {fmt!r}; expected one of {', '.join(FORMATS)}")

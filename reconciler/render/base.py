@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from reconciler.plan.model import Plan
 from reconciler.secrets import MASK, Secret
+from reconciler.words import plural
 
 FORMATS = ("text", "json", "markdown")
 
@@ -45,3 +46,13 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [jsonable(item) for item in value]
     return value
+
+
+def strict_headline(plan: Plan) -> str:
+    """The headline under `drift --strict`, where unmanaged workers count as drift too."""
+    if plan.unmanaged and not (plan.drift or plan.conflicts):
+        return (
+            f"No changes to apply, but {plural(len(plan.unmanaged), 'open agreement')} "
+            "not owned by the file (unmanaged, listed below) make `drift --strict` report drift."
+        )
+    return plan.headline

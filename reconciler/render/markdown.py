@@ -9,60 +9,70 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 from reconciler.money import grouped
 from reconciler.plan.changes import Inactivate, Replace
 from reconciler.plan.model import Plan
-from reconciler.render.base import clean
-from reconciler.render.text import (
-    Line,
-    change_lines,
-    conflict_line,
-    drift_lines,
-    unmanaged_lines,
-)
+from reconciler.render.base import clean, strict_headline
+from reconciler.render.sections import Item, Section, View, sections
 from reconciler.words import plural
 
-#: GitHub refuses comments above 65,536 characters; stay well under it.
+#: GitHub refuses comments above 65,536 characters; stay well under it (the marker, and a
+#: merge-refused comment's own paragraph, come on top).
 MAX_CHARACTERS = 60_000
-_NOTE_ROOM = 400  # kept free for the closing fence, the tags and the note about the cut
+_NOTE_ROOM = 1_000  # kept free for the note about what was left out
 
 _SUMMARY_COLUMNS = (
-    ("invite", "to invite"),
+    ("conflicts", "conflicts"),
     ("inactivate", "to inactivate"),
     ("replace", "to replace"),
     ("create", "to create"),
     ("update", "to update"),
+    ("invite", "to invite"),
     ("drifted", "drifted"),
     ("unmanaged", "unmanaged"),
-    ("conflicts", "conflicts"),
 )
-# GitHub colours a `diff` block by the first character only: + added, - removed, ! changed.
-_DIFF_MARK = (("-/+", "!"), ("+", "+"), ("-", "-"), ("~", "!"), ("!", "!"))
-
-
-@dataclass(frozen=True, slots=True)
-class _Section:
-    title: str
-    lines: tuple[str, ...]
+#: The same symbols as the text plan; each is moved to the line's first column, where GitHub
+#: colours a `diff` block (`+` green, `-` and `-/+` red, `!` orange, `~` plain).
+_SYMBOLS = ("-/+", "+", "-", "~", "!")
+LEGEND = (
+    "Symbols, as in the text plan: `+` invite or create, `-` inactivate, `-/+` replace "
+    "(inactivate, then invite), `~` update, `!` conflict or refused."
+)
+FULL_PLAN = (
+    "The full plan, every change, is in this run's job summary and in `plan.md` of its plan "
+    "artifact; `reconciler plan` prints it too."
+)
 
 
 class MarkdownRenderer:
-    """Markdown for a pull-request comment, at most `limit` characters."""
+    """Markdown for a pull-request comment, riskiest first, at most `limit` characters.
 
-    def __init__(self, *, show_unmanaged: bool = False, limit: int = MAX_CHARACTERS) -> None:
-        self._show_unmanaged = show_unmanaged
+    `limit=None` renders every change (the job summary and the plan artifact). With a limit,
+    the risky sections stay whole and the low-risk tail is cut, item by item, with a note
+    counting what was left out and saying where the full plan is.
+    """
+
+    def __init__(
+        self,
+        *,
+        show_unmanaged: bool = False,
+        limit: int | None = MAX_CHARACTERS,
+        strict: bool = False,
+    ) -> None:
+        self._view = View(show_unmanaged=show_unmanaged)
         self._limit = limit
+        self._strict = strict
 
     def render(self, plan: Plan) -> str:
-        head = "\n".join(_head(plan)) + "\n\n"
-        sections = [s for s in _sections(plan, self._show_unmanaged) if s.lines]
-        fence = _fence(line for section in sections for line in section.lines)
-        return head + _fit(sections, fence, self._limit - len(head) - _NOTE_ROOM)
+        head = "\n".join(_head(plan, self._strict)) + "\n\n"
+        found = sections(plan, self._view)
+        fence = _fence(line.text for s in found for item in s.items for line in item)
+        budget = None if self._limit is None else self._limit - len(head) - _NOTE_ROOM
+        return head + _fit(found, fence, budget)
 
 
-def _head(plan: Plan) -> Iterator[str]:
+def _head(plan: Plan, strict: bool) -> Iterator[str]:
     summary = plan.summary.as_dict()
     yield "### reconciler plan"
     yield ""
@@ -93,7 +103,10 @@ def _head(plan: Plan) -> Iterator[str]:
     )
     if not plan.has_changes:
         yield ""
-        yield plan.headline
+        yield strict_headline(plan) if strict else plan.headline
+    if plan.changes or plan.conflicts or plan.drift or plan.payruns:
+        yield ""
+        yield LEGEND
 
 
 def _payruns_table(plan: Plan) -> Iterator[str]:
@@ -128,41 +141,19 @@ def _payruns_table(plan: Plan) -> Iterator[str]:
         yield ""
 
 
-def _sections(plan: Plan, show_unmanaged: bool) -> Iterator[_Section]:
-    yield _Section(
-        f"Changes ({len(plan.changes)})",
-        _diff(line for change in plan.changes for line in [Line(""), *change_lines(change)]),
-    )
-    yield _Section(
-        f"Drift ({len(plan.drift_entries)})",
-        _diff(line for drift in plan.drift_entries for line in drift_lines(drift)),
-    )
-    yield _Section(
-        f"Conflicts ({len(plan.conflicts)})", _diff(conflict_line(c) for c in plan.conflicts)
-    )
-    if show_unmanaged:
-        yield _Section(
-            f"Unmanaged ({len(plan.unmanaged)})",
-            _diff(unmanaged_lines(plan.unmanaged, listed=True)),
-        )
-    yield _Section(
-        f"Warnings ({len(plan.warnings)})", tuple(clean(warning) for warning in plan.warnings)
-    )
-
-
-def _diff(lines: Iterable[Line]) -> tuple[str, ...]:
+def _markdown_lines(item: Item) -> list[str]:
+    """An item's lines for a `diff` block: each symbol moved to the first column."""
     out = []
-    for line in lines:
+    for line in item:
         text = line.text
         stripped = text.lstrip()
-        for symbol, mark in _DIFF_MARK:
+        for symbol in _SYMBOLS:
             if stripped.startswith(symbol + " "):
                 at = len(text) - len(stripped)
-                text = mark + text[1:at] + " " * len(symbol) + text[at + len(symbol) :]
+                text = symbol + " " * at + stripped[len(symbol) :]
                 break
         out.append(text)
-    # The first blank line only separates changes in the terminal output.
-    return tuple(out[1:] if out and not out[0] else out)
+    return out
 
 
 def _fence(lines: Iterable[str]) -> str:
@@ -171,38 +162,57 @@ def _fence(lines: Iterable[str]) -> str:
     return "`" * max(3, longest + 1)
 
 
-def _fit(sections: list[_Section], fence: str, budget: int) -> str:
+def _fit(found: list[Section], fence: str, budget: int | None) -> str:
+    """The sections in risk order, whole items only, until the budget is spent; after the
+    first cut nothing more is shown, so what is shown is always the riskiest part."""
     out: list[str] = []
     used = 0
-    for number, section in enumerate(sections):
-        opening = [f"<details><summary>{section.title}</summary>", "", f"{fence}diff"]
+    left_out: list[tuple[Section, int]] = []
+    for section in found:
+        opening = [
+            f"<details{'' if section.may_cut else ' open'}><summary>{section.title}</summary>",
+            "",
+            f"{fence}diff",
+        ]
         closing = [fence, "", "</details>", ""]
-        frame = sum(len(part) + 1 for part in opening + closing)
-        if used + frame > budget:
-            return _cut(out, sections[number:], 0)
-        used += frame
-        kept = 0
-        for line in section.lines:
-            if used + len(line) + 1 > budget:
+        room = None if budget is None else budget - used
+        room = None if room is None else room - sum(len(part) + 1 for part in opening + closing)
+        kept: list[str] = []
+        shown = 0
+        for item in section.items if not left_out else ():
+            lines = _markdown_lines(item)
+            size = sum(len(line) + 1 for line in lines)
+            if room is not None and size > room:
                 break
-            used += len(line) + 1
-            kept += 1
-        out += opening + list(section.lines[:kept]) + closing
-        if kept < len(section.lines):
-            return _cut(out, sections[number:], kept)
-    return "\n".join(out)
+            if room is not None:
+                room -= size
+            kept += lines
+            shown += 1
+        if shown:
+            block = opening + kept + closing
+            used += sum(len(part) + 1 for part in block)
+            out += block
+        if shown < len(section.items):
+            left_out.append((section, len(section.items) - shown))
+    if left_out:
+        out.append(_note(left_out))
+    return "\n".join(out) + ("\n" if left_out else "")
 
 
-def _cut(out: list[str], rest: list[_Section], kept_of_first: int) -> str:
-    left = list(rest[0].lines[kept_of_first:])
-    for section in rest[1:]:
-        left += section.lines
-    characters = sum(len(line) + 1 for line in left)
-    out.append(
-        f"_The plan was cut to fit a comment: {plural(len(left), 'more line')} "
-        f"({characters:,} characters) left out. Run `reconciler plan` for all of it._"
+def _note(left_out: list[tuple[Section, int]]) -> str:
+    parts = "; ".join(
+        f"{missing:,} of {plural(len(section.items), section.noun)}"
+        for section, missing in left_out
     )
-    return "\n".join(out) + "\n"
+    risky = [section.title for section, _ in left_out if not section.may_cut]
+    alarm = (
+        ":no_entry: **Even the risky changes do not fit in a comment** (cut: "
+        + ", ".join(risky)
+        + "). "
+        if risky
+        else ""
+    )
+    return f"{alarm}_Not shown here, to fit GitHub's comment limit: {parts}. {FULL_PLAN}_"
 
 
 def _escape(text: str) -> str:

@@ -21,8 +21,8 @@ from reconciler.plan.changes import (
     WebhookCreate,
 )
 from reconciler.plan.model import DriftEntry, Plan
-from reconciler.plan.payruns import CONFLICT, PAID, TO_PAY
-from reconciler.render.base import clean, show
+from reconciler.plan.payruns import CONFLICT, PAID, REFUSED, TO_PAY
+from reconciler.render.base import clean, show, strict_headline
 from reconciler.words import plural
 
 _SYMBOL = {("create",): "+", ("delete",): "-", ("update",): "~", ("delete", "create"): "-/+"}
@@ -47,21 +47,24 @@ class Line:
 class TextRenderer:
     """The human-readable plan; colour only when asked for (the CLI asks on a terminal)."""
 
-    def __init__(self, *, color: bool = False, show_unmanaged: bool = False) -> None:
+    def __init__(
+        self, *, color: bool = False, show_unmanaged: bool = False, strict: bool = False
+    ) -> None:
         self._color = color
         self._show_unmanaged = show_unmanaged
+        self._strict = strict
 
     def render(self, plan: Plan) -> str:
         out = []
-        for line in plan_lines(plan, show_unmanaged=self._show_unmanaged):
+        for line in plan_lines(plan, show_unmanaged=self._show_unmanaged, strict=self._strict):
             style = _STYLE.get(line.style or "")
             out.append(click.style(line.text, **style) if self._color and style else line.text)
         return "\n".join(out) + "\n"
 
 
-def plan_lines(plan: Plan, *, show_unmanaged: bool = False) -> Iterator[Line]:
-    """The plan, line by line, with no colour: shared by the text and Markdown outputs."""
-    yield Line(plan.headline, "title")
+def plan_lines(plan: Plan, *, show_unmanaged: bool = False, strict: bool = False) -> Iterator[Line]:
+    """The plan, line by line, with no colour (`strict`: as `drift --strict` judges it)."""
+    yield Line(strict_headline(plan) if strict else plan.headline, "title")
     for change in plan.changes:
         yield Line("")
         yield from change_lines(change)
@@ -92,6 +95,9 @@ def plan_lines(plan: Plan, *, show_unmanaged: bool = False) -> Iterator[Line]:
     for problem in plan.safety.problems:
         yield Line(f"Unsafe: {clean(problem)}; apply refuses without --force.", "!")
     yield Line("")
+    review = review_first(plan)
+    if review:
+        yield Line(f"Review first: {review}.", "!")
     yield Line(f"Plan: {plan.summary.line()}{payrun_phrase(plan)}.", "title")
     yield Line(_emails_line(plan.summary.invitation_emails))
 
@@ -102,6 +108,25 @@ def payrun_phrase(plan: Plan) -> str:
         return ""
     total = sum((decision.total for decision in plan.to_pay), Decimal("0.00"))
     return f", {plural(len(plan.to_pay), 'payrun')} to pay ({grouped(total)})"
+
+
+def review_first(plan: Plan) -> str:
+    """The risky part of the plan, riskiest first, as the comment orders it: conflicts (and
+    refused payruns), inactivations and replacements, the webhook, the payruns to pay."""
+    summary = plan.summary
+    blocked = sum(decision.state in (CONFLICT, REFUSED) for decision in plan.payruns)
+    parts = []
+    if summary.conflicts or blocked:
+        parts.append(f"{summary.conflicts + blocked} in conflict or refused")
+    if summary.inactivate:
+        parts.append(f"{summary.inactivate} to inactivate")
+    if summary.replace:
+        parts.append(f"{summary.replace} to replace")
+    if summary.create or summary.update:
+        parts.append("the webhook " + ("created" if summary.create else "updated"))
+    if plan.to_pay:
+        parts.append(payrun_phrase(plan).removeprefix(", "))
+    return ", ".join(parts)
 
 
 def payrun_lines(plan: Plan) -> Iterator[Line]:

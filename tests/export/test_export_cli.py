@@ -34,7 +34,11 @@ from tests.sandbox.support import Controls, service_client
 ROOT = Path(__file__).resolve().parents[2]
 SIZE = 300
 SECRET = "hdr-Zq7Lw2Vx9Kp4Nm8R"  # a webhook header value: must never be written or printed
-HEADER_VARIABLES = {"WEBHOOK_HEADER_X_WEBHOOK_TOKEN": SECRET, "WEBHOOK_HEADER_X_ENV": "prod-7"}
+HEADER_VARIABLES = {
+    "WEBHOOK_HEADER_X_WEBHOOK_TOKEN": SECRET,
+    "WEBHOOK_HEADER_X_ENV": "prod-7",
+    "WEBHOOK_URL": "https://hooks.example.com/workforce",  # a path: it may be the credential
+}
 COUNTRIES = ["GB", "US", "NL", "NO", "DE", "KR"]
 JOB_TITLES = ["Engineer", "no", "1e3", "Staff: Lead #1", None, "*star", "Ingénieur"]
 # Status of worker i by i % 6: unanswered, pending, active twice, ended, inactivated.
@@ -370,7 +374,7 @@ def test_the_quickstart_demo_account_exports_and_plans_empty(tmp_path: Path) -> 
     out = tmp_path / "workers.yaml"
 
     def reconciler(*args: str) -> subprocess.CompletedProcess[str]:
-        return run(*args, cwd=tmp_path)
+        return run(*args, cwd=tmp_path, WEBHOOK_URL="https://hooks.example.com/workforce")
 
     exported = reconciler("export", "--scope-prefix", "ENG-", "--out", str(out), *sandbox)
     assert exported.returncode == 2, exported.stderr
@@ -384,6 +388,10 @@ def test_the_quickstart_demo_account_exports_and_plans_empty(tmp_path: Path) -> 
     ]
     assert "#   - ENG-003 alan@example.com (INVITATION_SENT)" in text
     assert "OPS-001" not in text and "freelance@example.com" not in text
+    assert '  url: "${WEBHOOK_URL}"' in text and "/workforce" not in text
+    assert "WEBHOOK_URL  (the webhook's URL: its path or query may be a credential)" in (
+        exported.stderr
+    )
     out.write_text(fill(text))
     plan = reconciler("plan", str(out), "--detailed-exitcode", *sandbox)
     assert_no_changes(plan)

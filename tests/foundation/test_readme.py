@@ -31,14 +31,14 @@ def test_the_first_command_plans_a_file_that_exists() -> None:
 
 
 def test_the_look_commands_run_as_written_against_the_sandbox(tmp_path: Path) -> None:
-    """Every `--sandbox` line of "Looking at the account", exactly as written."""
+    """Every `--sandbox` line of "Looking at the account" (docs/look.md), exactly as written."""
     import shlex
 
     from tests.cli import reconciler
+    from tests.docs.support import section
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Looking at the account", 1)[1].split("\n#", 1)[0]
-    (block,) = re.findall(r"```bash\n(.*?)```", section, re.S)
+    text = section(ROOT / "docs" / "look.md", "# Looking at the account")
+    (block,) = re.findall(r"```bash\n(.*?)```", text, re.S)
     lines = [line for line in block.splitlines() if "--sandbox" in line]
     assert len(lines) >= 4
     for line in lines:
@@ -51,7 +51,7 @@ def test_the_look_commands_run_as_written_against_the_sandbox(tmp_path: Path) ->
 
 
 def test_the_local_ci_try_runs_as_written(tmp_path: Path) -> None:
-    """The CI recipes' "try it on your machine" block, run by bash exactly as written."""
+    """The CI recipes' "try it on your machine" block (docs/ci.md), run by bash as written."""
     import os
     import shutil
     import subprocess
@@ -59,8 +59,8 @@ def test_the_local_ci_try_runs_as_written(tmp_path: Path) -> None:
 
     from tests.cli import user_environment
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("Try what the pull-request and merge jobs do", 1)[1]
+    recipes = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    section = recipes.split("Try what the pull-request and merge jobs do", 1)[1]
     block = re.findall(r"```bash\n(.*?)```", section, re.S)[0]
     assert "plan-compare" in block and "reconciler apply" in block
     shutil.copytree(ROOT / "examples", tmp_path / "examples")

@@ -5,6 +5,7 @@ this runner only evaluates the small `${{ }}` expressions of `env:` and `if:`, g
 its own GITHUB_OUTPUT file, and stands in for the steps that are GitHub's own actions
 (setup-python is skipped; upload/download-artifact copy to and from a local store). The
 reconciler is the worktree's, through a `reconciler` shim on PATH instead of `pip install`.
+A step that adds more than GitHub's 1 MiB to the job summary fails the run, as GitHub drops it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import yaml
 from tests.gitops.support import ROOT, job_environment
 
 ACTION = ROOT / ".github" / "actions" / "reconciler" / "action.yml"
+SUMMARY_LIMIT = 1024 * 1024  # GitHub's limit on one step's job summary, in bytes
 _EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 _KEYED_NAME = re.compile(r"inputs\.key && format\('-\{0\}', inputs\.key\) \|\| ''")
 _CONDITION = re.compile(r"(steps\.\w+\.outputs\.[\w-]+|inputs\.[\w-]+) (==|!=) '([^']*)'")
@@ -96,6 +98,7 @@ def run_action(job: Job) -> Job:
             key: _evaluate(str(value), job, runner_temp)
             for key, value in step.get("env", {}).items()
         }
+        summary_before = summary.stat().st_size
         done = subprocess.run(
             ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
             capture_output=True,
@@ -105,6 +108,8 @@ def run_action(job: Job) -> Job:
             timeout=300,
         )
         job.steps.append(StepRun(name, done.returncode, done.stdout, done.stderr))
+        added = summary.stat().st_size - summary_before
+        assert added <= SUMMARY_LIMIT, f"{name}: {added:,} bytes of job summary; GitHub drops it"
         if "id" in step:
             job.outputs[step["id"]] = dict(
                 line.split("=", 1) for line in output.read_text().splitlines() if "=" in line

@@ -3,7 +3,8 @@
 It answers in GitHub's documented shapes (issue comments, issues, pull requests, artifacts),
 pages lists the way GitHub does (`page`/`per_page`, a `Link` header with `next`, `last`,
 `prev` and `first`), refuses requests without the expected bearer token as GitHub does (401
-"Bad credentials"), and records every request so a test can check what was sent.
+"Bad credentials") and a body over 65,536 characters (422 "Validation Failed"), and records
+every request so a test can check what was sent.
 """
 
 from __future__ import annotations
@@ -170,6 +171,31 @@ def _bot() -> dict[str, Any]:
     return {"login": "github-actions[bot]", "id": 41898282, "type": "Bot", "site_admin": False}
 
 
+#: GitHub's limit on a comment's or an issue's body, in characters.
+BODY_LIMIT = 65_536
+
+
+def _too_long(body: Any) -> dict[str, Any] | None:
+    """GitHub's 422 for a body over its limit, as it answers it."""
+    if not isinstance(body, dict) or not isinstance(body.get("body"), str):
+        return None
+    if len(body["body"]) <= BODY_LIMIT:
+        return None
+    return {
+        "message": "Validation Failed",
+        "errors": [
+            {
+                "resource": "IssueComment",
+                "code": "custom",
+                "field": "body",
+                "message": f"body is too long (maximum is {BODY_LIMIT} characters)",
+            }
+        ],
+        "documentation_url": "https://docs.github.com/rest/issues/comments",
+        "status": "422",
+    }
+
+
 def _not_found() -> dict[str, str]:
     return {
         "message": "Not Found",
@@ -203,6 +229,8 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
                             "status": "401",
                         },
                     )
+                elif (too_long := _too_long(body)) is not None:
+                    status, answer = 422, too_long
                 else:
                     status, answer = fake.handle(method, parts.path, query, body)
                     answer = copy.deepcopy(answer)

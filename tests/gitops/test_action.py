@@ -29,6 +29,8 @@ PR = 42
 MERGE_SHA = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 HEAD_SHA = "9fceb02d0ae598e95dc970b74767f19372d61af8"
 RUN_ID = 7001
+#: The plan job runs on the default branch: the artifact's name says which PR commit it planned.
+ARTIFACT = f"reconciler-plan-{HEAD_SHA}"
 
 
 @pytest.fixture
@@ -56,6 +58,7 @@ def job(
             "base-url": server.base_url,
             "service-token": server.token,
             "github-token": TOKEN,
+            **({"pull-request": str(PR), "head-sha": HEAD_SHA} if mode == "pull-request" else {}),
         },
         workdir=tmp_path / name,
         env={
@@ -63,7 +66,6 @@ def job(
             "GITHUB_API_URL": github.api_url,
             "GITHUB_SHA": MERGE_SHA,
         },
-        context={"github.event.pull_request.number": str(PR)},
     )
 
 
@@ -80,15 +82,16 @@ def test_pull_request_plans_keeps_the_plan_and_updates_one_comment(
     assert done.step("Validate (annotations on the changed lines)").stdout == ""  # no errors
     comment = next(c for c in github.state.comments[PR] if c["id"] == 1006)
     assert comment["body"].startswith("<!-- reconciler:plan -->\n### reconciler plan\n")
-    assert "| 1 | 1 | 0 | 0 | 1 | 1 | 2 | 0 |" in comment["body"]
+    assert "| 0 | 1 | 0 | 0 | 1 | 1 | 1 | 2 |" in comment["body"]
     assert [r.method for r in github.writes()] == ["PATCH"]
-    artifact = done.artifacts["reconciler-plan"]
-    assert sorted(p.name for p in artifact.iterdir()) == ["comment.md", "plan.json"]
+    artifact = done.artifacts[ARTIFACT]
+    assert sorted(p.name for p in artifact.iterdir()) == ["comment.md", "plan.json", "plan.md"]
     assert is_saved_plan(artifact / "plan.json")
     for kept in artifact.iterdir():  # the artifact outlives the run: no token in it
         assert demo.token not in kept.read_text() and TOKEN not in kept.read_text()
     assert (artifact / "comment.md").read_text() == comment["body"]
-    assert comment["body"] in done.summary
+    # The job summary has the full plan, every change: what the comment may leave out.
+    assert (artifact / "plan.md").read_text() in done.summary
 
     again = pull_request_job(tmp_path / "again", demo, github)
     assert again.failed is None
@@ -116,11 +119,11 @@ def merge_job(tmp_path: Path, server: SandboxServer, github: FakeGitHub, reviewe
          "head": {"sha": HEAD_SHA, "ref": "change"}, "base": {"ref": "main"}}
     ]  # fmt: skip
     github.state.artifacts = [
-        {"id": 1, "name": "reconciler-plan", "expired": False, "created_at": "2026-11-21T09:00:00Z",
-         "workflow_run": {"id": RUN_ID, "head_sha": HEAD_SHA}}
+        {"id": 1, "name": ARTIFACT, "expired": False, "created_at": "2026-11-21T09:00:00Z",
+         "workflow_run": {"id": RUN_ID, "head_sha": MERGE_SHA}}
     ]  # fmt: skip
     merge = job(tmp_path, "merge", "apply", QUICKSTART, server, github)
-    merge.artifacts[f"{RUN_ID}/reconciler-plan"] = reviewed.artifacts["reconciler-plan"]
+    merge.artifacts[f"{RUN_ID}/{ARTIFACT}"] = reviewed.artifacts[ARTIFACT]
     return run_action(merge)
 
 
@@ -175,7 +178,7 @@ def test_a_merge_with_a_stale_but_equal_plan_applies_the_new_one(
     demo: SandboxServer, github: FakeGitHub, tmp_path: Path
 ) -> None:
     reviewed = pull_request_job(tmp_path, demo, github)
-    plan = reviewed.artifacts["reconciler-plan"] / "plan.json"
+    plan = reviewed.artifacts[ARTIFACT] / "plan.json"
     document = json.loads(plan.read_text())
     document["created_at"] = "2020-01-01T00:00:00Z"  # older than any expiry
     # As if time had passed: signed again with the plan key (here the token), since any
@@ -238,7 +241,7 @@ def test_a_key_gives_an_account_its_own_comment_and_artifact(
     done = run_action(keyed)
 
     assert done.failed is None, done.failed
-    assert list(done.artifacts) == ["reconciler-plan-eu"]
+    assert list(done.artifacts) == [f"reconciler-plan-eu-{HEAD_SHA}"]
     assert [r.method for r in github.writes()] == ["POST"]  # no comment of this key yet
     created = github.state.comments[PR][-1]
     assert created["body"].startswith('<!-- reconciler:plan key="eu" -->\n### reconciler plan\n')

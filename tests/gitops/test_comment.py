@@ -61,7 +61,7 @@ def test_from_a_saved_plan_it_shows_the_changes_if_they_still_hold(
     # besides: the merge comment shows the same Drift section, and 2 unmanaged, not zeros.
     assert _section(again.stdout, "Drift (1)") == _section(first.stdout, "Drift (1)")
     assert 'jobTitle: "Engineer" -> "Staff Engineer"' in _section(again.stdout, "Drift (1)")
-    counts = "| 1 | 1 | 0 | 0 | 1 | 1 | 2 | 0 |"
+    counts = "| 0 | 1 | 0 | 0 | 1 | 1 | 1 | 2 |"
     assert counts in first.stdout and counts in again.stdout
 
 

@@ -37,10 +37,12 @@ def pull(number: int, merged: bool, merge_sha: str | None, head: str) -> dict[st
 
 
 def artifact(ident: int, name: str, head: str, created: str, expired: bool = False) -> Any:
+    """The plan artifact of pull request head `head`, uploaded by the plan workflow, which runs
+    on the default branch: the run's own head is main's, the name says which PR commit."""
     return {
         "id": ident,
         "node_id": f"MDg6QXJ0aWZhY3Qx{ident}",
-        "name": name,
+        "name": f"{name}-{head}",
         "size_in_bytes": 2048,
         "url": f"https://api.github.com/repos/{OWNER_REPO}/actions/artifacts/{ident}",
         "archive_download_url": f"https://api.github.com/repos/{OWNER_REPO}/actions/artifacts/{ident}/zip",
@@ -52,8 +54,8 @@ def artifact(ident: int, name: str, head: str, created: str, expired: bool = Fal
             "id": 7000 + ident,
             "repository_id": 1296269,
             "head_repository_id": 1296269,
-            "head_branch": "invite-katherine",
-            "head_sha": head,
+            "head_branch": "main",
+            "head_sha": MERGE_SHA,
         },
     }
 
@@ -123,10 +125,11 @@ def test_prints_the_run_for_github_output(github: FakeGitHub) -> None:
         f"head-sha={HEAD_SHA}",
         "run-id=7004",
         "artifact-id=4",
+        f"artifact-name={NAME}-{HEAD_SHA}",
     ]
     listed = [r for r in github.requests if r.path.endswith("/actions/artifacts")]
-    assert [r.query.get("page", "1") for r in listed] == ["1", "2", "3"]  # every page
-    assert all(r.query["name"] == NAME for r in listed)
+    assert [r.query.get("page", "1") for r in listed] == ["1", "2"]  # every page
+    assert all(r.query["name"] == f"{NAME}-{HEAD_SHA}" for r in listed)
 
 
 def test_a_direct_push_has_no_reviewed_plan(github: FakeGitHub) -> None:

@@ -76,16 +76,33 @@ def test_text_reads_like_terraform() -> None:
     assert '      ~ jobTitle: "Engineer" -> "Staff"' in text
     assert "  ~ webhook {" in text
     assert (
-        '      ~ url: "https://hooks.example.com/workforce" -> "https://new.example.com/h"' in text
+        '      ~ url: "https://hooks.example.com/\u2026 (fingerprint f850c52f)" -> "https://new.example.com/h"'
+        in text
     )
     assert '      ~ headers["X-Token"]: (sensitive value) -> (sensitive value)' in text
     assert '  ~ worker["ENG-001"] (agreement 1)' in text
     assert '  ! worker["ENG-008"]: several open agreements (8, 9)' in text
     assert '  ! worker["ENG-005"]: the email fred@example.com is held' in text
     assert text.endswith(
-        "Plan: 1 to invite, 1 to inactivate, 1 to replace, 1 to update, 1 drifted, "
+        "Review first: 2 in conflict or refused, 1 to inactivate, 1 to replace, the webhook "
+        "updated.\nPlan: 1 to invite, 1 to inactivate, 1 to replace, 1 to update, 1 drifted, "
         "2 unmanaged, 2 in conflict.\nApply would send 2 invitation e-mails.\n"
     )
+
+
+def test_markdown_puts_the_risky_sections_first_with_the_text_symbols() -> None:
+    markdown = MarkdownRenderer().render(everything())
+    titles = re.findall(r"<details( open)?><summary>(.*?)</summary>", markdown)
+    assert titles == [
+        (" open", "Conflicts and refused payruns (2)"),
+        (" open", "Inactivations and replacements (2)"),
+        (" open", "Webhook"),
+        ("", "Invitations (1)"),
+        ("", "Drift (1)"),
+    ]
+    assert '-/+   worker["ENG-002"] {' in markdown and '!   worker["ENG-008"]' in markdown
+    assert "!   webhook" not in markdown and "~   webhook {" in markdown
+    assert "`!` conflict or refused" in markdown  # the legend
 
 
 def test_text_with_nothing_to_do() -> None:
@@ -216,13 +233,20 @@ def test_json_in_terraforms_words() -> None:
 
 def test_markdown_summary_warning_and_details() -> None:
     markdown = MarkdownRenderer().render(diff(*quickstart()))
-    assert markdown.startswith("### reconciler plan\n\n| to invite | to inactivate |")
-    assert "| 1 | 1 | 0 | 0 | 1 | 1 | 2 | 0 |" in markdown
+    assert markdown.startswith("### reconciler plan\n\n| conflicts | to inactivate |")
+    assert "| 0 | 1 | 0 | 0 | 1 | 1 | 1 | 2 |" in markdown
     assert "> :warning: **1 worker would be inactivated.**" in markdown
-    assert "<details><summary>Changes (3)</summary>" in markdown
+    titles = re.findall(r"<details( open)?><summary>(.*?)</summary>", markdown)
+    assert titles == [
+        (" open", "Inactivations and replacements (1)"),
+        (" open", "Webhook"),
+        ("", "Invitations (1)"),
+        ("", "Drift (1)"),
+    ]
     assert '+   worker["ENG-004"] {' in markdown
     assert '-   worker["ENG-006"] {' in markdown
-    assert markdown.count("<details>") == markdown.count("</details>")
+    assert "~   webhook {" in markdown  # the text plan's symbols: `!` is only a conflict
+    assert markdown.count("<details") == markdown.count("</details>")
 
 
 def test_markdown_has_no_warning_without_inactivations() -> None:
@@ -245,12 +269,13 @@ def test_markdown_is_cut_safely_under_the_limit() -> None:
     markdown = MarkdownRenderer().render(plan)
     assert len(markdown) < MAX_CHARACTERS
     assert "| 3000 | 0 |" in markdown  # the summary is never cut
-    note = re.search(r"_The plan was cut to fit a comment: ([\d,]+) more lines", markdown)
+    note = re.search(r"_Not shown here, to fit GitHub's comment limit: ([\d,]+) of 3000 ", markdown)
     assert note is not None
-    full_lines = len(TextRenderer().render(plan).splitlines())
-    assert int(note.group(1).replace(",", "")) < full_lines
+    shown = markdown.count("will be invited")
+    assert int(note.group(1).replace(",", "")) == 3000 - shown > 0
+    assert "job summary" in markdown and "plan.md" in markdown
     assert markdown.count("```") % 2 == 0
-    assert markdown.count("<details>") == markdown.count("</details>")
+    assert markdown.count("<details") == markdown.count("</details>")
     assert markdown == MarkdownRenderer().render(plan)
 
 

@@ -12,6 +12,7 @@ import yaml
 import yaml_rs
 
 from reconciler.desired.model import Location
+from reconciler.desired.parse import events_of
 from reconciler.desired.problems import Problem
 from reconciler.desired.source import SourceText
 
@@ -35,32 +36,26 @@ def key_problems(source: SourceText) -> list[Problem]:
         if frames and frames[-1][0]:
             frames[-1][1] = not frames[-1][1]
 
-    parser = yaml.CSafeLoader(source.text)
-    try:
-        while (event := parser.get_event()) is not None:
-            at_key = bool(frames) and frames[-1][0] and frames[-1][1]
-            kind = _COLLECTIONS.get(type(event))
-            if kind is not None:
-                if at_key:
-                    what = f"{kind} as a key (a complex key `? ...`)"
-                    problems.append(_problem(source, event, what, "write a field name"))
-                frames.append([isinstance(event, yaml.MappingStartEvent), True])
-            elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent):
-                frames.pop()
-                node_ended()
-            elif isinstance(event, yaml.ScalarEvent):
-                plain = not event.style  # None or "" (the C parser's plain style)
-                if at_key and plain and not isinstance(_read(event.value), str):
-                    shown = event.value or "an empty key"
-                    what = f"the key {shown} is not text"
-                    problems.append(_problem(source, event, what, "quote it"))
-                node_ended()
-            elif isinstance(event, yaml.AliasEvent):
-                node_ended()
-    except yaml.YAMLError:
-        pass  # the fast parser read the file; a syntax PyYAML refuses is said elsewhere
-    finally:
-        parser.dispose()
+    for event in events_of(source):
+        at_key = bool(frames) and frames[-1][0] and frames[-1][1]
+        kind = _COLLECTIONS.get(type(event))
+        if kind is not None:
+            if at_key:
+                what = f"{kind} as a key (a complex key `? ...`)"
+                problems.append(_problem(source, event, what, "write a field name"))
+            frames.append([isinstance(event, yaml.MappingStartEvent), True])
+        elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent):
+            frames.pop()
+            node_ended()
+        elif isinstance(event, yaml.ScalarEvent):
+            plain = not event.style  # None or "" (the C parser's plain style)
+            if at_key and plain and not isinstance(_read(event.value), str):
+                shown = event.value or "an empty key"
+                what = f"the key {shown} is not text"
+                problems.append(_problem(source, event, what, "quote it"))
+            node_ended()
+        elif isinstance(event, yaml.AliasEvent):
+            node_ended()
     return problems
 
 

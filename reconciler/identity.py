@@ -5,6 +5,14 @@
 made two agreements and two invitation e-mails. Every comparison of an externalId or an email,
 in the file's checks, the diff, a saved plan's fingerprints and apply's re-read, goes through
 `text_key` and `email_key`. ASCII takes a fast path: 100,000 workers pay nothing for this.
+
+A payment is one too: its payee by `email_key`, its amount as a Decimal, its description by
+`description_key` (NFC, the invisible characters dropped); payrun ids by `text_key`. The file's
+duplicate check, "paid before" among past SUCCESS payments and a paid paylist's content all
+compare through these. Two emails are one payee when email-validator's normalisation (the local
+part in NFC, the domain in IDNA ASCII) agrees after Unicode case folding of the local part, as
+for workers: `Ada@` and `ada@`, an NFD and an NFC `rené@`, `strasse@` and `straße@` (folding
+maps ß to ss).
 """
 
 from __future__ import annotations
@@ -41,14 +49,31 @@ def _unicode_email_key(address: str) -> str:
     return f"{local.casefold()}@{domain.lower()}"
 
 
-def external_id_problem(external_id: str) -> str | None:
-    """Why this externalId could be mistaken for another, or None."""
-    if external_id != external_id.strip():
+def description_key(text: str) -> str:
+    """The form two descriptions of one payment share: NFC, without the control and format
+    characters (zero-width, bidi) that print as nothing, and without white space at the ends.
+
+    The service's duplicate key compares bytes, so only this comparison stops a payment being
+    paid twice under a description that merely looks the same (a trailing U+200B, NFD for NFC).
+    """
+    if text.isascii() and text.isprintable():
+        return text.strip()
+    kept = "".join(char for char in text if unicodedata.category(char) not in _HIDDEN)
+    return unicodedata.normalize("NFC", kept).strip()
+
+
+def hidden_text_problem(text: str) -> str | None:
+    """Why this identifying text (an externalId, a payment's or a payrun's description) could
+    be mistaken for another in a plan, or None."""
+    if text != text.strip():
         return "has white space at its start or end, which no one sees in a plan"
-    hidden = _hidden_characters(external_id)
+    hidden = _hidden_characters(text)
     if hidden:
         return f"holds {hidden}, which print as nothing or reorder the text"
     return None
+
+
+external_id_problem = hidden_text_problem
 
 
 def control_problem(text: str, allowed: str = "") -> str | None:

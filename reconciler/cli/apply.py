@@ -184,7 +184,10 @@ def apply(
             saved.verify(plan_key(client))
         with refresh_progress() as on_progress:
             live = refresh(
-                client, on_progress, payruns=desired is not None and bool(desired.payruns)
+                client,
+                on_progress,
+                payruns=desired is not None and bool(desired.payruns),
+                parallelism=client.config.parallelism,
             )
         plan = make_plan(live, client)
         refused = any(decision.state == REFUSED for decision in plan.payruns)

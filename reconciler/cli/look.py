@@ -11,18 +11,18 @@ import enum
 import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from typing import Any, TypeVar
 
 import click
 
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
+from reconciler.cli.moment import Moment
 from reconciler.cli.tables import print_fields, print_table
 from reconciler.money import two_places
 from reconciler.secrets import MASK, Secret
 from reconciler.service.client import ServiceClient
-from reconciler.service.decode import DecodeError, parse_timestamp
 from reconciler.service.models import WebhookHeader, WorkerStatus
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -120,29 +120,6 @@ def _remember_wide(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 def _wide() -> bool:
     ctx = click.get_current_context(silent=True)
     return bool(ctx is not None and ctx.meta.get("reconciler.wide"))
-
-
-class Moment(click.ParamType):  # type: ignore[type-arg]  # generic in newer click only
-    """An ISO 8601 date or timestamp; without an offset it is UTC."""
-
-    name = "TIMESTAMP"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, datetime):
-            return value
-        text = str(value).strip()
-        try:
-            moment = parse_timestamp(f"{text}T00:00:00Z" if len(text) == 10 else text)
-        except DecodeError:
-            self.fail(f"{value!r} is not an ISO 8601 date or timestamp", param, ctx)
-        try:  # the service takes UTC: a moment whose UTC falls outside years 1 to 9999 has none
-            return moment.astimezone(UTC)
-        except OverflowError:
-            self.fail(
-                f"{value!r} is out of range: in UTC it falls outside the years 1 to 9999",
-                param,
-                ctx,
-            )
 
 
 @click.command("workers")

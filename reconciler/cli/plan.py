@@ -18,10 +18,13 @@ import click
 
 from reconciler import __version__, logs
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
+from reconciler.cli.moment import Moment
 from reconciler.cli.plankey import plan_key
 from reconciler.desired import load_desired_state
+from reconciler.desired.model import DesiredState
 from reconciler.plan import Plan, PlanOptions, diff
 from reconciler.plan.model import LiveState
+from reconciler.plan.money import DEFAULT_STUCK_AFTER, DEFAULT_WINDOW, MoneyWindow
 from reconciler.plan.refresh import refresh
 from reconciler.plan.saved import saved_plan_document, write_saved_plan
 from reconciler.plan.signing import PlanKey
@@ -40,6 +43,14 @@ _format_option = click.option(
     default="text",
     show_default=True,
     help="text for people, json (Terraform's plan JSON shape) for machines, markdown for a PR.",
+)
+
+
+_money_since_option = click.option(
+    "--money-since",
+    type=Moment(),
+    help="Report the money of paylists made since DATE (default: policy.moneyWindow, 35 days); "
+    "given without payruns, it turns the money report on.",
 )
 _show_unmanaged_option = click.option(
     "--show-unmanaged",
@@ -79,6 +90,7 @@ _show_unmanaged_option = click.option(
     help="Inactivate this worker and invite it again (the only fix for drift); repeatable.",
 )
 @_show_unmanaged_option
+@_money_since_option
 @connection_options
 def plan(
     path: Path,
@@ -89,13 +101,14 @@ def plan(
     excludes: tuple[str, ...],
     replaces: tuple[str, ...],
     show_unmanaged: bool,
+    money_since: datetime | None,
     connection: ConnectionOptions,
 ) -> None:
     """Compare the file(s) at PATH with the live account and print what apply would do."""
     options = PlanOptions(
         targets=frozenset(targets), excludes=frozenset(excludes), replaces=frozenset(replaces)
     )
-    planned = plan_path(path, options, connection, keyed=out is not None)
+    planned = plan_path(path, options, connection, keyed=out is not None, money_since=money_since)
     _print(planned.plan, fmt, show_unmanaged)
     if out is not None:
         save_plan(out, planned, path, connection)
@@ -109,19 +122,21 @@ def plan(
 @click.option(
     "--strict",
     is_flag=True,
-    help="Exit 2 for unmanaged workers and conflicts too.",
+    help="Exit 2 for unmanaged workers, conflicts, and untraced, failed or stuck money too.",
 )
 @_show_unmanaged_option
+@_money_since_option
 @connection_options
 def drift(
     path: Path,
     fmt: str,
     strict: bool,
     show_unmanaged: bool,
+    money_since: datetime | None,
     connection: ConnectionOptions,
 ) -> None:
     """A read-only plan for scheduled jobs: exit 2 on changes or drift, 0 when in sync."""
-    result = plan_path(path, PlanOptions(), connection).plan
+    result = plan_path(path, PlanOptions(), connection, money_since=money_since).plan
     # Under --strict, unmanaged workers make drift exit 2: the report names them (the issue).
     _print(result, fmt, show_unmanaged or strict, strict=strict)
     if drift_detected(result, strict=strict):
@@ -163,27 +178,62 @@ def save_plan(
 
 
 def drift_detected(result: Plan, *, strict: bool) -> bool:
-    """`drift`'s verdict: changes or drift; with `--strict`, unmanaged and conflicts too."""
+    """`drift`'s verdict: changes or drift; with `--strict`, unmanaged workers, conflicts and
+    money that needs action (untraced, failed, stuck) too."""
     if result.has_changes or result.drift:
         return True
-    return strict and bool(result.unmanaged or result.conflicts)
+    money = result.money is not None and result.money.needs_action
+    return strict and bool(result.unmanaged or result.conflicts or money)
 
 
 def plan_path(
-    path: Path, options: PlanOptions, connection: ConnectionOptions, *, keyed: bool = False
+    path: Path,
+    options: PlanOptions,
+    connection: ConnectionOptions,
+    *,
+    keyed: bool = False,
+    money_since: datetime | None = None,
 ) -> Planned:
     """Load and validate PATH, refresh the live account read-only, and diff them."""
     with _collector_paused():
         # Every problem is reported before any call; header values are registered with the
         # log scrubber as they are read.
         desired = load_desired_state(path, credentials=connection.credentials())
+        money = money_window(desired, money_since)
         with open_client(connection, read_only=True) as client, refresh_progress() as on_progress:
             key = plan_key(client) if keyed else None
-            live = refresh(client, on_progress, payruns=bool(desired.payruns))
+            live = refresh(
+                client,
+                on_progress,
+                payruns=bool(desired.payruns),
+                money=money,
+                parallelism=client.config.parallelism,
+            )
         _log.info("refreshed", agreements=len(live.workers), webhook=live.webhook is not None)
         result = diff(desired, live, options)
     _log.info("planned", **result.summary.as_dict())
     return Planned(result, live, desired.scope_prefix, key, desired.policy.max_payout)
+
+
+def money_window(desired: DesiredState, since: datetime | None) -> MoneyWindow | None:
+    """The money window, or None when nothing of the money is to be read: no payruns, no
+    `--money-since`, no `policy.moneyWindow`."""
+    policy = desired.policy
+    if not desired.payruns and since is None and policy.money_window is None:
+        return None
+    if since is not None and since > datetime.now(UTC):
+        raise click.BadParameter(
+            f"{since.isoformat()} is in the future: no paylist is made after it yet",
+            param_hint="--money-since",
+        )
+    stuck_after = policy.money_stuck_after or DEFAULT_STUCK_AFTER
+    if since is not None:
+        return MoneyWindow(since=since, stuck_after=stuck_after)
+    window = policy.money_window or DEFAULT_WINDOW
+    days, hours = window.days, window.seconds // 3600
+    count, unit = (days, "day") if not hours else (days * 24 + hours, "hour")
+    relative = f"the last {plural(count, unit)}"
+    return MoneyWindow(datetime.now(UTC) - window, stuck_after, relative)
 
 
 @contextmanager

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -26,7 +27,13 @@ from reconciler.desired.model import (
 )
 from reconciler.desired.parse import UNPARSED, scan
 from reconciler.desired.parse import parse as parse_yaml
-from reconciler.desired.payruns import build_payruns, parse_amount, payrun_problems
+from reconciler.desired.payruns import (
+    amount_paths,
+    build_payruns,
+    parse_amount,
+    payrun_problems,
+    with_number_texts,
+)
 from reconciler.desired.problems import (
     KEPT,
     InvalidDesiredState,
@@ -75,6 +82,7 @@ def load_desired_state(
             problems += key_problems(source) or [_non_text_key(source)]
             continue
         if isinstance(data, dict):
+            _read_number_texts(source, data)
             ascii_text = source.text.isascii() and "\\" not in source.text
             values = FileValues(source.name, data, ascii_text)
             files.append(values)
@@ -92,6 +100,19 @@ def load_desired_state(
         located = _locate(sources, _first(pending, KEPT))
         raise InvalidDesiredState([*problems, *located], total, at_least=at_least)
     return _build(files, webhook)
+
+
+def _read_number_texts(source: SourceText, data: dict[object, object]) -> None:
+    """Amounts written as YAML numbers are read from their text (`0x10` is not 16.00): one
+    marked pass, only over a file that writes an amount unquoted."""
+    paths = amount_paths(data)
+    if not paths:
+        return
+    wanted = {prefix for path in paths for prefix in _prefixes(path)}
+    marks = scan(source, wanted, everything=False).marks
+    # A number the scan could not place keeps its value, which no amount rule accepts.
+    texts = {path: found.text for path in paths if (found := marks.get(path)) and found.text}
+    with_number_texts(data, texts)
 
 
 def _first(pending: dict[str, list[PathProblem]], most: int) -> dict[str, list[PathProblem]]:
@@ -176,6 +197,8 @@ def _build(files: list[FileValues], filled: FilledWebhook | None) -> DesiredStat
                 prune=data["policy"].get("prune", True),
                 max_inactivations=_limit(data["policy"].get("maxInactivations")),
                 max_payout=None if max_payout is None else parse_amount(max_payout),
+                money_window=duration(data["policy"].get("moneyWindow")),
+                money_stuck_after=duration(data["policy"].get("moneyStuckAfter")),
             )
         if filled is not None and filled.name == values.name:
             webhook = DesiredWebhook(
@@ -200,6 +223,14 @@ def _limit(value: object) -> InactivationLimit:
     if isinstance(value, str):
         return InactivationLimit(Decimal(value.removesuffix("%")), is_share=True)
     return InactivationLimit(Decimal(str(value)), is_share=False)
+
+
+def duration(text: str | None) -> timedelta | None:
+    """`35d` or `12h` (the schema's pattern checked it) as a timedelta; None stays None."""
+    if text is None:
+        return None
+    count = int(text[:-1])
+    return timedelta(days=count) if text.endswith("d") else timedelta(hours=count)
 
 
 def _non_text_key(source: SourceText) -> Problem:

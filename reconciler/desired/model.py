@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -165,6 +166,8 @@ class Policy:
     prune: bool = True
     max_inactivations: InactivationLimit = DEFAULT_INACTIVATION_LIMIT
     max_payout: Decimal | None = None  # policy.maxPayout: payruns paying more need --force
+    money_window: timedelta | None = None  # policy.moneyWindow; None: not given (default 35d)
+    money_stuck_after: timedelta | None = None  # policy.moneyStuckAfter; None: default 24h
 
 
 @dataclass(frozen=True, slots=True)

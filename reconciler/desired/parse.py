@@ -156,10 +156,12 @@ def _shown_tag(tag: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Marks:
-    """Where a node was written: its key (for a mapping value) and the value itself."""
+    """Where a node was written: its key (for a mapping value) and the value itself, and for
+    a scalar the text it was written with (a number's digits, base and exponent as typed)."""
 
     key: tuple[int, int] | None
     value: tuple[int, int]
+    text: str | None = None
 
 
 @dataclass(slots=True)
@@ -280,7 +282,8 @@ def _node(
     if path is not None and path in wanted:
         if key_mark is not None and isinstance(event, yaml.ScalarEvent) and _absent(event):
             mark = key_mark  # `key:` with nothing after it: the key is what a person sees
-        result.marks[path] = Marks(key_mark, mark)
+        text = event.value if isinstance(event, yaml.ScalarEvent) else None
+        result.marks[path] = Marks(key_mark, mark, text)
     if isinstance(event, yaml.AliasEvent):
         result.aliases.append(mark)
     elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):

@@ -2,49 +2,105 @@
 
 Every check needs only the files: unique ids; each payment names exactly one of `worker` (an
 externalId of the files, paid at that worker's email) and `email`; an amount above 0 with at most
-two places and at most 1,000,000,000,000.00; the same amount, email and description twice is an
-error at both places (the service would fail the second as DUPLICATE_PAYMENT). Money is a
-Decimal from the file on: a YAML number is read through its text, never as a float.
+two places and at most 1,000,000,000,000.00, written as a plain decimal; descriptions free of
+white space at their ends and of control or format characters; the same payment (as
+`reconciler.identity` compares them) twice is an error at one place naming the other (the
+service would fail the second as DUPLICATE_PAYMENT). Money is a Decimal from the file's text
+on: a YAML number is read through the text it was written with, never as a float.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from reconciler.desired.model import Payrun, PayrunPayment
 from reconciler.desired.problems import PathProblem, YamlPath
 from reconciler.desired.rules import FileValues, email_problem
-from reconciler.identity import email_key
+from reconciler.identity import description_key, email_key, hidden_text_problem, text_key
 from reconciler.money import CENT, two_places
 
 MAX_AMOUNT = Decimal("1000000000000.00")
+#: A plain decimal: ASCII digits without a leading zero (a YAML 1.1 reader takes `012` for the
+#: octal 10), then optionally a point and one or two digits. Nothing else is money: no sign,
+#: white space, exponent, underscore, other base, non-ASCII digit, `.5` or `5.`.
+_PLAIN_DECIMAL = re.compile(r"(0|[1-9][0-9]*)(\.[0-9]{1,2})?")
+AMOUNT_FORM = (
+    'a plain decimal such as "1500.00" or 250 (ASCII digits, then optionally a point and one or '
+    "two digits)"
+)
+
+
+class NumberText(str):
+    """The text a YAML number was written with (`0x10`, `12.3e1`, `250`): an amount is read
+    from it, never from the number the parser made of it."""
+
+    __slots__ = ()
 
 
 def parse_amount(value: object) -> Decimal | None:
-    """An amount as written (a string, or a YAML number read through its text), or None."""
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
+    """An amount written as a plain decimal (a string, or a number's text), or None."""
+    if not isinstance(value, str) or not _PLAIN_DECIMAL.fullmatch(value):
         return None
-    text = value.strip() if isinstance(value, str) else repr(value)
-    try:
-        amount = Decimal(text)
-    except InvalidOperation:
-        return None
-    return amount if amount.is_finite() else None
+    return Decimal(value)
 
 
 def amount_problem(value: object, name: str = "amount") -> str | None:
     amount = parse_amount(value)
     if amount is None:
-        return f'{name} must be an amount such as "1500.00"; got {value!r:.40}'
+        hint = ""
+        if isinstance(value, str) and re.fullmatch(r"0[0-9]+(\.[0-9]*)?", value):
+            hint = f" (a leading zero reads as octal to some YAML readers: write {Decimal(value)})"
+        return f"{name} must be {AMOUNT_FORM}; got {_written(value)}{hint}"
     if amount <= 0:
-        return f"{name} must be above 0; got {amount}"
+        return f"{name} must be above 0; got {value}"
     if amount > MAX_AMOUNT:
         return f"{name} must be at most {MAX_AMOUNT:,}; got {amount:,}"
-    if amount != amount.quantize(CENT):
-        return f"{name} has more than two decimal places: {amount}"
     return None
+
+
+def _written(value: object) -> str:
+    """The value as the file wrote it: a number's text as it is, anything else as YAML would."""
+    if isinstance(value, NumberText):
+        return f"the number {str(value)[:40]}"
+    if isinstance(value, str):
+        return f"the string {value!r:.40}"
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    return f"{value!r:.40} ({type(value).__name__})"
+
+
+def amount_paths(data: Mapping[Any, Any]) -> list[YamlPath]:
+    """Where this file's values hold an amount written as a YAML number (not a string): their
+    texts are read from the file, each replaced by a `NumberText` (`with_number_texts`)."""
+    found: list[YamlPath] = []
+    policy = data.get("policy")
+    if isinstance(policy, dict) and _is_number(policy.get("maxPayout")):
+        found.append(("policy", "maxPayout"))
+    payruns = data.get("payruns")
+    for run_index, payrun in enumerate(payruns if isinstance(payruns, list) else []):
+        payments = payrun.get("payments") if isinstance(payrun, dict) else None
+        for index, payment in enumerate(payments if isinstance(payments, list) else []):
+            if isinstance(payment, dict) and _is_number(payment.get("amount")):
+                found.append(("payruns", run_index, "payments", index, "amount"))
+    return found
+
+
+def with_number_texts(data: dict[Any, Any], texts: Mapping[YamlPath, str]) -> None:
+    """Replace each amount written as a number by the text it was written with."""
+    for path, text in texts.items():
+        parent: Any = data
+        for step in path[:-1]:
+            parent = parent[step]
+        parent[path[-1]] = NumberText(text)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _payments(files: list[FileValues]) -> Iterator[tuple[str, YamlPath, dict[str, Any]]]:
@@ -81,9 +137,14 @@ def payrun_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
         payruns = values.data.get("payruns")
         for index, payrun in enumerate(payruns if isinstance(payruns, list) else []):
             run_id = payrun.get("id") if isinstance(payrun, dict) else None
+            description = payrun.get("description") if isinstance(payrun, dict) else None
+            if isinstance(description, str) and (reason := hidden_text_problem(description)):
+                where: YamlPath = ("payruns", index, "description")
+                message = f"the payrun's description {reason}"
+                problems.append((values.name, PathProblem(where, message)))
             if isinstance(run_id, str):
                 here: YamlPath = ("payruns", index, "id")
-                first = first_id.setdefault(run_id, (values.name, here))
+                first = first_id.setdefault(text_key(run_id), (values.name, here))
                 if first != (values.name, here):
                     message = f"payrun id {run_id!r} is given twice"
                     problems.append((values.name, PathProblem(here, message, other=first)))
@@ -104,7 +165,7 @@ def payrun_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
         description = payment.get("description")
         if email is None or amount is None or not isinstance(description, str):
             continue
-        key = (amount, email_key(email), description)
+        key = (amount, email_key(email), description_key(description))
         first = seen.setdefault(key, (name, path))
         if first != (name, path):
             message = (
@@ -142,6 +203,9 @@ def _payment_problems(
         yield PathProblem((*path, "email"), f"invalid email {email!r:.80}: {reason}")
     if "amount" in payment and (reason := amount_problem(payment["amount"])):
         yield PathProblem((*path, "amount"), reason)
+    description = payment.get("description")
+    if isinstance(description, str) and (reason := hidden_text_problem(description)):
+        yield PathProblem((*path, "description"), f"the description {reason}")
 
 
 def build_payruns(files: list[FileValues]) -> tuple[Payrun, ...]:

@@ -217,6 +217,12 @@ def _explain(failure: _Failure) -> Iterator[PathProblem]:
         case "pattern" if path[-1:] == ("name",):
             message = f"header name {instance!r} is not an HTTP token (letters, digits, -, _, ...)"
             yield PathProblem(path, message)
+        case "pattern" if path[-1:] in (("moneyWindow",), ("moneyStuckAfter",)):
+            message = (
+                f"{path[-1]} must be a whole number of days or hours, such as '35d' or '24h'; "
+                f"got {instance!r}"
+            )
+            yield PathProblem(path, message)
         case "oneOf" if path[-1:] == ("maxInactivations",) and _is_share(instance):
             yield PathProblem(path, f"maxInactivations {instance!r} is more than 100%")
         case "oneOf" if path[-1:] == ("maxInactivations",):
@@ -225,6 +231,8 @@ def _explain(failure: _Failure) -> Iterator[PathProblem]:
                 f"string ('25%'); got {instance!r}"
             )
             yield PathProblem(path, message)
+        case "anyOf" if path[-1:] in (("amount",), ("maxPayout",)):
+            pass  # said by the payrun rules (payruns.amount_problem), from the text as written
         case "pattern" if path[-1:] == ("url",):
             pass  # said after interpolation, with the URL filled in (rules.webhook_url_problem)
         case "not" if path[-1:] == ("name",):

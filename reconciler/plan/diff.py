@@ -30,7 +30,14 @@ from reconciler.plan.changes import (
     live_worker_resource,
 )
 from reconciler.plan.model import LiveState, Plan, PlanOptions
-from reconciler.plan.payruns import PayrunDecision, WalletCheck, decide_units, units_of
+from reconciler.plan.money import money_report
+from reconciler.plan.payruns import (
+    PayrunDecision,
+    WalletCheck,
+    decide_units,
+    traced_keys,
+    units_of,
+)
 from reconciler.plan.safety import assess
 from reconciler.secrets import Secret, live_webhook_url, reveal
 from reconciler.service.models import Webhook, Worker, WorkerStatus
@@ -112,7 +119,12 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
             ],
             max_payout=desired.policy.max_payout,
         )
+    money = None
+    if live.money is not None:
+        account_keys = {paylist.idempotence_key for paylist in live.money.paylists}
+        money = money_report(live.money, traced_keys(units_of(desired.payruns), account_keys))
     return Plan(
+        money=money,
         payruns=payruns,
         wallet=wallet,
         changes=tuple(changes),

@@ -24,6 +24,7 @@ from reconciler.plan.changes import (
     WebhookCreate,
     WebhookUpdate,
 )
+from reconciler.plan.money import LiveMoney, MoneyReport
 from reconciler.plan.payruns import TO_PAY, LivePaylist, PayrunDecision, WalletCheck
 from reconciler.service.models import Wallet, Webhook, Worker
 
@@ -36,6 +37,7 @@ class LiveState:
     webhook: Webhook | None = None
     paylists: tuple[LivePaylist, ...] = ()  # read only when the file has payruns
     wallet: Wallet | None = None
+    money: LiveMoney | None = None  # read only with payruns or a money window
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +173,7 @@ class Plan:
     payruns: tuple[PayrunDecision, ...] = ()
     wallet: WalletCheck | None = None
     reported: Reported | None = None  # what a resumed saved plan reported when it was made
+    money: MoneyReport | None = None  # the money of the window, when it was read
 
     @property
     def drift_entries(self) -> tuple[DriftEntry, ...]:
@@ -200,6 +203,11 @@ class Plan:
             return (
                 "No changes to apply, but the account still differs from the file where "
                 "the plan cannot act (below)."
+            )
+        if self.money is not None and self.money.needs_action:
+            return (
+                "No changes to apply, but money was paid outside the files' payruns or needs "
+                "action (below)."
             )
         return "No changes. The account matches the file."
 

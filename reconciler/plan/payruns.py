@@ -4,26 +4,28 @@ Pure: the desired payruns, the live paylists (with their payments), the live wor
 and the plan's own worker changes in; decisions out. A payrun's paylist is found by its
 idempotence key, derived from the payrun's id (and part number: more than 1,000 payments are
 paid as several paylists of at most 1,000, in file order), so the same payrun gives the same
-key on every machine and every run, and is paid once.
+key on every machine and every run, and is paid once. Its identity does not depend on its
+size: a payrun is paid when any paylist holds any key it may have had (unsplit, or any part),
+and then judged whole, so a paid payrun that grows past 1,000 payments or shrinks is a conflict.
 
 | live | file | decision |
 | --- | --- | --- |
-| no paylist with the key | present | pay (unless a pre-flight check refuses it) |
-| the key, same content | present | paid, with its outcome counts |
-| the key, other content | present | conflict: a paid payrun cannot change |
-| the key | removed | nothing: money is never un-paid |
+| no paylist with any of its keys | present | pay (unless a pre-flight check refuses it) |
+| every part's key, same content | present | paid, with its outcome counts |
+| any of its keys, other content or other parts | present | conflict, every part |
+| any of its keys | removed | nothing: money is never un-paid |
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from reconciler.desired.model import Payrun, PayrunPayment
-from reconciler.identity import email_key
+from reconciler.identity import description_key, email_key, text_key
 from reconciler.money import grouped, two_places
 from reconciler.service.models import Payment, Wallet, Worker, WorkerStatus
 
@@ -102,7 +104,8 @@ def parts(payrun: Payrun) -> list[tuple[int | None, tuple[PayrunPayment, ...]]]:
 
 def _content(payments: Iterable[tuple[str, Decimal, str]]) -> Counter[tuple[str, Decimal, str]]:
     return Counter(
-        (email_key(email), amount, description) for email, amount, description in payments
+        (email_key(email), amount, description_key(description))
+        for email, amount, description in payments
     )
 
 
@@ -134,74 +137,194 @@ def decide_units(
     inactivated_emails: Iterable[str] = (),
     max_payout: Decimal | None = None,
 ) -> tuple[tuple[PayrunDecision, ...], WalletCheck | None]:
-    """Each paylist's decision against the live account, and the wallet check."""
+    """Each paylist's decision against the live account, and the wallet check.
+
+    A payrun is judged whole: when any paylist of the account holds one of its possible keys
+    (unsplit, or any part), it was paid, and it is paid as it stands (every part there with
+    the same content) or in conflict, every part of it, so nothing of an edited payrun is sent.
+    """
     by_key = {paylist.idempotence_key: paylist for paylist in paylists}
-    active = {email_key(w.email) for w in workers if w.status is WorkerStatus.ACTIVE}
+    payees: dict[str, set[str]] = {}
+    for w in workers:
+        if w.status is WorkerStatus.ACTIVE:
+            payees.setdefault(email_key(w.email), set()).add(w.email)
     leaving = {email_key(email) for email in inactivated_emails}
     succeeded = {
-        (email_key(p.worker_email), p.amount, p.description): p.paylist_id
+        (email_key(p.worker_email), p.amount, description_key(p.description)): p.paylist_id
         for paylist in paylists
         for p in paylist.payments
         if str(p.status) == "SUCCESS"
     }
     paid_before = {email_key(p.worker_email) for paylist in paylists for p in paylist.payments}
-    decisions = []
+    groups: dict[str, list[Unit]] = {}
     for unit in units:
-        key = paylist_key(unit.payrun_id, unit.part)
-        common = (unit.payrun_id, unit.part, key, unit.description, unit.payments)
-        live = by_key.get(key)
-        if live is not None:
-            decisions.append(_against_live(common, live))
+        groups.setdefault(text_key(unit.payrun_id), []).append(unit)
+    # Keys of the account no unit asks for: only these can be parts a payrun had before it
+    # grew or shrank, so only as many more parts as there are of them are worth deriving.
+    asked = {paylist_key(unit.payrun_id, unit.part) for unit in units}
+    unexplained = sum(1 for key in by_key if key not in asked)
+    decisions: list[PayrunDecision] = []
+    for group in groups.values():
+        found = _paid_parts(group, by_key, unexplained)
+        if found:
+            decisions += _against_live(group, found)
             continue
-        reasons = _preflight(unit.payments, active, leaving, succeeded, wallet)
-        new = dict.fromkeys(p.email for p in unit.payments if email_key(p.email) not in paid_before)
-        decisions.append(
-            PayrunDecision(*common, REFUSED if reasons else TO_PAY, reasons, new_payees=tuple(new))
-        )
+        for unit in group:
+            key = paylist_key(unit.payrun_id, unit.part)
+            payments, reasons = _preflight(unit.payments, payees, leaving, succeeded, wallet)
+            state = REFUSED if reasons else TO_PAY
+            new = dict.fromkeys(p.email for p in payments if email_key(p.email) not in paid_before)
+            decisions.append(
+                PayrunDecision(
+                    unit.payrun_id,
+                    unit.part,
+                    key,
+                    unit.description,
+                    payments,
+                    state,
+                    reasons,
+                    new_payees=tuple(new),
+                )
+            )
     return tuple(decisions), _wallet_check(decisions, wallet, max_payout)
 
 
-def _against_live(
-    common: tuple[str, int | None, str, str, tuple[PayrunPayment, ...]], live: LivePaylist
-) -> PayrunDecision:
-    description, payments = common[3], common[4]
-    mine = _content((p.email, p.amount, p.description) for p in payments)
+def _paid_parts(
+    group: Sequence[Unit], by_key: dict[str, LivePaylist], unexplained: int
+) -> dict[int, LivePaylist]:
+    """The paylists of the account that hold any key this payrun may have had."""
+    found = {}
+    for number, key in enumerate(_possible_keys(group, unexplained)):
+        live = by_key.get(key)
+        if live is not None:
+            found[number] = live
+    return found
+
+
+def _possible_keys(group: Sequence[Unit], unexplained: int) -> list[str]:
+    """Every key a payrun may have had, by part number: unsplit (part 0) and parts 1 up to its
+    present count plus the account's paylists no unit asks for."""
+    payrun_id = group[0].payrun_id
+    last = max(unit.part or 0 for unit in group) + unexplained
+    return [paylist_key(payrun_id, number) for number in range(last + 1)]
+
+
+def traced_keys(units: Sequence[Unit], account_keys: Collection[str]) -> set[str]:
+    """The keys among `account_keys` that a payrun of the files made (with its parts as they
+    are now, or as they were before it grew or shrank), as `decide_units` finds them."""
+    asked = {paylist_key(unit.payrun_id, unit.part) for unit in units}
+    unexplained = sum(1 for key in account_keys if key not in asked)
+    groups: dict[str, list[Unit]] = {}
+    for unit in units:
+        groups.setdefault(text_key(unit.payrun_id), []).append(unit)
+    possible = {key for group in groups.values() for key in _possible_keys(group, unexplained)}
+    return possible & set(account_keys)
+
+
+def _against_live(group: Sequence[Unit], found: dict[int, LivePaylist]) -> list[PayrunDecision]:
+    """A paid payrun: paid when every part is there with the same content, else all in conflict."""
+    asked = {unit.part or 0: unit for unit in group}
+    same_parts = found.keys() == asked.keys()
+    changed = [
+        live.paylist_id
+        for number, live in found.items()
+        if number in asked and not _same_content(asked[number], live)
+    ]
+    if same_parts and not changed:
+        reason = None
+    elif changed:
+        reason = (
+            f"paylist {', '.join(map(str, changed))} was paid with this payrun's key and other "
+            "content: a paid payrun cannot change; add a new payrun for a correction"
+        )
+    else:
+        reason = (
+            f"this payrun was paid as {_shape(found)} (paylist "
+            f"{', '.join(str(live.paylist_id) for live in found.values())}) and now asks for "
+            f"{_shape(asked)} of at most {MAX_PAYMENTS:,} payments: a paid "
+            "payrun cannot change, whatever its size (a part added after it was paid cannot be "
+            "told from a part an interrupted apply never sent); add a new payrun for the rest "
+            "or a correction"
+        )
+    decisions = []
+    for unit in group:
+        live = found.get(unit.part or 0) or next(iter(found.values()))
+        key = paylist_key(unit.payrun_id, unit.part)
+        outcomes = (
+            dict(Counter(str(p.status) for p in live.payments)) if (unit.part or 0) in found else {}
+        )
+        state, reasons = (PAID, ()) if reason is None else (CONFLICT, (reason,))
+        decisions.append(
+            PayrunDecision(
+                unit.payrun_id,
+                unit.part,
+                key,
+                unit.description,
+                unit.payments,
+                state,
+                reasons,
+                outcomes,
+                live.paylist_id,
+            )
+        )
+    return decisions
+
+
+def _same_content(unit: Unit, live: LivePaylist) -> bool:
+    mine = _content((p.email, p.amount, p.description) for p in unit.payments)
     theirs = _content((p.worker_email, p.amount, p.description) for p in live.payments)
-    outcomes = dict(Counter(str(p.status) for p in live.payments))
-    if mine == theirs and description == live.description:
-        return PayrunDecision(*common, PAID, (), outcomes, live.paylist_id)
-    reason = (
-        f"paylist {live.paylist_id} was paid with this payrun's key and other content: a paid "
-        "payrun cannot change; add a new payrun for a correction"
-    )
-    return PayrunDecision(*common, CONFLICT, (reason,), outcomes, live.paylist_id)
+    return mine == theirs and description_key(unit.description) == description_key(live.description)
+
+
+def _shape(parts: Mapping[int, object]) -> str:
+    """How a payrun was (or would be) paid: one paylist, or numbered parts."""
+    numbers = sorted(number for number in parts if number)
+    pieces = ["one paylist"] if 0 in parts else []
+    if numbers:
+        shown = ", ".join(map(str, numbers[:5])) + (", ..." if len(numbers) > 5 else "")
+        pieces.append(f"{len(numbers)} part{'s' if len(numbers) > 1 else ''} ({shown})")
+    return " and ".join(pieces)
 
 
 def _preflight(
     payments: Sequence[PayrunPayment],
-    active: set[str],
+    payees: Mapping[str, set[str]],
     leaving: set[str],
     succeeded: dict[tuple[str, Decimal, str], int],
     wallet: Wallet | None,
-) -> tuple[str, ...]:
-    """Why the service would refuse or fail this paylist's payments, before it is sent."""
+) -> tuple[tuple[PayrunPayment, ...], tuple[str, ...]]:
+    """The payments as they would be sent (each to its payee's email as the service knows it)
+    and why the service would refuse or fail them, before anything is sent."""
     reasons: list[str] = []
     if wallet is not None and not wallet.enabled:
         reasons.append("the wallet is disabled")
+    sent = []
     for number, payment in enumerate(payments, start=1):
         who = f"payment {number} ({two_places(payment.amount)} to {payment.email})"
         key = email_key(payment.email)
+        known = payees.get(key, set())
+        if len(known) == 1:
+            (email,) = known
+            if email != payment.email:  # the same mailbox written in another form
+                payment = replace(payment, email=email)
         if key in leaving:
             reasons.append(f"{who}: this plan inactivates the payee")
-        elif key not in active:
+        elif not known:
             reasons.append(f"{who}: the payee has no ACTIVE agreement")
-        paid_in = succeeded.get((key, payment.amount, payment.description))
+        elif len(known) > 1:
+            names = ", ".join(sorted(known))
+            reasons.append(
+                f"{who}: the account has an ACTIVE worker at each of {names}, which "
+                "this address matches alike: write the email exactly"
+            )
+        paid_in = succeeded.get((key, payment.amount, description_key(payment.description)))
         if paid_in is not None:
             reasons.append(
                 f"{who}: paid already in paylist {paid_in} with the same amount, email and "
                 "description (the service would fail it as DUPLICATE_PAYMENT)"
             )
-    return tuple(reasons)
+        sent.append(payment)
+    return tuple(sent), tuple(reasons)
 
 
 def _wallet_check(

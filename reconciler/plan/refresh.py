@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 from reconciler.plan.model import LiveState
-from reconciler.plan.payruns import LivePaylist
-from reconciler.service.models import Paylist, PaylistSummary, Payment, Wallet, Webhook, Worker
+from reconciler.plan.money import MoneyWindow
+from reconciler.plan.paylist_reads import PaylistReader, read_money
+from reconciler.service.models import Webhook, Worker
 
 #: How many agreements pass between two progress reports.
 PROGRESS_EVERY = 1000
@@ -26,43 +27,24 @@ class LiveReader(Protocol):
     def get_webhook(self) -> Webhook | None: ...
 
 
-@runtime_checkable
-class PayrunReader(LiveReader, Protocol):
-    """And for payruns: the paylists (by id, for their keys), their payments, the wallet."""
-
-    def iter_paylists(self) -> Iterator[PaylistSummary]: ...
-
-    def get_paylist(self, paylist_id: int) -> Paylist: ...
-
-    def list_paylist_payments(self, paylist_id: int) -> list[Payment]: ...
-
-    def get_wallet(self) -> Wallet: ...
-
-
 def refresh(
     reader: LiveReader,
     on_progress: Callable[[int], None] | None = None,
     *,
     payruns: bool = False,
+    money: MoneyWindow | None = None,
+    parallelism: int = 8,
 ) -> LiveState:
     """Every agreement (all statuses, INACTIVATED included) and the webhook, None when absent;
-    with `payruns`, also every paylist with its key and payments, and the wallet."""
+    with `payruns`, also every paylist with its key and payments, and the wallet; with a
+    `money` window, what the money report needs of it (`paylist_reads`)."""
     live = _workers_and_webhook(reader, on_progress)
-    if not payruns:
+    if not payruns and money is None:
         return live
-    if not isinstance(reader, PayrunReader):
+    if not isinstance(reader, PaylistReader):
         raise TypeError("reading payruns needs a reader of paylists and the wallet")
-    paying = reader
-    paylists = tuple(
-        LivePaylist(
-            paylist_id=summary.paylist_id,
-            idempotence_key=(header := paying.get_paylist(summary.paylist_id)).idempotence_key,
-            description=header.description,
-            payments=tuple(paying.list_paylist_payments(summary.paylist_id)),
-        )
-        for summary in paying.iter_paylists()
-    )
-    return replace(live, paylists=paylists, wallet=paying.get_wallet())
+    read = read_money(reader, payruns=payruns, window=money, parallelism=parallelism)
+    return replace(live, paylists=read.paylists, wallet=read.wallet, money=read.money)
 
 
 def _workers_and_webhook(

@@ -23,6 +23,7 @@ from reconciler.plan.changes import (
 from reconciler.plan.model import Plan
 from reconciler.plan.payruns import PayrunDecision, WalletCheck
 from reconciler.render.base import jsonable
+from reconciler.render.money import money_json
 
 FORMAT_VERSION = "1.0"
 
@@ -69,6 +70,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "summary": plan.summary.as_dict(),
         "payruns": [_payrun(decision) for decision in plan.payruns],
         "wallet": None if plan.wallet is None else _wallet(plan.wallet),
+        "money": None if plan.money is None else money_json(plan.money),
     }
 
 

@@ -14,6 +14,7 @@ from reconciler.money import grouped
 from reconciler.plan.changes import Inactivate, Replace
 from reconciler.plan.model import Plan
 from reconciler.render.base import clean, strict_headline
+from reconciler.render.money import money_markdown
 from reconciler.render.sections import Item, Section, View, sections
 from reconciler.words import plural
 
@@ -95,6 +96,8 @@ def _head(plan: Plan, strict: bool) -> Iterator[str]:
         )
         yield ""
     yield from _payruns_table(plan)
+    if plan.money is not None:
+        yield from money_markdown(plan.money, _escape)
     emails = plan.summary.invitation_emails
     yield (
         f"Apply would send {plural(emails, 'invitation e-mail')}."

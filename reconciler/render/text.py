@@ -23,6 +23,7 @@ from reconciler.plan.changes import (
 from reconciler.plan.model import DriftEntry, Plan
 from reconciler.plan.payruns import CONFLICT, PAID, REFUSED, TO_PAY
 from reconciler.render.base import clean, show, strict_headline
+from reconciler.render.money import money_text_lines
 from reconciler.words import plural
 
 _SYMBOL = {("create",): "+", ("delete",): "-", ("update",): "~", ("delete", "create"): "-/+"}
@@ -94,12 +95,23 @@ def plan_lines(plan: Plan, *, show_unmanaged: bool = False, strict: bool = False
         yield Line(f"Warning: {clean(warning)}", "~")
     for problem in plan.safety.problems:
         yield Line(f"Unsafe: {clean(problem)}; apply refuses without --force.", "!")
+    if plan.money is not None:
+        yield Line("")
+        for text in money_text_lines(plan.money):
+            yield Line(text, "!" if text.startswith("  !") else None)
     yield Line("")
     review = review_first(plan)
     if review:
         yield Line(f"Review first: {review}.", "!")
-    yield Line(f"Plan: {plan.summary.line()}{payrun_phrase(plan)}.", "title")
+    yield Line(f"Plan: {plan.summary.line()}{payrun_phrase(plan)}{_money_phrase(plan)}.", "title")
     yield Line(_emails_line(plan.summary.invitation_emails))
+
+
+def _money_phrase(plan: Plan) -> str:
+    """'; money: 1 untraced paylist (300.00), ...' when money needs action, else nothing."""
+    if plan.money is None or not plan.money.needs_action:
+        return ""
+    return f"; money: {plan.money.line()}"
 
 
 def payrun_phrase(plan: Plan) -> str:

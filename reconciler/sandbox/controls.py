@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from decimal import Decimal
 
 from starlette.requests import Request
@@ -16,7 +17,7 @@ from reconciler.sandbox.jsontext import JSONText
 from reconciler.sandbox.money import from_cents
 from reconciler.sandbox.params import path_id, query_integer
 from reconciler.sandbox.problems import FieldError, Problem, validation_problem
-from reconciler.sandbox.timestamps import now_ns
+from reconciler.sandbox.timestamps import iso_ns, now_ns, parse_iso
 from reconciler.sandbox.validation import ObjectReader
 
 
@@ -161,6 +162,60 @@ async def process(request: Request) -> Response:
     return JSONResponse({"processed": True})
 
 
+async def hold_paylist(request: Request) -> Response:
+    """`{held}` -> `{paylist_id, held}`: while held, the paylist's payments stay PENDING (neither
+    its due time nor `/_sandbox/process` settles it); released, it is settled as usual."""
+    paylist_id = path_id(request, "paylistId", what="paylist")
+    reader = ObjectReader(await read_json(request), ("held",))
+    if "held" not in reader.fields and reader.ok:
+        reader.fail("held", "is required")
+    held = reader.boolean("held", default=False)
+    if not reader.ok or held is None:
+        raise validation_problem(reader.errors)
+    sandbox = sandbox_of(request)
+    with sandbox.store.write() as conn:
+        _paylist_row(conn, paylist_id)
+        if held:
+            conn.execute(
+                "INSERT OR IGNORE INTO paylist_holds (paylist_id) VALUES (?)", (paylist_id,)
+            )
+        else:
+            conn.execute("DELETE FROM paylist_holds WHERE paylist_id = ?", (paylist_id,))
+    _wake(sandbox)
+    return JSONResponse({"paylist_id": paylist_id, "held": held})
+
+
+async def paylist_creation_date(request: Request) -> Response:
+    """`{creation_date}` -> `{paylist_id, creation_date}`: the paylist and its payments are
+    dated then, as if made at that time (for tests of date windows; nothing else changes)."""
+    paylist_id = path_id(request, "paylistId", what="paylist")
+    reader = ObjectReader(await read_json(request), ("creation_date",))
+    text = reader.string("creation_date")
+    created_ns = None
+    if text is not None:
+        try:
+            created_ns = parse_iso(text)
+        except ValueError as error:
+            reader.fail("creation_date", f"{error}, got {text[:60]!r}")
+        if created_ns is not None and not 0 <= created_ns < 2**63:
+            reader.fail("creation_date", "must be between 1970 and 2262, got " + text[:60])
+            created_ns = None
+    if not reader.ok or created_ns is None:
+        raise validation_problem(reader.errors)
+    with sandbox_of(request).store.write() as conn:
+        _paylist_row(conn, paylist_id)
+        conn.execute("UPDATE paylists SET created_ns = ? WHERE id = ?", (created_ns, paylist_id))
+        conn.execute(
+            "UPDATE payments SET created_ns = ? WHERE paylist_id = ?", (created_ns, paylist_id)
+        )
+    return JSONResponse({"paylist_id": paylist_id, "creation_date": iso_ns(created_ns)})
+
+
+def _paylist_row(conn: sqlite3.Connection, paylist_id: int) -> None:
+    if conn.execute("SELECT 1 FROM paylists WHERE id = ?", (paylist_id,)).fetchone() is None:
+        raise Problem(404, f"paylist {paylist_id} not found")
+
+
 async def list_events(request: Request) -> Response:
     """Every event with its delivery attempts, oldest first."""
     with sandbox_of(request).store.read() as conn:
@@ -176,4 +231,6 @@ ROUTES = [
     Route("/_sandbox/clients/{clientId}/top-up", top_up, methods=["POST"]),
     Route("/_sandbox/process", process, methods=["POST"]),
     Route("/_sandbox/events", list_events, methods=["GET"]),
+    Route("/_sandbox/paylists/{paylistId}/hold", hold_paylist, methods=["POST"]),
+    Route("/_sandbox/paylists/{paylistId}/creation-date", paylist_creation_date, methods=["POST"]),
 ]

@@ -51,6 +51,14 @@ SCHEMA = (
     )
     """,
     "CREATE INDEX IF NOT EXISTS paylists_unsettled ON paylists (due_ns) WHERE settled_ns IS NULL",
+    # Paylists whose processing a test holds (`/_sandbox/paylists/{id}/hold`): their payments
+    # stay PENDING, even on `/_sandbox/process`, until released. A table of its own, so a
+    # database made before it existed gains it unchanged.
+    """
+    CREATE TABLE IF NOT EXISTS paylist_holds (
+        paylist_id INTEGER PRIMARY KEY REFERENCES paylists (id)
+    )
+    """,
 )
 
 

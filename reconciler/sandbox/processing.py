@@ -1,8 +1,10 @@
 """Settling paylists: each PENDING payment becomes SUCCESS (paid from the wallet) or FAILED.
 
 The sandbox settles a paylist by itself once it is due (`--process-delay-ms` after its
-creation), or at once on `POST /_sandbox/process`. Settling runs in the caller's transaction:
-every payment's status, the wallet's balance, the journal and the PAYMENT events change together.
+creation), or at once on `POST /_sandbox/process`; a paylist a test holds
+(`/_sandbox/paylists/{id}/hold`) is not settled until it is released. Settling runs in the
+caller's transaction: every payment's status, the wallet's balance, the journal and the PAYMENT
+events change together.
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ def settle_due(conn: sqlite3.Connection, *, everything: bool = False) -> int:
     """Settle every unsettled paylist that is due (or all of them), oldest first; how many."""
     now = now_ns()
     due = conn.execute(
-        "SELECT id FROM paylists WHERE settled_ns IS NULL AND (? OR due_ns <= ?) ORDER BY id",
+        "SELECT id FROM paylists WHERE settled_ns IS NULL AND (? OR due_ns <= ?)"
+        " AND id NOT IN (SELECT paylist_id FROM paylist_holds) ORDER BY id",
         (int(everything), now),
     ).fetchall()
     for row in due:
@@ -64,5 +67,8 @@ def settle_due(conn: sqlite3.Connection, *, everything: bool = False) -> int:
 
 def next_due_ns(conn: sqlite3.Connection) -> int | None:
     """When the next unsettled paylist falls due, or None when none waits."""
-    row = conn.execute("SELECT MIN(due_ns) FROM paylists WHERE settled_ns IS NULL").fetchone()
+    row = conn.execute(
+        "SELECT MIN(due_ns) FROM paylists WHERE settled_ns IS NULL"
+        " AND id NOT IN (SELECT paylist_id FROM paylist_holds)"
+    ).fetchone()
     return None if row[0] is None else int(row[0])

@@ -256,6 +256,49 @@ class ServiceClient:
     def list_transactions(self) -> list[JournalEntry]:
         return list(self.iter_transactions())
 
+    def iter_transactions_since(self, since: datetime) -> Iterator[JournalEntry]:
+        """The journal entries made at or after `since`, oldest first, reading only the pages
+        that may hold them.
+
+        The journal takes no dates and lists the oldest first, so the first page that matters
+        is found by doubling the page number, then halving the gap: a few requests however
+        long the account's history. Before any walk has shown how the service numbers its
+        pages, the whole journal is read instead.
+        """
+        path = "client-wallet/clients/transactions"
+        first = self._numbering.first
+        if first is None:
+            yield from (e for e in self.iter_transactions() if _at_or_after(e.created_at, since))
+            return
+        size = self.config.page_size
+        pages: dict[int, list[JournalEntry]] = {}
+
+        def page(number: int) -> list[JournalEntry]:
+            if number not in pages:
+                params = {"page": first + number, "size": size}
+                answer = self._decode(path, parse_page, self._request("GET", path, params=params))
+                pages[number] = [self._decode(path, decode.journal_entry, i) for i in answer.items]
+            return pages[number]
+
+        def all_before(number: int) -> bool:  # full, and its newest entry is older than since
+            entries = page(number)
+            return len(entries) >= size and not _at_or_after(entries[-1].created_at, since)
+
+        older, step = -1, 1
+        while all_before(older + step):
+            older, step = older + step, step * 2
+        newer = older + step  # the first page that matters is in (older, newer]
+        while newer - older > 1:
+            middle = (older + newer) // 2
+            older, newer = (middle, newer) if all_before(middle) else (older, middle)
+        number = newer
+        while True:
+            entries = page(number)
+            yield from (e for e in entries if _at_or_after(e.created_at, since))
+            if len(entries) < size:
+                return
+            number += 1
+
     def client_id(self) -> int:
         """The client's id: from the settings, else from the webhook or the journal.
 
@@ -335,3 +378,7 @@ def _date_range(since: datetime | None, until: datetime | None) -> dict[str, str
     if until is not None:
         params["endDate"] = encode.format_timestamp(until)
     return params
+
+
+def _at_or_after(moment: datetime | None, since: datetime) -> bool:
+    return moment is None or moment >= since

@@ -6,6 +6,8 @@ import subprocess
 from collections.abc import Iterable
 from typing import Any
 
+import httpx
+
 from reconciler.apply import Executor, Ledger, Outcome
 from reconciler.desired.model import DesiredState
 from reconciler.plan import Plan, diff
@@ -95,3 +97,15 @@ def cli(
 ) -> subprocess.CompletedProcess[str]:
     """`python -m reconciler ARGS` against `server`; stdin is no terminal unless given one."""
     return reconciler(*args, server=server, stdin=stdin, **extra)
+
+
+def request_seq(server: SandboxServer) -> int:
+    """The sequence number of the sandbox's last logged request (0 before any)."""
+    log = httpx.get(f"{server.base_url}/_sandbox/requests").json()
+    return int(log[-1]["seq"]) if log else 0
+
+
+def paylist_posts(server: SandboxServer, since: int) -> list[str]:
+    """The paylist creations (and any other POST to a paylists path) logged after `since`."""
+    log = httpx.get(f"{server.base_url}/_sandbox/requests", params={"since": since}).json()
+    return [e["path"] for e in log if e["method"] == "POST" and "paylists" in e["path"]]

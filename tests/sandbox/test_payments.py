@@ -314,3 +314,55 @@ def test_a_malformed_query_is_400_and_changes_nothing(
     problem = assert_problem(api.get(PAYMENTS, params=params), 400, field)
     assert problem["errors"][0]["field"] == field
     assert snapshot(api, controls, sandbox.client_id) == before
+
+
+def test_a_held_paylist_stays_pending_until_released(
+    held: tuple[SandboxServer, httpx.Client, Controls],
+) -> None:
+    _, api, controls = held
+    email = active_worker(api, controls)[1]
+    kept, other = create(api, payment(email, "5.00")), create(api, payment(email, "6.00"))
+    answer = controls.http.post(f"/_sandbox/paylists/{kept}/hold", json={"held": True})
+    assert answer.json() == {"paylist_id": kept, "held": True}
+    process(controls)
+    assert settled(api, kept) == [("PENDING", None)]
+    assert settled(api, other) == [("SUCCESS", None)]
+    controls.http.post(f"/_sandbox/paylists/{kept}/hold", json={"held": False})
+    process(controls)
+    assert settled(api, kept) == [("SUCCESS", None)]
+
+
+def test_a_paylist_can_be_dated_in_the_past_with_its_payments(
+    held: tuple[SandboxServer, httpx.Client, Controls],
+) -> None:
+    _, api, controls = held
+    email = active_worker(api, controls)[1]
+    old = create(api, payment(email, "5.00"))
+    answer = controls.http.post(
+        f"/_sandbox/paylists/{old}/creation-date", json={"creation_date": "2024-01-31"}
+    )
+    assert answer.json() == {"paylist_id": old, "creation_date": "2024-01-31T00:00:00.000000000Z"}
+    assert api.get(f"{PAYLISTS}/{old}").json()["creation_date"].startswith("2024-01-31T00:00:00")
+    listed_after = api.get(PAYMENTS, params={"startDate": "2025-01-01T00:00:00Z"}).json()
+    assert [p["paylist_id"] for p in listed_after["content"]] == []
+    listed_before = api.get(PAYMENTS, params={"endDate": "2025-01-01T00:00:00Z"}).json()
+    assert [p["paylist_id"] for p in listed_before["content"]] == [old]
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status"),
+    [
+        ("/_sandbox/paylists/999/hold", {"held": True}, 404),
+        ("/_sandbox/paylists/999/creation-date", {"creation_date": "2024-01-01"}, 404),
+        ("/_sandbox/paylists/1/hold", {}, 400),
+        ("/_sandbox/paylists/1/hold", {"held": "yes"}, 400),
+        ("/_sandbox/paylists/1/creation-date", {"creation_date": "last week"}, 400),
+        ("/_sandbox/paylists/1/creation-date", {"creation_date": "9999-01-01"}, 400),
+    ],
+)
+def test_bad_paylist_controls_say_what_is_wrong(
+    held: tuple[SandboxServer, httpx.Client, Controls], path: str, body: Any, status: int
+) -> None:
+    _, api, controls = held
+    create(api, payment(active_worker(api, controls)[1], "5.00"))
+    assert_problem(controls.http.post(path, json=body), status)

@@ -139,3 +139,24 @@ def test_the_client_id_is_found_from_the_account_or_asked_for(sandbox: Any) -> N
     with client_for(sandbox, client_id=None) as client:
         client.set_webhook("https://hooks.example.com/x", [], ["KYC"])
         assert client.client_id() == sandbox.client_id  # from the webhook
+
+
+def test_the_journal_since_a_moment_reads_a_few_pages_not_the_history(sandbox: Any) -> None:
+    for amount in range(1, 121):
+        control(sandbox, f"clients/{sandbox.client_id}/top-up", {"amount": amount})
+    with client_for(sandbox, page_size=5) as client:
+        client.list_workers()  # a first walk learns how the service numbers its pages
+        every = client.list_transactions()
+        assert len(every) == 120
+        for index in (0, 57, 119):
+            since = every[index].created_at
+            assert since is not None
+            start = last_seq(sandbox)
+            found = list(client.iter_transactions_since(since))
+            assert found == [e for e in every if e.created_at and e.created_at >= since]
+            pages = [e for e in request_log(sandbox, start) if "transactions" in e["path"]]
+            # The pages holding the window, and about two probes per doubling of the history
+            # (the whole journal is 24 pages of 5: reading it all costs 25 requests).
+            assert len(pages) <= (120 - index) // 5 + 1 + 9, (index, len(pages))
+        later = datetime.now(UTC) + timedelta(seconds=1)
+        assert list(client.iter_transactions_since(later)) == []

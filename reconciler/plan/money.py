@@ -1,0 +1,241 @@
+"""Money drift: every paylist of the window traced to a payrun of the files, or reported.
+
+Pure: the paylist keys the files' payruns derive, the paylists and payments read for the window,
+the journal's top-ups, the wallet and the time of the read in; a `MoneyReport` out. The rules:
+
+| live | report |
+| --- | --- |
+| a paylist of the window, its key derived by no payrun | untraced (id, date, count, total) |
+| a payrun's payment FAILED, no later SUCCESS to that payee of that amount | failed, cause |
+| a payrun's payment PENDING for longer than the threshold | stuck |
+
+Each payment that needs action says what to do. Nothing reported is ever touched.
+Untraced, failed and stuck money is what `drift --strict` exits 2 for.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from reconciler.identity import email_key
+from reconciler.money import grouped
+from reconciler.service.models import JournalEntry, Payment, Wallet
+from reconciler.words import plural
+
+#: A month of payroll and a few days of slack: last month's run is still inside the window.
+DEFAULT_WINDOW = timedelta(days=35)
+#: The sandbox settles in a second and the service within hours; a day PENDING is stuck.
+DEFAULT_STUCK_AFTER = timedelta(hours=24)
+
+_ZERO = Decimal("0.00")
+
+#: What to do about a FAILED payment, by its cause.
+_FAILED_ACTIONS = {
+    "INSUFFICIENT_FUNDS": "top up the wallet, then pay it again in a new payrun",
+    "WALLET_DISABLED": "have the wallet enabled again, then pay it again in a new payrun",
+    "DUPLICATE_PAYMENT": (
+        "the same amount, payee and description was paid before: nothing is owed unless it was "
+        "meant twice (then pay it in a new payrun with another description)"
+    ),
+}
+_FAILED_OTHERWISE = "fix the cause, then pay it again in a new payrun"
+
+
+@dataclass(frozen=True, slots=True)
+class MoneyWindow:
+    """What money is watched: paylists made since `since`, payments PENDING past `stuck_after`."""
+
+    since: datetime
+    stuck_after: timedelta = DEFAULT_STUCK_AFTER
+    #: How the window was given, for outputs that must not change from day to day
+    #: ("the last 35 days"); None: a fixed date, shown as such.
+    relative: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WindowPaylist:
+    """A paylist made within the window, as the listing and the paylist by id show it."""
+
+    paylist_id: int
+    idempotence_key: str
+    description: str
+    total: Decimal
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LiveMoney:
+    """What was read for the money report (`payments`: at least the window's)."""
+
+    window: MoneyWindow
+    read_at: datetime
+    paylists: tuple[WindowPaylist, ...] = ()
+    payments: tuple[Payment, ...] = ()
+    top_ups: tuple[JournalEntry, ...] = ()
+    wallet: Wallet | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Untraced:
+    """A paylist no payrun of the files accounts for."""
+
+    paylist_id: int
+    created_at: datetime | None
+    description: str
+    payments: int
+    total: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class PaymentAlert:
+    """A payment of a files' payrun that needs someone: FAILED, or PENDING too long."""
+
+    payment_id: int
+    paylist_id: int
+    email: str
+    amount: Decimal
+    status: str
+    cause: str | None
+    created_at: datetime | None
+    action: str
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """One row of the money summary: how many, and how much."""
+
+    count: int = 0
+    total: Decimal = _ZERO
+
+
+@dataclass(frozen=True, slots=True)
+class MoneyReport:
+    """The money of the window: traced, untraced, needing action, and the wallet."""
+
+    since: datetime
+    relative: str | None
+    paid: Figure
+    untraced: tuple[Untraced, ...]
+    failed: tuple[PaymentAlert, ...]
+    stuck: tuple[PaymentAlert, ...]
+    pending: Figure
+    top_ups: Figure
+    balance: Decimal | None
+
+    @property
+    def needs_action(self) -> bool:
+        """Untraced, failed or stuck money: what `drift --strict` exits 2 for."""
+        return bool(self.untraced or self.failed or self.stuck)
+
+    @property
+    def untraced_figure(self) -> Figure:
+        return _figure(item.total for item in self.untraced)
+
+    @property
+    def failed_figure(self) -> Figure:
+        return _figure(item.amount for item in self.failed)
+
+    def line(self) -> str:
+        """'2 untraced paylists (1,250.00), 1 failed payment (20.00), 0 stuck payments'."""
+        untraced, failed = self.untraced_figure, self.failed_figure
+        return (
+            f"{plural(untraced.count, 'untraced paylist')} ({grouped(untraced.total)}), "
+            f"{plural(failed.count, 'failed payment')} ({grouped(failed.total)}), "
+            f"{plural(len(self.stuck), 'stuck payment')}"
+        )
+
+
+def money_report(live: LiveMoney, payrun_keys: Collection[str]) -> MoneyReport:
+    """The report of `live` against the keys the files' payruns derive."""
+    since = live.window.since
+    in_window = [p for p in live.paylists if p.created_at is None or p.created_at >= since]
+    traced_ids = {p.paylist_id for p in live.paylists if p.idempotence_key in payrun_keys}
+    by_paylist: dict[int, list[Payment]] = defaultdict(list)
+    for payment in live.payments:
+        by_paylist[payment.paylist_id].append(payment)
+    untraced = tuple(
+        Untraced(p.paylist_id, p.created_at, p.description, len(by_paylist[p.paylist_id]), p.total)
+        for p in in_window
+        if p.paylist_id not in traced_ids
+    )
+    traced_in_window = [p.paylist_id for p in in_window if p.paylist_id in traced_ids]
+    paid = [
+        payment.amount
+        for paylist_id in traced_in_window
+        for payment in by_paylist[paylist_id]
+        if str(payment.status) == "SUCCESS"
+    ]
+    ours = sorted(
+        (payment for payment in live.payments if payment.paylist_id in traced_ids),
+        key=lambda payment: payment.id,
+    )
+    pending = [payment for payment in ours if str(payment.status) == "PENDING"]
+    stuck_before = live.read_at - live.window.stuck_after
+    return MoneyReport(
+        since=since,
+        relative=live.window.relative,
+        paid=Figure(len(traced_in_window), sum(paid, _ZERO)),
+        untraced=untraced,
+        failed=_failed(ours),
+        stuck=tuple(
+            _alert(payment, _stuck_action(payment))
+            for payment in pending
+            if payment.created_at is not None and payment.created_at < stuck_before
+        ),
+        pending=_figure(payment.amount for payment in pending),
+        top_ups=_figure(
+            entry.amount
+            for entry in live.top_ups
+            if entry.created_at is None or entry.created_at >= since
+        ),
+        balance=None if live.wallet is None else live.wallet.balance,
+    )
+
+
+def _failed(ours: Sequence[Payment]) -> tuple[PaymentAlert, ...]:
+    """FAILED payments not paid since: a later SUCCESS to the same payee for the same amount
+    (a retry in a new payrun, whatever its description) settles a failure."""
+    alerts = []
+    for number, payment in enumerate(ours):
+        if str(payment.status) != "FAILED":
+            continue
+        payee = (email_key(payment.worker_email), payment.amount)
+        retried = any(
+            str(later.status) == "SUCCESS"
+            and (email_key(later.worker_email), later.amount) == payee
+            for later in ours[number + 1 :]
+        )
+        if not retried:
+            alerts.append(
+                _alert(payment, _FAILED_ACTIONS.get(payment.cause or "", _FAILED_OTHERWISE))
+            )
+    return tuple(alerts)
+
+
+def _stuck_action(payment: Payment) -> str:
+    return (
+        f"the service has not settled it: ask its support about paylist {payment.paylist_id}, "
+        "and do not pay it again while it is PENDING"
+    )
+
+
+def _alert(payment: Payment, action: str) -> PaymentAlert:
+    return PaymentAlert(
+        payment_id=payment.id,
+        paylist_id=payment.paylist_id,
+        email=payment.worker_email,
+        amount=payment.amount,
+        status=str(payment.status),
+        cause=payment.cause,
+        created_at=payment.created_at,
+        action=action,
+    )
+
+
+def _figure(amounts: Iterable[Decimal]) -> Figure:
+    values = list(amounts)
+    return Figure(len(values), sum(values, _ZERO))

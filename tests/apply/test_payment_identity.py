@@ -1,0 +1,168 @@
+"""One identity for a payment, through the CLI against the sandbox.
+
+A description that only looks like a paid one (NFD for NFC, an invisible character on the
+service's side) is "paid before"; an invisible character in the files is refused at its line;
+a payee written in another form of a worker's email is paid at the email the service knows,
+and one that matches two workers alike is refused. The sandbox's request log says what was sent.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from reconciler.sandbox import SandboxServer
+from tests.apply.support import QUICKSTART, SEED, cli, paylist_posts, request_seq
+from tests.cli import reconciler
+
+PAID = "Prime de décembre"  # NFC: é is one code point
+NFD = unicodedata.normalize("NFD", PAID)
+
+
+def _payrun(payrun_id: str, description: str, email: str = "ada@example.com") -> str:
+    return (
+        f"payruns:\n  - id: {payrun_id}\n    description: December\n    payments:\n"
+        f'      - {{email: "{email}", amount: "1500.00", description: "{description}"}}\n'
+    )
+
+
+def _file(folder: Path, text: str, name: str) -> Path:
+    path = folder / name
+    path.write_text(QUICKSTART.read_text() + text, encoding="utf-8")
+    return path
+
+
+def _headers(server: SandboxServer) -> dict[str, str]:
+    return {"Authorization": f"Bearer {server.token}"}
+
+
+def _payments(server: SandboxServer) -> list[dict[str, Any]]:
+    base = f"{server.base_url}/payment-agent/paylists"
+    found = []
+    for paylist in httpx.get(base, headers=_headers(server)).json()["content"]:
+        url = f"{base}/{paylist['paylistId']}/payments"
+        found += httpx.get(url, headers=_headers(server)).json()["content"]
+    return found
+
+
+@pytest.fixture
+def demo() -> Iterator[SandboxServer]:
+    with SandboxServer(seed=SEED, process_delay_ms=0) as server:
+        yield server
+
+
+def _paid_through_the_service(server: SandboxServer, description: str) -> None:
+    """A SUCCESS payment made outside the files (by the service's API), settled at once."""
+    body = {
+        "description": "paid by hand",
+        "idempotence_key": "paid-by-hand".ljust(32, "0"),
+        "payments": [
+            {"description": description, "amount": 1500, "worker_email": "ada@example.com"}
+        ],
+    }
+    made = httpx.post(
+        f"{server.base_url}/payment-agent/paylists", json=body, headers=_headers(server)
+    )
+    assert made.is_success, made.text
+    httpx.post(f"{server.base_url}/_sandbox/process")
+    assert [p["status"] for p in _payments(server)] == ["SUCCESS"]
+
+
+@pytest.mark.parametrize(
+    ("paid_as", "written"),
+    [(PAID, NFD), (NFD, PAID), (PAID + "\u200b", PAID), ("\u200e" + PAID, PAID)],
+    ids=["NFD-after-NFC", "NFC-after-NFD", "trailing-zero-width-space-paid", "bidi-mark-paid"],
+)
+def test_a_payment_that_only_looks_different_is_paid_before_and_nothing_is_sent(
+    demo: SandboxServer, tmp_path: Path, paid_as: str, written: str
+) -> None:
+    _paid_through_the_service(demo, paid_as)
+    path = _file(tmp_path, _payrun("2026-12-bonus", written), "bonus.yaml")
+    since = request_seq(demo)
+
+    applied = cli("apply", str(path), "--auto-approve", server=demo)
+
+    assert applied.returncode == 1, applied.stdout + applied.stderr
+    assert "paid already in paylist 1 with the same amount, email and description" in applied.stdout
+    assert paylist_posts(demo, since) == []
+    assert len(_payments(demo)) == 1  # the worker was paid once
+
+
+@pytest.mark.parametrize(
+    ("description", "said"),
+    [
+        ("Prime de décembre\\u200B", "holds U+200B, which print as nothing"),
+        ("\\u202EPrime de décembre", "holds U+202E"),
+        ("Prime\\u00ADde décembre", "holds U+00AD"),
+        ("Prime de décembre ", "white space at its start or end"),
+    ],
+    ids=["zero-width-space", "bidi-override", "soft-hyphen", "trailing-space"],
+)
+def test_a_description_with_a_hidden_character_is_refused_at_its_line(
+    tmp_path: Path, description: str, said: str
+) -> None:
+    text = _payrun("2026-12-bonus", description)
+    clean = _payrun("2026-12-bonus", "clean")
+    payrun_level = clean.replace("description: December", f'description: "{description}"')
+    for name, written, line in (("payment.yaml", text, 50), ("payrun.yaml", payrun_level, 48)):
+        path = _file(tmp_path, written, name)
+        validated = reconciler("validate", str(path))
+        assert validated.returncode == 1, validated.stdout
+        found = [row for row in validated.stdout.splitlines() if said in row]
+        assert len(found) == 1, validated.stdout
+        assert found[0].startswith(f"{path}:{line}:"), (found, validated.stdout)
+
+
+def test_the_same_payment_written_in_nfc_and_nfd_is_a_duplicate_in_the_files(
+    tmp_path: Path,
+) -> None:
+    text = _payrun("2026-12-bonus", PAID) + (
+        f'      - {{email: "ADA@example.com", amount: "1500.00", description: "{NFD}"}}\n'
+    )
+    validated = reconciler("validate", str(_file(tmp_path, text, "twice.yaml")))
+    assert validated.returncode == 1
+    assert "is given twice" in validated.stdout and "first at line 50" in validated.stdout
+
+
+def _seeded(tmp_path: Path, *emails: str) -> Path:
+    """The demo seed, with ACTIVE workers (no externalId: outside the files) at these emails."""
+    extra = "".join(
+        f"  - firstName: P{n}\n    lastName: Q\n    email: {email}\n    country: DE\n"
+        "    status: ACTIVE\n"
+        for n, email in enumerate(emails)
+    )
+    text = SEED.read_text(encoding="utf-8").replace("webhook:\n", extra + "webhook:\n", 1)
+    path = tmp_path / "seed.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_payee_is_paid_at_the_email_the_service_knows(tmp_path: Path) -> None:
+    seed = _seeded(tmp_path, "rené@example.com", "straße@example.com")
+    text = _payrun("2026-12-bonus", "one", unicodedata.normalize("NFD", "René@Example.COM")) + (
+        '      - {email: "strasse@example.com", amount: "10.00", description: "two"}\n'
+    )
+    path = _file(tmp_path, text, "payees.yaml")
+    with SandboxServer(seed=seed, process_delay_ms=0) as server:
+        planned = cli("plan", str(path), server=server)
+        assert "rené@example.com" in planned.stdout and "straße@example.com" in planned.stdout
+        applied = cli("apply", str(path), "--auto-approve", server=server)
+        assert applied.returncode == 0, applied.stdout + applied.stderr
+        paid = sorted((p["worker_email"], p["status"]) for p in _payments(server))
+    assert paid == [("rené@example.com", "SUCCESS"), ("straße@example.com", "SUCCESS")]
+
+
+def test_a_payee_matching_two_workers_alike_is_refused_and_nothing_is_sent(tmp_path: Path) -> None:
+    seed = _seeded(tmp_path, "strasse@example.com", "straße@example.com")
+    path = _file(tmp_path, _payrun("2026-12-bonus", "one", "Strasse@example.com"), "both.yaml")
+    with SandboxServer(seed=seed, process_delay_ms=0) as server:
+        since = request_seq(server)
+        applied = cli("apply", str(path), "--auto-approve", server=server)
+        assert applied.returncode == 1, applied.stdout + applied.stderr
+        assert "strasse@example.com, straße@example.com, which this address" in applied.stdout
+        assert paylist_posts(server, since) == []

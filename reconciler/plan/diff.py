@@ -21,7 +21,6 @@ from reconciler.plan.changes import (
     FieldChange,
     Inactivate,
     Invite,
-    Kept,
     PastAgreement,
     Replace,
     Unmanaged,
@@ -129,7 +128,7 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
         wallet=wallet,
         changes=tuple(changes),
         drift=tuple(decide.drift),
-        kept=tuple(decide.kept),
+        kept_pairs=tuple(decide.kept),
         kept_webhook=kept_webhook,
         conflicts=tuple(decide.conflicts),
         unmanaged=tuple(sorted(unmanaged, key=lambda u: u.agreement.agreement_id)),
@@ -155,7 +154,9 @@ class _Decider:
         self._open_by_email = open_by_email
         self.changes: list[Change] = []
         self.drift: list[Drift] = []
-        self.kept: list[Kept] = []
+        # (agreement, worker, drifted fields): plain tuples, a plan of 100,000 in-sync workers
+        # makes as many; Plan.kept turns them into Kept values when an output asks.
+        self.kept: list[tuple[Worker, DesiredWorker, tuple[FieldChange, ...]]] = []
         self.conflicts: list[Conflict] = []
         self.history: list[PastAgreement] = []
         self.replaced: set[str] = set()
@@ -200,7 +201,7 @@ class _Decider:
         else:
             if fields:
                 self.drift.append(Drift(agreement, want, fields))
-            self.kept.append(Kept(agreement, want, fields))
+            self.kept.append((agreement, want, fields))
 
     def _email_holders(self, want: DesiredWorker, exclude: Worker | None) -> tuple[Worker, ...]:
         holders = self._open_by_email.get(email_key(want.worker_email), ())

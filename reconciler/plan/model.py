@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from reconciler.desired.model import (
     DEFAULT_INACTIVATION_LIMIT,
     DesiredWebhook,
+    DesiredWorker,
     InactivationLimit,
 )
 from reconciler.errors import ReconcilerError
@@ -162,7 +163,8 @@ class Plan:
 
     changes: tuple[Change, ...] = ()
     drift: tuple[Drift, ...] = ()
-    kept: tuple[Kept, ...] = ()  # managed workers left as they are (planned_values shows them)
+    # The managed workers left as they are, (agreement, worker, drifted fields): see `kept`.
+    kept_pairs: tuple[tuple[Worker, DesiredWorker, tuple[FieldChange, ...]], ...] = ()
     kept_webhook: DesiredWebhook | None = None  # the file's webhook, when it needs no change
     conflicts: tuple[Conflict, ...] = ()
     unmanaged: tuple[Unmanaged, ...] = ()
@@ -174,6 +176,14 @@ class Plan:
     wallet: WalletCheck | None = None
     reported: Reported | None = None  # what a resumed saved plan reported when it was made
     money: MoneyReport | None = None  # the money of the window, when it was read
+
+    @property
+    def kept(self) -> tuple[Kept, ...]:
+        """The managed workers the plan leaves as they are: in sync, or drifted and only
+        reported (Terraform's planned_values lists them)."""
+        return tuple(
+            Kept(agreement, worker, fields) for agreement, worker, fields in self.kept_pairs
+        )
 
     @property
     def drift_entries(self) -> tuple[DriftEntry, ...]:

@@ -22,7 +22,9 @@ _lock = threading.Lock()
 _needles: tuple[str, ...] = ()
 
 
-def _encodings(value: str) -> set[str]:
+def encodings(value: str) -> set[str]:
+    """`value` as it is and in the encodings it typically travels or leaks in (URL, hex,
+    base64 and URL-safe base64 with and without padding), each at least 4 characters long."""
     raw = value.encode()
     forms = {
         value,
@@ -44,7 +46,7 @@ def register_secret(value: str | None) -> None:
     if not value or len(value) < _MIN_SECRET_LENGTH:
         return
     with _lock:
-        merged = set(_needles) | _encodings(value)
+        merged = set(_needles) | encodings(value)
         # Longest first, so a value is removed before any shorter form inside it.
         _needles = tuple(sorted(merged, key=len, reverse=True))
 

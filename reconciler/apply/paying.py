@@ -3,7 +3,11 @@
 After the worker changes and the webhook: each paylist is created with its derived idempotence
 key; a 5xx, a timeout or a dropped connection is sent again (by the client) with the same key
 and content, so the service answers the original paylist and nothing is paid twice; 409 means
-another paylist holds the key: failed, with the reason. Then the payments are followed until
+another paylist holds the key: failed, with the reason. When the retries could not settle a
+creation (a lost answer), the paylist is read back by its key before anything is written:
+found, it is followed like any other; absent, nothing was paid (failed, apply again); and only
+when the read fails too is its outcome "unknown, run plan to see", never "failed" for a paylist
+the service may hold. Then the payments are followed until
 none is PENDING (or `settle_timeout` passes), and each is written in the ledger: applied (paid),
 or failed with its cause. A refused payrun (pre-flight, wallet, maxPayout without `--force`)
 is written as failed with every reason, and the other changes of the plan are not held back.
@@ -12,14 +16,22 @@ is written as failed with every reason, and the other changes of the plan are no
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from reconciler.apply.ledger import Entry, Ledger, Outcome
 from reconciler.plan.model import Plan
-from reconciler.plan.payruns import REFUSED, PayrunDecision
-from reconciler.service.errors import Conflict, ServiceError
-from reconciler.service.models import Paylist, Payment, PaymentItem
+from reconciler.plan.payruns import REFUSED, TO_PAY, PayrunDecision
+from reconciler.service.errors import (
+    AmbiguousOutcome,
+    Conflict,
+    ServerError,
+    ServiceError,
+    TransportFailure,
+    UnexpectedResponse,
+)
+from reconciler.service.models import Paylist, PaylistSummary, Payment, PaymentItem
 
 PAY = "pay"
 POLL_S = 0.25
@@ -37,6 +49,17 @@ class PayService(Protocol):
 
     def list_paylist_payments(self, paylist_id: int) -> list[Payment]: ...
 
+    def iter_paylists(
+        self, since: datetime | None = None, until: datetime | None = None
+    ) -> Iterator[PaylistSummary]: ...
+
+    def get_paylist(self, paylist_id: int) -> Paylist: ...
+
+
+#: How far before a creation the read-back looks, for clocks that differ a little.
+READ_BACK_MARGIN = timedelta(minutes=10)
+UNKNOWN = "unknown: the paylist may have been created; run `reconciler plan` to see"
+
 
 def pay(
     service: PayService,
@@ -46,6 +69,7 @@ def pay(
     force: bool = False,
     wait: bool = True,
     settle_timeout: float = 600.0,
+    phase: Callable[[str, int], None] | None = None,
 ) -> None:
     """Create every paylist the plan pays, then write each payment's outcome in the ledger."""
     for decision in plan.payruns:
@@ -57,28 +81,72 @@ def pay(
         for decision in to_pay:
             _refused(ledger, decision, (*blocked, "apply with --force to pay anyway"))
         return
+    if phase is not None and to_pay:
+        phase("paying", len(to_pay))
     created: list[tuple[PayrunDecision, int]] = []
     for decision in to_pay:
         paylist_id = _create(service, decision, ledger)
         if paylist_id is not None:
             created.append((decision, paylist_id))
+    if phase is not None and created:
+        phase("settling" if wait else "accepted", sum(len(d.payments) for d, _ in created))
     deadline = time.monotonic() + settle_timeout
     for decision, paylist_id in created:
         _settle(service, decision, paylist_id, ledger, wait=wait, deadline=deadline)
 
 
+def progress_steps(plan: Plan, *, force: bool) -> int:
+    """How many ledger rows paying `plan` writes: one per payment paid, one per refusal."""
+    blocked = plan.wallet is not None and bool(plan.wallet.problems) and not force
+    return sum(
+        1 if decision.state == REFUSED or blocked else len(decision.payments)
+        for decision in plan.payruns
+        if decision.state in (REFUSED, TO_PAY)
+    )
+
+
 def _create(service: PayService, decision: PayrunDecision, ledger: Ledger) -> int | None:
     """Create the paylist; the client retries a 5xx, a timeout or a dropped connection itself,
     each time with the same key and content (a paylist creation is safe to repeat), so the
-    service answers the original paylist and nothing is paid twice."""
+    service answers the original paylist and nothing is paid twice. When the retries could not
+    settle it, the paylist is read back by its key: the service's word, not the error, says
+    whether it exists."""
     items = [PaymentItem(p.description, p.amount, p.email) for p in decision.payments]
+    started = datetime.now(UTC)
     try:
         return service.create_paylist(decision.description, items, idempotence_key=decision.key).id
     except Conflict as conflict:
         reason = f"another paylist holds this payrun's key: {conflict.message}"
         _refused(ledger, decision, (reason,))
+    except (ServerError, TransportFailure, AmbiguousOutcome, UnexpectedResponse) as unsettled:
+        if isinstance(unsettled, TransportFailure) and unsettled.surely_not_sent:
+            _refused(ledger, decision, (unsettled.message,))
+            return None
+        return _read_back(service, decision, ledger, since=started - READ_BACK_MARGIN)
     except ServiceError as refused:
         _refused(ledger, decision, (refused.message,))
+    return None
+
+
+def _read_back(
+    service: PayService, decision: PayrunDecision, ledger: Ledger, *, since: datetime
+) -> int | None:
+    """The paylist the service holds under the payrun's key, if any; unknown when the read
+    fails too (never "failed": the paylist may exist)."""
+    try:
+        for summary in service.iter_paylists(since=since):
+            if service.get_paylist(summary.paylist_id).idempotence_key == decision.key:
+                return summary.paylist_id
+    except ServiceError as error:
+        ledger.add_payment(
+            Entry(decision.address, PAY, Outcome.SKIPPED, f"{UNKNOWN} ({error.message})")
+        )
+        return None
+    reason = (
+        "the service did not confirm the paylist, and holds none with this payrun's key "
+        "(read back): nothing was paid; apply again to pay it"
+    )
+    _refused(ledger, decision, (reason,))
     return None
 
 

@@ -28,9 +28,10 @@ from reconciler import logs
 from reconciler.apply import DEFAULT_PARALLELISM, Executor, Ledger
 from reconciler.apply.executor import QUIT_IN_FLIGHT
 from reconciler.apply.ledger import Outcome
-from reconciler.apply.paying import pay
+from reconciler.apply.paying import pay, progress_steps
 from reconciler.apply.progress import progress_for
 from reconciler.apply.report import ledger_json, ledger_text
+from reconciler.cli.account import check_saved_account
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.plan import refresh_progress
 from reconciler.cli.plankey import plan_key
@@ -43,6 +44,7 @@ from reconciler.plan.refresh import refresh
 from reconciler.plan.resume import resume
 from reconciler.plan.saved import DEFAULT_MAX_AGE, SavedPlan, is_saved_plan, load_saved_plan
 from reconciler.render import renderer_for
+from reconciler.render.text import payrun_lines
 from reconciler.service.client import ServiceClient
 
 _log = logs.get_logger("reconciler.apply")
@@ -180,14 +182,13 @@ def apply(
         desired = load_desired_state(source, credentials=connection.credentials())
         make_plan = functools.partial(_plan_file, desired, options, fmt)
     with open_client(connection, read_only=False, parallelism=parallelism) as client:
-        if saved is not None:  # an edited plan, or another key's, is refused before any read
+        if saved is not None:  # an edited plan, another key's or account's, is refused first
             saved.verify(plan_key(client))
+            check_saved_account(saved, client, connection, doing="talks to")
+        payruns = bool(saved.payruns) if saved is not None else bool(desired and desired.payruns)
         with refresh_progress() as on_progress:
             live = refresh(
-                client,
-                on_progress,
-                payruns=desired is not None and bool(desired.payruns),
-                parallelism=client.config.parallelism,
+                client, on_progress, payruns=payruns, parallelism=client.config.parallelism
             )
         plan = make_plan(live, client)
         refused = any(decision.state == REFUSED for decision in plan.payruns)
@@ -199,10 +200,19 @@ def apply(
             _confirm(plan)
         settle_s = settle_timeout.total_seconds()
 
-        def pay_payruns(ledger: Ledger) -> None:
-            pay(client, plan, ledger, force=force, wait=not no_wait, settle_timeout=settle_s)
+        def pay_payruns(ledger: Ledger, phase: Callable[[str, int], None]) -> None:
+            pay(
+                client,
+                plan,
+                ledger,
+                force=force,
+                wait=not no_wait,
+                settle_timeout=settle_s,
+                phase=phase,
+            )
 
-        ledger = _execute(client, plan, parallelism, then=pay_payruns, fmt=fmt)
+        payments = progress_steps(plan, force=force)
+        ledger = _execute(client, plan, parallelism, payments, then=pay_payruns, fmt=fmt)
     _print_ledger(ledger, fmt)
     if not ledger.complete:
         raise click.exceptions.Exit(1)
@@ -226,9 +236,11 @@ def _resume(
     _register_header_values(plan)
     click.echo(
         f"Applying the saved plan made at {saved.created_at.isoformat()} "
-        f"(reconciler {saved.tool_version}): {plan.summary.changes_line()}.",
+        f"(reconciler {saved.tool_version}): {plan.actions_line}.",
         err=True,
     )
+    if plan.payruns:  # what the checks at apply time found, before anything is paid
+        click.echo("\n".join(line.text for line in payrun_lines(plan)).lstrip("\n"), err=True)
     return plan
 
 
@@ -252,7 +264,7 @@ def _show(plan: Plan, fmt: str) -> None:
 def _confirm(plan: Plan) -> None:
     """Ask on the terminal, as Terraform does: only `yes` applies."""
     click.echo(
-        f"\nDo you want to perform these actions? ({plan.summary.changes_line()})\n"
+        f"\nDo you want to perform these actions? ({plan.actions_line})\n"
         "  Only 'yes' will be accepted to approve.\n",
         err=True,
     )
@@ -268,7 +280,8 @@ def _execute(
     client: ServiceClient,
     plan: Plan,
     parallelism: int,
-    then: Callable[[Ledger], None],
+    payments: int,
+    then: Callable[[Ledger, Callable[[str, int], None]], None],
     *,
     fmt: str,
 ) -> Ledger:
@@ -279,7 +292,6 @@ def _execute(
     if not terminal:
         _show_progress_lines()
     stop = threading.Event()
-    payments = sum(len(d.payments) if d.state == "to_pay" else 1 for d in plan.payruns)
     with (
         progress_for(len(plan.changes) + payments, terminal=terminal) as progress,
         _graceful_interrupt(stop),
@@ -288,7 +300,7 @@ def _execute(
         try:
             ledger = executor.apply(plan)
             if not stop.is_set():
-                then(ledger)
+                then(ledger, progress.phase)
         except KeyboardInterrupt:
             _quit_now(executor.ledger, fmt)
     if ledger.interrupted:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from reconciler.cli.account import check_saved_account
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.plan import plan_path, save_plan
 from reconciler.cli.plankey import plan_key
@@ -87,6 +88,7 @@ def _resume(path: Path, connection: ConnectionOptions) -> Plan:
     with open_client(connection, read_only=True) as client:
         key = plan_key(client)
         saved.verify(key)  # an edited plan is refused before the account is read
+        check_saved_account(saved, client, connection, doing="talks to")
         live = refresh(client, payruns=bool(saved.payruns))
     try:
         return resume(saved, live, key=key, environ=os.environ, max_age=DEFAULT_MAX_AGE)

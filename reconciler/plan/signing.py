@@ -1,7 +1,7 @@
 """The plan key and what it signs: every keyed hash of a saved plan, and the plan as a whole.
 
 The key comes from one setting, chosen once at the edge (`reconciler.cli.plankey`):
-`RECONCILER_PLAN_KEY` when set, else the static token, else the email and password. Each use
+`RECONCILER_PLAN_KEY` when set, else the static token (never a password). Each use
 gets its own key derived from it (HMAC of a label), so a value hashed for one purpose says
 nothing about another. A saved plan records which setting keyed it (its name, never a value)
 and a key check (the HMAC of a fixed label), so a plan applied with another key is refused
@@ -32,7 +32,7 @@ class PlanKey:
     """The secret that keys a saved plan, and the name of the setting it came from."""
 
     material: bytes
-    setting: str  # "RECONCILER_PLAN_KEY", "the token", "the email and password"
+    setting: str  # "RECONCILER_PLAN_KEY", "the token from ..."
 
     def derive(self, label: bytes) -> bytes:
         """A key for one purpose (HKDF-extract style: HMAC(material, label))."""

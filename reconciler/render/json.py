@@ -21,11 +21,11 @@ from reconciler.plan.changes import (
     webhook_resource,
 )
 from reconciler.plan.model import Plan
-from reconciler.plan.payruns import PayrunDecision, WalletCheck
+from reconciler.plan.payruns import PayrunDecision, WalletCheck, parts_of
 from reconciler.render.base import jsonable
 from reconciler.render.money import money_json
 
-FORMAT_VERSION = "1.0"
+FORMAT_VERSION = "1.1"
 
 # Terraform's words for why an action was chosen, where one of them fits.
 _REASONS = {Inactivate: "delete_because_no_resource_config", Replace: "replace_by_request"}
@@ -68,7 +68,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             "max_inactivations": str(plan.safety.limit),
         },
         "summary": plan.summary.as_dict(),
-        "payruns": [_payrun(decision) for decision in plan.payruns],
+        "payruns": [_payrun(decision, parts_of(plan.payruns)) for decision in plan.payruns],
         "wallet": None if plan.wallet is None else _wallet(plan.wallet),
         "money": None if plan.money is None else money_json(plan.money),
     }
@@ -111,11 +111,12 @@ def _change_block(
     }
 
 
-def _payrun(decision: PayrunDecision) -> dict[str, Any]:
+def _payrun(decision: PayrunDecision, parts: dict[str, int]) -> dict[str, Any]:
     return {
         "address": decision.address,
         "id": decision.payrun_id,
         "part": decision.part,
+        "parts": parts[decision.payrun_id],
         "idempotence_key": decision.key,
         "state": decision.state,
         "reasons": list(decision.reasons),

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from reconciler.money import grouped
 from reconciler.plan.changes import Inactivate, Replace
 from reconciler.plan.model import Plan
+from reconciler.plan.payruns import parts_of
 from reconciler.render.base import clean, strict_headline
 from reconciler.render.money import money_markdown
 from reconciler.render.sections import Item, Section, View, sections
@@ -118,13 +119,19 @@ def _payruns_table(plan: Plan) -> Iterator[str]:
         return
     yield "| payrun | state | total | paylist | reasons or outcomes |"
     yield "|---|---|---:|---:|---|"
+    counts_of = parts_of(plan.payruns)
     for decision in plan.payruns:
+        part = (
+            ""
+            if decision.part is None
+            else f" (part {decision.part} of {counts_of[decision.payrun_id]})"
+        )
         notes = "; ".join(decision.reasons) or ", ".join(
             f"{n} {status}" for status, n in sorted(decision.outcomes.items())
         )
         paylist = "" if decision.paylist_id is None else str(decision.paylist_id)
         cells = (
-            f"`{decision.address}`",
+            f"`{decision.address}`{part}",
             decision.state.replace("_", " "),
             f"{grouped(decision.total)}",
             paylist,

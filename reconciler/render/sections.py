@@ -17,7 +17,7 @@ from reconciler.desired.model import PayrunPayment
 from reconciler.money import grouped
 from reconciler.plan.changes import Inactivate, Invite, Replace, WebhookCreate, WebhookUpdate
 from reconciler.plan.model import Plan
-from reconciler.plan.payruns import TO_PAY, PayrunDecision
+from reconciler.plan.payruns import TO_PAY, PayrunDecision, parts_of
 from reconciler.render.base import clean, show
 from reconciler.render.text import (
     Line,
@@ -77,7 +77,8 @@ def sections(plan: Plan, view: View) -> list[Section]:
 
 def _conflicts(plan: Plan, view: View) -> Iterator[Section]:
     items: list[Item] = [(conflict_line(conflict),) for conflict in plan.conflicts]
-    items += [_payrun_item(d) for d in plan.payruns if d.state != TO_PAY and d.reasons]
+    parts = parts_of(plan.payruns)
+    items += [_payrun_item(d, parts) for d in plan.payruns if d.state != TO_PAY and d.reasons]
     title = f"Conflicts and refused payruns ({len(items)})"
     yield Section(title, CONFLICTS, tuple(items), "conflict", False)
 
@@ -100,8 +101,11 @@ def _webhook(plan: Plan, view: View) -> Iterator[Section]:
 
 
 def _payruns(plan: Plan, view: View) -> Iterator[Section]:
-    items = tuple(_payrun_item(decision) for decision in plan.to_pay)
-    yield Section(f"Payruns to pay ({len(items)})", PAYRUNS, items, "payrun", False)
+    parts = parts_of(plan.payruns)
+    items = tuple(_payrun_item(decision, parts) for decision in plan.to_pay)
+    payruns = len(parts_of(plan.to_pay))  # a split payrun is one payrun of N parts
+    count = str(payruns) if payruns == len(items) else f"{payruns}, in {len(items)} paylists"
+    yield Section(f"Payruns to pay ({count})", PAYRUNS, items, "payrun", False)
 
 
 def _warnings(plan: Plan, view: View) -> Iterator[Section]:
@@ -144,18 +148,21 @@ def _change_item(change: Invite | Inactivate | Replace | WebhookCreate | Webhook
     return tuple(change_lines(change))
 
 
-def _payrun_item(decision: PayrunDecision) -> Item:
+def _payrun_item(decision: PayrunDecision, parts: dict[str, int]) -> Item:
     """A payrun for review: each payee and amount when it has few payments; else its count,
-    total, largest payments and new payees. A refused or conflicting one with its reasons."""
-    address = clean(decision.address)
+    total, largest payments and new payees. A refused or conflicting one with its reasons. A
+    part of a split payrun says which part of how many."""
+    address = label = clean(decision.address)
+    if decision.part is not None:
+        label += f" (part {decision.part} of {parts[decision.payrun_id]})"
     count = len(decision.payments)
     head = f"{plural(count, 'payment')}, total {grouped(decision.total)}"
     if decision.state != TO_PAY:
         word = decision.state.replace("_", " ")
-        lines = [Line(f"  ! {address} ({word}, {head}), nothing is paid:", "!")]
+        lines = [Line(f"  ! {label} ({word}, {head}), nothing is paid:", "!")]
         lines += _capped([Line(f"      - {clean(r)}", "!") for r in decision.reasons], "reason")
         return tuple(lines)
-    lines = [Line(f"  # {address} will be paid: {head} (key {decision.key})")]
+    lines = [Line(f"  # {label} will be paid: {head} (key {decision.key})")]
     lines.append(Line(f"  + {address} {{", "+"))
     lines.append(Line(f"      description = {show(decision.description)}", "+"))
     if count <= PAYMENTS_LISTED:

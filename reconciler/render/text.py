@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 import click
@@ -21,7 +20,7 @@ from reconciler.plan.changes import (
     WebhookCreate,
 )
 from reconciler.plan.model import DriftEntry, Plan
-from reconciler.plan.payruns import CONFLICT, PAID, REFUSED, TO_PAY
+from reconciler.plan.payruns import CONFLICT, PAID, REFUSED, TO_PAY, parts_of, to_pay_phrase
 from reconciler.render.base import clean, show, strict_headline
 from reconciler.render.money import money_text_lines
 from reconciler.words import plural
@@ -115,11 +114,11 @@ def _money_phrase(plan: Plan) -> str:
 
 
 def payrun_phrase(plan: Plan) -> str:
-    """', 1 payrun to pay (1,750.00)' for the summary line, or nothing without payruns."""
+    """', 1 payrun to pay (1,750.00)' for the summary line (a split payrun counted once, with
+    its parts), ', 0 payruns to pay (0.00)' when none is to pay, nothing without payruns."""
     if not plan.payruns:
         return ""
-    total = sum((decision.total for decision in plan.to_pay), Decimal("0.00"))
-    return f", {plural(len(plan.to_pay), 'payrun')} to pay ({grouped(total)})"
+    return ", " + (to_pay_phrase(plan.payruns) or "0 payruns to pay (0.00)")
 
 
 def review_first(plan: Plan) -> str:
@@ -137,17 +136,23 @@ def review_first(plan: Plan) -> str:
     if summary.create or summary.update:
         parts.append("the webhook " + ("created" if summary.create else "updated"))
     if plan.to_pay:
-        parts.append(payrun_phrase(plan).removeprefix(", "))
+        parts.append(to_pay_phrase(plan.to_pay))
     return ", ".join(parts)
 
 
 def payrun_lines(plan: Plan) -> Iterator[Line]:
     """Each payrun's paylist: to pay with its payments and total, paid, in conflict, refused."""
+    counts_of = parts_of(plan.payruns)
     for decision in plan.payruns:
         yield Line("")
         address = clean(decision.address)
+        part = (
+            ""
+            if decision.part is None
+            else f", part {decision.part} of {counts_of[decision.payrun_id]} of one payrun"
+        )
         if decision.state == TO_PAY:
-            yield Line(f"  # {address} will be paid (key {decision.key})")
+            yield Line(f"  # {address} will be paid (key {decision.key}{part})")
             yield Line(f"  + {address} {{", "+")
             yield Line(f"      description = {show(decision.description)}", "+")
             for payment in decision.payments:

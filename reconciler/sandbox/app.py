@@ -75,7 +75,7 @@ class ServiceGate:
             await send(message)
 
         try:
-            decision = self.sandbox.faults.decide()
+            decision = self.sandbox.faults.decide(scope["method"])
             await apply_faults(decision, self.app, scope, receive, send_noting_status)
         except ClientDisconnect:
             record.status = record.status or 499  # the client left: nobody to answer

@@ -85,7 +85,15 @@ async def faults(request: Request) -> Response:
     if request.method == "POST":
         reader = ObjectReader(
             await read_json(request, optional=True),
-            ("latency_ms", "error_rate", "error_status", "rate_limit_per_s", "drop_rate", "seed"),
+            (
+                "latency_ms",
+                "error_rate",
+                "error_status",
+                "rate_limit_per_s",
+                "drop_rate",
+                "seed",
+                "methods",
+            ),
         )
         one = Decimal(1)
         latency_ms = reader.integer("latency_ms", minimum=0, maximum=60_000)
@@ -94,6 +102,12 @@ async def faults(request: Request) -> Response:
         rate = reader.number("rate_limit_per_s", minimum=Decimal("0.001"), maximum=Decimal("1e6"))
         drop_rate = reader.number("drop_rate", minimum=Decimal(0), maximum=one)
         seed = reader.integer("seed", minimum=-(2**63), maximum=2**63 - 1)
+        methods = None
+        if reader.fields.get("methods") is not None:
+            listed = reader.array("methods") or []
+            methods = tuple(str(m).upper() for m in listed if isinstance(m, str))
+            if len(methods) != len(listed) or not methods:
+                reader.fail("methods", 'must be a non-empty array of HTTP methods, e.g. ["POST"]')
         if not reader.ok:
             raise validation_problem(reader.errors)
         sandbox.faults.configure(
@@ -104,6 +118,7 @@ async def faults(request: Request) -> Response:
                 rate_limit_per_s=None if rate is None else float(rate),
                 drop_rate=float(drop_rate or 0),
                 seed=seed,
+                methods=methods,
             )
         )
     return JSONResponse(sandbox.faults.settings.to_json())

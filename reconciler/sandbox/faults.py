@@ -26,9 +26,12 @@ class FaultSettings:
     rate_limit_per_s: float | None = None
     drop_rate: float = 0.0
     seed: int | None = None
+    methods: tuple[str, ...] | None = None  # only requests of these methods; None: every one
 
     def to_json(self) -> dict[str, object]:
-        return asdict(self)
+        settings = asdict(self)
+        settings["methods"] = None if self.methods is None else list(self.methods)
+        return settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,10 +59,13 @@ class Faults:
             self._random = random.Random(settings.seed)
             self._admitted.clear()
 
-    def decide(self) -> Decision:
-        """Draw the fate of one request (both draws always happen, so a seed replays exactly)."""
+    def decide(self, method: str = "GET") -> Decision:
+        """Draw the fate of one request (both draws always happen, so a seed replays exactly);
+        a request of a method the faults leave alone passes untouched, and draws nothing."""
         with self._lock:
             settings = self.settings
+            if settings.methods is not None and method not in settings.methods:
+                return Decision()
             error_draw = self._random.random()
             drop_draw = self._random.random()
             if settings.rate_limit_per_s is not None:

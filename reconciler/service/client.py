@@ -43,6 +43,7 @@ from reconciler.service.models import (
     WorkerStatus,
 )
 from reconciler.service.paging import Item, Numbering, Page, parse_page, walk
+from reconciler.service.session import token_client_id
 from reconciler.service.transport import Transport
 
 T = TypeVar("T")
@@ -300,10 +301,23 @@ class ServiceClient:
             number += 1
 
     def client_id(self) -> int:
-        """The client's id: from the settings, else from the webhook or the journal.
+        """The client's id, found as `known_client_id()` says; only the wallet's path needs it."""
+        found = self.known_client_id()
+        if found is None:
+            raise ClientIdUnknown(
+                "the wallet needs the client id, and the account does not show it "
+                "(no webhook configuration and no journal entry to read it from)",
+                hint="pass --client-id N or set RECONCILER_CLIENT_ID (against the sandbox, "
+                "`reconciler sandbox serve` prints it in the line to export)",
+            )
+        return found
 
-        Only the wallet's path needs it; the service never says it directly.
-        """
+    def known_client_id(self) -> int | None:
+        """The client's id: from the settings, else the login token's `client_id` claim, else
+        the webhook or the journal; None when nothing says it (the service never does
+        directly)."""
+        if self._client_id is None:
+            self._client_id = token_client_id(self._transport.tokens.current().reveal())
         if self._client_id is None:
             webhook = self.get_webhook()
             if webhook is not None and webhook.client_id is not None:
@@ -312,13 +326,6 @@ class ServiceClient:
             entry = next(iter(self.iter_transactions()), None)
             if entry is not None and entry.client_id is not None:
                 self._client_id = entry.client_id
-        if self._client_id is None:
-            raise ClientIdUnknown(
-                "the wallet needs the client id, and the account does not show it "
-                "(no webhook configuration and no journal entry to read it from)",
-                hint="pass --client-id N or set RECONCILER_CLIENT_ID (against the sandbox, "
-                "`reconciler sandbox serve` prints it in the line to export)",
-            )
         return self._client_id
 
     # -- paging -----------------------------------------------------------------------------

@@ -46,13 +46,8 @@ class Credentials:
 
 def token_expiry(token: str) -> tuple[float | None, float | None]:
     """(exp, iat) of a JWT read without verifying it, or (None, None) for another token."""
-    if token.count(".") != 2:  # not a JWT (header.payload.signature): PyJWT is not loaded
-        return None, None
-    import jwt  # with the cryptography it loads, a tenth of a quick command's start-up
-
-    try:
-        claims = jwt.decode(token, options={"verify_signature": False})
-    except jwt.PyJWTError:
+    claims = _claims(token)
+    if claims is None:
         return None, None
     return _claim_time(claims.get("exp")), _claim_time(claims.get("iat"))
 
@@ -76,6 +71,25 @@ def _when(seconds: float) -> str:
         return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     except (OverflowError, ValueError, OSError):
         return f"{seconds:g} seconds after 1970 (before the year 1)"
+
+
+def token_client_id(token: str) -> int | None:
+    """The `client_id` claim of a login token (a JWT, read without verifying it), or None."""
+    claims = _claims(token)
+    value = claims.get("client_id") if claims is not None else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _claims(token: str) -> dict[str, object] | None:
+    if token.count(".") != 2:  # not a JWT (header.payload.signature): PyJWT is not loaded
+        return None
+    import jwt  # with the cryptography it loads, a tenth of a quick command's start-up
+
+    try:
+        claims = jwt.decode(token, options={"verify_signature": False})
+    except jwt.PyJWTError:
+        return None
+    return claims if isinstance(claims, dict) else None
 
 
 class TokenSource:

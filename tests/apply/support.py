@@ -85,6 +85,15 @@ def assert_ledger_matches(ledger: Ledger, live: list[Worker]) -> None:
 
 QUICKSTART = ROOT / "examples" / "quickstart.yaml"
 SEED = ROOT / "examples" / "sandbox-seed.yaml"
+#: A payrun of two payments to ACTIVE workers of the demo seed: 1,750.00 in all.
+NOVEMBER = """\
+payruns:
+  - id: 2026-11-contractors
+    description: November 2026 contractors
+    payments:
+      - {worker: ENG-001, amount: "1500.00", description: November 2026 retainer}
+      - {email: grace@example.com, amount: 250, description: November 2026 review}
+"""
 
 
 def cli_env(server: SandboxServer, **extra: str) -> dict[str, str]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,22 +18,7 @@ import pytest
 
 from reconciler.plan.payruns import paylist_key
 from reconciler.sandbox import SandboxServer
-from tests.apply.support import QUICKSTART, ROOT, SEED, cli
-
-NOVEMBER = """\
-payruns:
-  - id: 2026-11-contractors
-    description: November 2026 contractors
-    payments:
-      - {worker: ENG-001, amount: "1500.00", description: November 2026 retainer}
-      - {email: grace@example.com, amount: 250, description: November 2026 review}
-"""
-
-
-@pytest.fixture
-def demo() -> Iterator[SandboxServer]:
-    with SandboxServer(seed=SEED, process_delay_ms=0) as server:
-        yield server
+from tests.apply.support import NOVEMBER, QUICKSTART, ROOT, SEED, cli
 
 
 def _file(tmp_path: Path, payruns: str, name: str = "desired.yaml") -> Path:

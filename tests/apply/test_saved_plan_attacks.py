@@ -20,7 +20,7 @@ from reconciler.sandbox import SandboxServer
 from tests.apply.support import QUICKSTART, SEED, cli
 from tests.sandbox.support import Controls
 
-PLAN_KEY = "attacks-test-plan-key-7f3a9c"
+PLAN_KEY = "attacks-test-plan-key-7f3a9c-0123456789"
 KEY = PlanKey(PLAN_KEY.encode(), "RECONCILER_PLAN_KEY")
 
 

@@ -7,9 +7,11 @@ one is masked in every output and never stored in clear.
 
 from __future__ import annotations
 
+import base64
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -48,6 +50,9 @@ def _file(tmp_path: Path, url: str, header: str = "fixed-value") -> Path:
 
 
 HOOK = "https://hooks.example.com/hook"
+PLAN_KEY = "plan-key-0123456789abcdef-0123456789"
+EMAIL = "ops@example.com"
+PASSWORD = "correct horse battery staple"
 
 REFUSED = [
     ("the token by its name, in the URL", f"{HOOK}?t=${{RECONCILER_TOKEN}}", None, {}, 3),
@@ -60,7 +65,7 @@ REFUSED = [
         "the plan key under another name",
         f"{HOOK}?k=${{COPY}}",
         None,
-        {"COPY": "plan-key-0123456789abcdef", "RECONCILER_PLAN_KEY": "plan-key-0123456789abcdef"},
+        {"COPY": PLAN_KEY, "RECONCILER_PLAN_KEY": PLAN_KEY},
         3,
     ),
 ]
@@ -146,3 +151,71 @@ def test_interpolated_values_are_masked_in_every_output(
     path.write_text(path.read_text().replace("[KYC]", "[KYC, PAYMENT]").replace("?t=", "?u="))
     later = _outputs(server, path, tmp_path, **env)
     assert HOOK_SECRET not in later and WEBHOOK_TOKEN not in later
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+#: (case, value of ${HOOK_SECRET}) with the token T, the password P (from --password-file) and
+#: the plan key K: each a credential inside the value, in a form the reconciler sends.
+HELD = [
+    ("the password from --password-file", lambda t: PASSWORD),
+    ("Bearer and the token", lambda t: f"Bearer {t}"),
+    ("the token inside other text", lambda t: f"x-{t}-y"),
+    ("Basic and the login in base64", lambda t: "Basic " + _b64(f"{EMAIL}:{PASSWORD}")),
+    ("the login in base64 without padding", lambda t: _b64(f"{EMAIL}:{PASSWORD}").rstrip("=")),
+    ("the token in base64", lambda t: _b64(t)),
+    ("the token in URL-safe base64", lambda t: base64.urlsafe_b64encode(t.encode()).decode()),
+    ("the token in hex", lambda t: t.encode().hex()),
+    ("the password URL-encoded", lambda t: quote(PASSWORD, safe="")),
+    ("the plan key after a prefix", lambda t: f"key={PLAN_KEY}"),
+]
+
+
+@pytest.mark.parametrize(("name", "value"), HELD, ids=[case[0] for case in HELD])
+@pytest.mark.parametrize("where", ["header", "url"])
+def test_a_variable_holding_a_credential_in_any_form_is_refused(
+    server: SandboxServer, tmp_path: Path, name: str, value: Callable[[str], str], where: str
+) -> None:
+    password_file = tmp_path / "password"
+    password_file.write_text(PASSWORD + "\n")
+    if where == "header":
+        path, line = _file(tmp_path, HOOK, "${HOOK_SECRET}"), 5
+    else:
+        path, line = _file(tmp_path, f"{HOOK}?s=${{HOOK_SECRET}}"), 3
+    before = len(_requests(server))
+    result = reconciler(
+        "plan", str(path), "--password-file", str(password_file), server=server,
+        RECONCILER_EMAIL=EMAIL, RECONCILER_PLAN_KEY=PLAN_KEY, HOOK_SECRET=value(server.token),
+    )  # fmt: skip
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"desired.yaml:{line}:" in result.stderr
+    assert "holds one of the reconciler's own credentials" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(_requests(server)) == before  # nothing sent, not even the login
+
+
+def test_a_credential_split_across_two_variables_is_refused(
+    server: SandboxServer, tmp_path: Path
+) -> None:
+    token = server.token
+    path = _file(tmp_path, HOOK, "Bearer ${A}${B}")
+    before = len(_requests(server))
+    result = reconciler("plan", str(path), server=server, A=token[:10], B=token[10:])
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert (
+        "desired.yaml:5:" in result.stderr and "once its variables are filled in" in result.stderr
+    )
+    assert len(_requests(server)) == before
+
+
+def test_an_ordinary_secret_is_still_filled_in(server: SandboxServer, tmp_path: Path) -> None:
+    password_file = tmp_path / "password"
+    password_file.write_text(PASSWORD + "\n")
+    path = _file(tmp_path, HOOK, "Bearer ${HOOK_SECRET}")
+    result = reconciler(
+        "plan", str(path), "--password-file", str(password_file), server=server,
+        RECONCILER_EMAIL=EMAIL, HOOK_SECRET=WEBHOOK_TOKEN,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr

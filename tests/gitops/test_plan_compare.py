@@ -131,7 +131,7 @@ def demo() -> Iterator[SandboxServer]:
         yield server
 
 
-PLAN_KEY = "plan-compare-test-key-5d1c0e"
+PLAN_KEY = "plan-compare-test-key-5d1c0e-0123456789"
 
 
 def plan(server: SandboxServer, desired: Path, out: Path, **env: str) -> Path:
@@ -223,7 +223,7 @@ def test_a_reviewed_plan_that_was_edited_or_made_with_another_key_compares_with_
 ) -> None:
     reviewed = plan(demo, QUICKSTART, tmp_path / "reviewed.json")
     new = plan(demo, QUICKSTART, tmp_path / "new.json")
-    other = compare(reviewed, new, key="another-plan-key-of-16+")
+    other = compare(reviewed, new, key="another-plan-key-of-32-bytes-or-more")
     assert other.returncode == 1
     assert "different plan key (RECONCILER_PLAN_KEY)" in other.stderr
     document = json.loads(reviewed.read_text())

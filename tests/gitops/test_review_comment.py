@@ -120,9 +120,10 @@ def test_a_payrun_of_3000_payments_names_its_largest_payments(tmp_path: Path) ->
         chunk = amounts[part * 1000 : (part + 1) * 1000]
         total = sum(float(a) for a in chunk)
         assert (
-            f'paylist["2026-12-contractors"][{part + 1}] will be paid: 1000 payments, '
-            f"total {total:,.2f}" in body
+            f'paylist["2026-12-contractors"][{part + 1}] (part {part + 1} of 3) will be paid: '
+            f"1000 payments, total {total:,.2f}" in body
         )
+    assert "Payruns to pay (1, in 3 paylists)" in body  # one payrun of three parts
     assert body.count("the 10 largest of 1,000 payments") == 3
     largest = sorted(payments, key=lambda p: (-float(p[1]), p[0]))[:10]
     for email, amount in largest:

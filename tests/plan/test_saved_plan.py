@@ -16,6 +16,7 @@ import pytest
 from reconciler.desired.model import Policy
 from reconciler.errors import ReconcilerError
 from reconciler.plan import Inactivate, Invite, LiveState, WebhookUpdate, diff
+from reconciler.plan.account import Account
 from reconciler.plan.fingerprint import ABSENT
 from reconciler.plan.resume import resume
 from reconciler.plan.saved import (
@@ -37,6 +38,7 @@ from tests.plan.factories import (
 
 TOKEN = "tok-Zk4r9Qm2Xv7Lp0Wn5Bt8"
 KEY = PlanKey(TOKEN.encode(), "RECONCILER_PLAN_KEY")
+ACCOUNT = Account.of("https://api.example.com", 7, None)
 HEADER_VALUE = "hdr-Jc6Yf1Ds3Ue8Ga2Rk9"
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 ENVIRON = {"WEBHOOK_TOKEN": HEADER_VALUE}
@@ -57,6 +59,7 @@ def _save(tmp_path: Path, desired, live: LiveState, token: str = TOKEN) -> Path:
         diff(desired, live),
         live,
         key=PlanKey(token.encode(), "RECONCILER_PLAN_KEY"),
+        account=ACCOUNT,
         created_at=NOW,
         tool_version="1.2.3",
         scope_prefix=desired.scope_prefix,
@@ -270,7 +273,7 @@ def test_a_saved_plan_that_cannot_be_written_is_a_clear_error(
 ) -> None:
     desired, live = quickstart()
     document = saved_plan_document(
-        diff(desired, live), live, key=KEY, created_at=NOW, tool_version="1.2.3"
+        diff(desired, live), live, key=KEY, account=ACCOUNT, created_at=NOW, tool_version="1.2.3"
     )
     with pytest.raises(ReconcilerError, match=said):
         write_saved_plan(tmp_path / where, document)

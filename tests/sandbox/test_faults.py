@@ -92,8 +92,16 @@ def test_empty_settings_clear_every_fault(api: httpx.Client, controls: Controls)
         "rate_limit_per_s": None,
         "drop_rate": 0.0,
         "seed": None,
+        "methods": None,
     }
     assert [api.get(LIST).status_code for _ in range(3)] == [200, 200, 200]
+
+
+def test_faults_can_be_kept_to_some_methods(api: httpx.Client, controls: Controls) -> None:
+    assert controls.set_faults(error_rate=1, methods=["post"])["methods"] == ["POST"]
+    assert [api.get(LIST).status_code for _ in range(3)] == [200, 200, 200]
+    assert api.post(LIST, json={}).status_code == 503
+    controls.set_faults()
 
 
 @pytest.mark.parametrize(
@@ -107,6 +115,9 @@ def test_empty_settings_clear_every_fault(api: httpx.Client, controls: Controls)
         ({"rate_limit_per_s": 0}, "rate_limit_per_s"),
         ({"drop_rate": -0.1}, "drop_rate"),
         ({"seed": "x"}, "seed"),
+        ({"methods": []}, "methods"),
+        ({"methods": [1]}, "methods"),
+        ({"methods": "POST"}, "methods"),
         ({"chaos": True}, "chaos"),
     ],
 )

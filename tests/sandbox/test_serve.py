@@ -201,4 +201,4 @@ def test_the_account_is_the_demo_one_unless_empty_and_the_printed_line_reaches_i
 
 def test_empty_and_seed_together_are_refused() -> None:
     done = run("sandbox", "serve", "--empty", "--seed", str(SEED), "--check")
-    assert done.returncode == 2 and "--empty starts without a seed" in done.stderr
+    assert done.returncode == 1 and "--empty starts without a seed" in done.stderr

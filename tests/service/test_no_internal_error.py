@@ -81,24 +81,26 @@ def test_every_token_form_is_a_clear_refusal(sandbox: Any, token: str, said: str
     _clear(result, 1, said)
 
 
+#: A usage error (a bad option value) exits 1, as every error does (main's rule).
+USAGE = 1
 OUT_OF_RANGE = "is out of range: in UTC it falls outside the years 1 to 9999"
 NOT_A_DATE = "is not an ISO 8601 date or timestamp"
 
 DATES = [
-    ("payments", "--since", "0001-01-01T00:00:00+01:00", 2, OUT_OF_RANGE),
-    ("paylists", "--until", "9999-12-31T23:59:59-01:00", 2, OUT_OF_RANGE),
-    ("payments", "--until", "0001-01-01T00:00:00+14:00", 2, OUT_OF_RANGE),
-    ("paylists", "--since", "9999-12-31T23:59:59.999999999-14:00", 2, OUT_OF_RANGE),
+    ("payments", "--since", "0001-01-01T00:00:00+01:00", USAGE, OUT_OF_RANGE),
+    ("paylists", "--until", "9999-12-31T23:59:59-01:00", USAGE, OUT_OF_RANGE),
+    ("payments", "--until", "0001-01-01T00:00:00+14:00", USAGE, OUT_OF_RANGE),
+    ("paylists", "--since", "9999-12-31T23:59:59.999999999-14:00", USAGE, OUT_OF_RANGE),
     ("payments", "--since", "0001-01-01", 0, "[]"),
     ("paylists", "--since", "0001-01-01T00:00:00-14:00", 0, "[]"),
     ("payments", "--until", "9999-12-31T23:59:59.999999999Z", 0, "[]"),
     ("paylists", "--until", "9999-12-31", 0, "[]"),
-    ("payments", "--since", "10000-01-01", 2, NOT_A_DATE),
-    ("paylists", "--until", "-0001-01-01", 2, NOT_A_DATE),
-    ("payments", "--since", "2026-02-30", 2, NOT_A_DATE),
-    ("paylists", "--since", "2026-01-01T24:00:00Z", 2, NOT_A_DATE),
-    ("payments", "--until", "2026-01-01T00:00:00+24:00", 2, NOT_A_DATE),
-    ("payments", "--since", "9" * 5000, 2, NOT_A_DATE),
+    ("payments", "--since", "10000-01-01", USAGE, NOT_A_DATE),
+    ("paylists", "--until", "-0001-01-01", USAGE, NOT_A_DATE),
+    ("payments", "--since", "2026-02-30", USAGE, NOT_A_DATE),
+    ("paylists", "--since", "2026-01-01T24:00:00Z", USAGE, NOT_A_DATE),
+    ("payments", "--until", "2026-01-01T00:00:00+24:00", USAGE, NOT_A_DATE),
+    ("payments", "--since", "9" * 5000, USAGE, NOT_A_DATE),
 ]
 
 
@@ -118,10 +120,10 @@ def test_every_date_option_at_its_extremes(
 @pytest.mark.parametrize(
     ("value", "status", "said"),
     [
-        ("0001-01-01T00:00:00+01:00", 2, OUT_OF_RANGE),
-        ("9999-12-31T23:59:59-01:00", 2, OUT_OF_RANGE),
+        ("0001-01-01T00:00:00+01:00", USAGE, OUT_OF_RANGE),
+        ("9999-12-31T23:59:59-01:00", USAGE, OUT_OF_RANGE),
         ("0001-01-01", 0, "Plan: "),
-        ("2026-13-01", 2, NOT_A_DATE),
+        ("2026-13-01", USAGE, NOT_A_DATE),
     ],
 )
 def test_money_since_at_its_extremes(
@@ -141,14 +143,14 @@ def test_money_since_at_its_extremes(
 
 def test_a_worker_email_of_70000_characters(sandbox: Any) -> None:
     result = reconciler("worker", "a" * 70_000 + "@example.com", server=sandbox)
-    _clear(result, 2, "is not an email")
+    _clear(result, USAGE, "is not an email")
     assert len(result.stderr) < 1000  # the address is not echoed whole
 
 
 @pytest.mark.parametrize("duration", ["9" * 400, "1e400", "99999999999999999999d", "-1s", "0"])
 def test_apply_durations_at_their_extremes(duration: str) -> None:
     result = reconciler("apply", "examples/quickstart.yaml", "--settle-timeout", duration)
-    _clear(result, 2, "--settle-timeout")
+    _clear(result, USAGE, "--settle-timeout")
 
 
 def test_a_seed_that_is_not_utf8(tmp_path: Path) -> None:

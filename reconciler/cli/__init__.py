@@ -119,6 +119,12 @@ _COMMANDS = {
 }
 
 
+#: A command line the reconciler cannot run is an error, exit 1 as Terraform's: click's usual 2
+#: means "changes" (or "drift", or "placeholders to fill") to plan, drift, export and
+#: plan-compare, and a scheduled drift job would open an issue for a mistyped option.
+USAGE_EXIT = 1
+
+
 class _Group(click.Group):
     """Loads each command when it is used; turns every error into a message and an exit
     status, never a traceback."""
@@ -139,9 +145,19 @@ class _Group(click.Group):
             self.commands[cmd_name] = command
         return self.commands.get(cmd_name)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as error:
+            error.exit_code = USAGE_EXIT
+            raise
+
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
+        except click.UsageError as error:
+            error.exit_code = USAGE_EXIT
+            raise
         except ReconcilerError as error:
             click.echo(f"Error: {error}", err=True)
             ctx.exit(error.exit_code)

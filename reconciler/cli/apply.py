@@ -20,12 +20,14 @@ from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from types import FrameType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 import click
 
 from reconciler import logs
 from reconciler.apply import DEFAULT_PARALLELISM, Executor, Ledger
+from reconciler.apply.executor import QUIT_IN_FLIGHT
+from reconciler.apply.ledger import Outcome
 from reconciler.apply.paying import pay, progress_steps
 from reconciler.apply.progress import progress_for
 from reconciler.apply.report import ledger_json, ledger_text
@@ -210,7 +212,7 @@ def apply(
             )
 
         payments = progress_steps(plan, force=force)
-        ledger = _execute(client, plan, parallelism, payments, then=pay_payruns)
+        ledger = _execute(client, plan, parallelism, payments, then=pay_payruns, fmt=fmt)
     _print_ledger(ledger, fmt)
     if not ledger.complete:
         raise click.exceptions.Exit(1)
@@ -280,9 +282,12 @@ def _execute(
     parallelism: int,
     payments: int,
     then: Callable[[Ledger, Callable[[str, int], None]], None],
+    *,
+    fmt: str,
 ) -> Ledger:
     """Run the plan with progress, turning the first Ctrl-C into a graceful stop; `then` pays
-    the payruns, inside the same progress."""
+    the payruns, inside the same progress. A second Ctrl-C quits at once, after printing the
+    ledger of what had landed by then."""
     terminal = sys.stderr.isatty()
     if not terminal:
         _show_progress_lines()
@@ -291,12 +296,33 @@ def _execute(
         progress_for(len(plan.changes) + payments, terminal=terminal) as progress,
         _graceful_interrupt(stop),
     ):
-        ledger = Executor(client, parallelism=parallelism, progress=progress, stop=stop).apply(plan)
-        if not stop.is_set():
-            then(ledger, progress.phase)
+        executor = Executor(client, parallelism=parallelism, progress=progress, stop=stop)
+        try:
+            ledger = executor.apply(plan)
+            if not stop.is_set():
+                then(ledger, progress.phase)
+        except KeyboardInterrupt:
+            _quit_now(executor.ledger, fmt)
     if ledger.interrupted:
         click.echo("Interrupted: the requests in flight finished; nothing new was sent.", err=True)
     return ledger
+
+
+def _quit_now(ledger: Ledger | None, fmt: str) -> NoReturn:
+    """The second Ctrl-C: print the ledger as it stands and leave without waiting for the
+    requests in flight, which may still land (their rows say so)."""
+    if ledger is not None:
+        ledger.interrupted = True
+        ledger.settle_the_rest(QUIT_IN_FLIGHT, Outcome.FAILED)
+        _print_ledger(ledger, fmt)
+    click.echo(
+        "Quit at once (second Ctrl-C): the ledger above is what had landed; a change "
+        "marked 'not known' may still land. Run `reconciler plan` to see the account now.",
+        err=True,
+    )
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)  # not sys.exit: that would wait for the threads still sending
 
 
 def _show_progress_lines() -> None:

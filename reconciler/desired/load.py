@@ -15,6 +15,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from reconciler.desired.fill import EveryName, FilledWebhook, fill_webhook
+from reconciler.desired.keys import NonTextKey, key_problems
 from reconciler.desired.model import (
     DEFAULT_INACTIVATION_LIMIT,
     DesiredState,
@@ -75,7 +76,11 @@ def load_desired_state(
         if data is UNPARSED:
             problems += parse_problems
             continue
-        pending[source.name] += schema_problems(data)
+        try:
+            pending[source.name] += schema_problems(data)
+        except NonTextKey:  # nothing else can read such a file: say where each such key is
+            problems += key_problems(source) or [_non_text_key(source)]
+            continue
         if isinstance(data, dict):
             _read_number_texts(source, data)
             ascii_text = source.text.isascii() and "\\" not in source.text
@@ -226,3 +231,9 @@ def duration(text: str | None) -> timedelta | None:
         return None
     count = int(text[:-1])
     return timedelta(days=count) if text.endswith("d") else timedelta(hours=count)
+
+
+def _non_text_key(source: SourceText) -> Problem:
+    """The fallback when no event pass finds the key the fast parser read as not text."""
+    message = "a key that is not text: every key of a desired-state file is a field name"
+    return Problem(Location(source.name, 1, 1), message)

@@ -10,7 +10,7 @@ any value a later check refused.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 
 import yaml
@@ -19,6 +19,7 @@ import yaml_rs
 from reconciler.desired.model import Location
 from reconciler.desired.problems import Problem, YamlPath
 from reconciler.desired.source import SourceText
+from reconciler.words import plural
 
 #: Aliases are refused (no replay at all), so an alias bomb costs nothing.
 _NO_ALIASES = yaml_rs.AliasLimits(
@@ -120,22 +121,29 @@ def _tag_problems(source: SourceText) -> list[Problem]:
     something else (bytes, a number from a string), which the two parsers read differently.
     """
     problems: list[Problem] = []
+    for event in events_of(source):
+        tag = getattr(event, "tag", None)
+        implicit = isinstance(event, yaml.ScalarEvent) and event.implicit[0]
+        if isinstance(tag, str) and not implicit and isinstance(event, tuple(_NODE_EVENTS)):
+            message = (
+                f"the YAML tag {_shown_tag(tag)} is not allowed: write the value itself "
+                "(text, a number or true/false)"
+            )
+            problems.append(_problem(source, _mark(event), message))
+    return problems
+
+
+def events_of(source: SourceText) -> Iterator[yaml.Event]:
+    """PyYAML's events of a file the fast parser read, to locate what it found; they stop
+    quietly where PyYAML refuses the syntax (that was said elsewhere)."""
     parser = yaml.CSafeLoader(source.text)
     try:
         while (event := parser.get_event()) is not None:
-            tag = getattr(event, "tag", None)
-            implicit = isinstance(event, yaml.ScalarEvent) and event.implicit[0]
-            if isinstance(tag, str) and not implicit and isinstance(event, tuple(_NODE_EVENTS)):
-                message = (
-                    f"the YAML tag {_shown_tag(tag)} is not allowed: write the value itself "
-                    "(text, a number or true/false)"
-                )
-                problems.append(_problem(source, _mark(event), message))
+            yield event
     except yaml.YAMLError:
-        pass  # the fast parser read the file; what PyYAML refuses here was said elsewhere
+        return
     finally:
         parser.dispose()
-    return problems
 
 
 def _shown_tag(tag: str) -> str:
@@ -225,8 +233,8 @@ def scan(source: SourceText, wanted: Collection[YamlPath] = (), *, everything: b
         # One problem, not one per alias: an alias bomb would otherwise print thousands.
         count = len(result.aliases)
         message = (
-            f"YAML aliases (*name) are not supported ({count} alias{'' if count == 1 else 'es'}"
-            " in this file): write the value out"
+            f"YAML aliases (*name) are not supported ({plural(count, 'alias', 'aliases')} in "
+            "this file): write the value out"
         )
         result.problems.append(_problem(source, result.aliases[0], message))
     return result

@@ -20,9 +20,9 @@ from reconciler.desired.model import Payrun, PayrunPayment
 from reconciler.desired.problems import PathProblem, YamlPath
 from reconciler.desired.rules import FileValues, email_problem
 from reconciler.identity import description_key, email_key, hidden_text_problem, text_key
+from reconciler.money import CENT, two_places
 
 MAX_AMOUNT = Decimal("1000000000000.00")
-CENT = Decimal("0.01")
 #: A plain decimal: ASCII digits without a leading zero (a YAML 1.1 reader takes `012` for the
 #: octal 10), then optionally a point and one or two digits. Nothing else is money: no sign,
 #: white space, exponent, underscore, other base, non-ASCII digit, `.5` or `5.`.
@@ -169,8 +169,8 @@ def payrun_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
         first = seen.setdefault(key, (name, path))
         if first != (name, path):
             message = (
-                f"the same payment ({amount:.2f} to {email}, {description!r:.60}) is given twice: "
-                "the service would fail the second as DUPLICATE_PAYMENT"
+                f"the same payment ({two_places(amount)} to {email}, {description!r:.60}) is given "
+                "twice: the service would fail the second as DUPLICATE_PAYMENT"
             )
             problems.append((name, PathProblem(path, message, other=first)))
     return problems

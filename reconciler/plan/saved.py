@@ -28,15 +28,16 @@ from typing import Any
 
 from reconciler.desired.model import DesiredWebhook
 from reconciler.errors import ReconcilerError
+from reconciler.money import two_places
 from reconciler.plan.account import Account
 from reconciler.plan.changes import Change, Inactivate, Invite, Replace, WebhookCreate
 from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
-from reconciler.plan.model import LiveState, Plan
+from reconciler.plan.model import DriftEntry, LiveState, Plan
 from reconciler.plan.payruns import PayrunDecision
 from reconciler.plan.saved_schema import document_problem
 from reconciler.plan.signing import PlanKey, sign, verify
-from reconciler.secrets import Secret
+from reconciler.secrets import MASK, Secret
 
 FORMAT = "reconciler-plan"
 FORMAT_VERSION = 3
@@ -99,6 +100,7 @@ def saved_plan_document(
             "drifted": summary.drifted,
             "unmanaged": summary.unmanaged,
             "conflicts": summary.conflicts,
+            "drift": [drift_record(entry) for entry in plan.drift_entries],
         },
         "changes": [
             {
@@ -108,10 +110,28 @@ def saved_plan_document(
             for change in plan.changes
         ],
         "payruns": [payrun_record(decision) for decision in plan.to_pay],
-        "max_payout": None if max_payout is None else f"{max_payout:.2f}",
+        "max_payout": None if max_payout is None else two_places(max_payout),
     }
     document["mac"] = sign(document, key)
     return document
+
+
+def drift_record(entry: DriftEntry) -> dict[str, Any]:
+    """A drifted worker as the saved plan keeps it for its comment (no secret: worker fields)."""
+    return {
+        "address": entry.address,
+        "agreementId": entry.agreement_id,
+        "fields": [
+            {"name": f.name, "before": _shown(f.before), "after": _shown(f.after)}
+            for f in entry.fields
+        ],
+    }
+
+
+def _shown(value: Any) -> str | None:
+    if value is None:
+        return None
+    return MASK if isinstance(value, Secret) else str(value)
 
 
 def payrun_record(decision: PayrunDecision) -> dict[str, Any]:
@@ -124,7 +144,7 @@ def payrun_record(decision: PayrunDecision) -> dict[str, Any]:
         "idempotence_key": decision.key,
         "description": decision.description,
         "payments": [
-            {"email": p.email, "amount": f"{p.amount:.2f}", "description": p.description}
+            {"email": p.email, "amount": two_places(p.amount), "description": p.description}
             for p in decision.payments
         ],
     }
@@ -243,7 +263,7 @@ class SavedPlan:
     owned_open: int
     limit_value: Decimal
     limit_is_share: bool
-    reported: dict[str, int]
+    reported: dict[str, Any]
     sources: tuple[str, ...] = ()
     payruns: tuple[dict[str, Any], ...] = ()
     max_payout: Decimal | None = None

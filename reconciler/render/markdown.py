@@ -11,12 +11,14 @@ import re
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
 
+from reconciler.money import grouped
 from reconciler.plan.changes import Inactivate, Replace
 from reconciler.plan.model import Plan
 from reconciler.plan.payruns import parts_of
-from reconciler.render.base import clean, plural, strict_headline
+from reconciler.render.base import clean, strict_headline
 from reconciler.render.money import money_markdown
 from reconciler.render.sections import Item, Section, View, sections
+from reconciler.words import plural
 
 #: GitHub refuses comments above 65,536 characters; stay well under it (the marker, and a
 #: merge-refused comment's own paragraph, come on top).
@@ -145,7 +147,7 @@ def _payruns_table(plan: Plan, *, capped: bool) -> Iterator[str]:
         cells = (
             f"`{decision.address}`{part}",
             decision.state.replace("_", " "),
-            f"{decision.total:,.2f}",
+            f"{grouped(decision.total)}",
             paylist,
             _escape(notes),
         )
@@ -159,8 +161,8 @@ def _payruns_table(plan: Plan, *, capped: bool) -> Iterator[str]:
     wallet = plan.wallet
     if wallet is not None:
         line = (
-            f"Wallet: balance {wallet.balance:,.2f}, {wallet.total_to_pay:,.2f} to pay, "
-            f"{wallet.balance_after:,.2f} after."
+            f"Wallet: balance {grouped(wallet.balance)}, {grouped(wallet.total_to_pay)} to pay, "
+            f"{grouped(wallet.balance_after)} after."
         )
         if wallet.problems:
             line += " :no_entry: " + _escape("; ".join(wallet.problems)) + " (needs `--force`)."

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -45,6 +46,8 @@ DEFAULT_MAX_AGE = timedelta(hours=1)
 CLOCK_SKEW = timedelta(minutes=5)
 #: Larger than any plan of 100,000 workers; a bigger file is not read into memory.
 _MAX_BYTES = 256 * 1024 * 1024
+#: How every saved plan begins (its first key is the format), whatever follows.
+_SAVED_PLAN_HEAD = re.compile(rb'\s*\{\s*"format"\s*:\s*"reconciler-plan"')
 
 VALUE_LABEL = b"reconciler saved-plan header-value v1"
 
@@ -221,14 +224,25 @@ def _webhook_record(webhook: DesiredWebhook, value_key: bytes) -> dict[str, Any]
 
 
 def is_saved_plan(path: Path) -> bool:
-    """Whether `path` holds a saved plan: by content (a JSON object whose format says so)."""
+    """Whether `path` holds a saved plan: by content (a JSON object whose format says so).
+
+    A file that opens as a saved plan does (`{"format": "reconciler-plan"` first, as `plan
+    --out` writes it) is one even when it cannot be read further (cut short in an upload, not
+    UTF-8, too large): `load_saved_plan` then says what is wrong, instead of reading it as a
+    desired-state file (JSON is YAML) and reporting YAML problems or asking to confirm.
+    """
     path = Path(path)
     try:
-        if not path.is_file() or path.stat().st_size > _MAX_BYTES:
+        if not path.is_file():
             return False
         with path.open("rb") as stream:
-            if not stream.read(64).lstrip().startswith(b"{"):
+            head = stream.read(256)
+            if not head.lstrip().startswith(b"{"):
                 return False  # a desired-state file is YAML; no need to read it all
+            if _SAVED_PLAN_HEAD.match(head):
+                return True
+            if path.stat().st_size > _MAX_BYTES:
+                return False
             stream.seek(0)
             document = json.load(stream)
     except (OSError, ValueError, RecursionError):

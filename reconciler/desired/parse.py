@@ -162,6 +162,7 @@ class Marks:
     key: tuple[int, int] | None
     value: tuple[int, int]
     text: str | None = None
+    escaped: bool = False  # a double-quoted scalar written with `\` escapes: not its own text
 
 
 @dataclass(slots=True)
@@ -283,12 +284,19 @@ def _node(
         if key_mark is not None and isinstance(event, yaml.ScalarEvent) and _absent(event):
             mark = key_mark  # `key:` with nothing after it: the key is what a person sees
         text = event.value if isinstance(event, yaml.ScalarEvent) else None
-        result.marks[path] = Marks(key_mark, mark, text)
+        result.marks[path] = Marks(key_mark, mark, text, _escaped(source, event))
     if isinstance(event, yaml.AliasEvent):
         result.aliases.append(mark)
     elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
         followed = path if path in parents else None
         stack.append(_Frame(followed, isinstance(event, yaml.MappingStartEvent)))
+
+
+def _escaped(source: SourceText, event: yaml.Event) -> bool:
+    if not isinstance(event, yaml.ScalarEvent) or event.style != '"':
+        return False
+    start, end = event.start_mark, event.end_mark
+    return start is None or end is None or "\\" in source.text[start.index : end.index]
 
 
 def _absent(event: yaml.ScalarEvent) -> bool:

@@ -7,12 +7,12 @@ in the file's checks, the diff, a saved plan's fingerprints and apply's re-read,
 `text_key` and `email_key`. ASCII takes a fast path: 100,000 workers pay nothing for this.
 
 A payment is one too: its payee by `email_key`, its amount as a Decimal, its description by
-`description_key` (NFC, the invisible characters dropped); payrun ids by `text_key`. The file's
-duplicate check, "paid before" among past SUCCESS payments and a paid paylist's content all
-compare through these. Two emails are one payee when email-validator's normalisation (the local
-part in NFC, the domain in IDNA ASCII) agrees after Unicode case folding of the local part, as
-for workers: `Ada@` and `ada@`, an NFD and an NFC `rené@`, `strasse@` and `straße@` (folding
-maps ß to ss).
+`description_key` (NFKC, the invisible characters dropped, each run of white space one space);
+payrun ids by `text_key`. The file's duplicate check, "paid before" among past SUCCESS
+payments and a paid paylist's content all compare through these. Two emails are one payee when
+email-validator's normalisation (the local part in NFC, the domain in IDNA ASCII) agrees after
+Unicode case folding of the local part, as for workers: `Ada@` and `ada@`, an NFD and an NFC
+`rené@`, `strasse@` and `straße@` (folding maps ß to ss).
 """
 
 from __future__ import annotations
@@ -26,6 +26,39 @@ from email_validator import EmailNotValidError, validate_email
 #: Unicode categories no externalId may hold: control characters, and format characters
 #: (zero-width spaces and joiners, bidi overrides) that print as nothing or reorder the text.
 _HIDDEN = frozenset({"Cc", "Cf"})
+
+#: Code points outside Cc and Cf that print as nothing too: Unicode's other default-ignorable
+#: code points (variation selectors, the combining grapheme joiner, the Hangul fillers, Mongolian
+#: and Khmer invisibles, musical format marks, tag and reserved planes) and the blank Braille
+#: pattern, which renders as an empty cell.
+_BLANK_RANGES = (
+    (0x034F, 0x034F),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x2800, 0x2800),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
+
+
+def _invisible(char: str) -> bool:
+    """Whether `char` prints as nothing (or reorders the text) in a plan."""
+    if unicodedata.category(char) in _HIDDEN:
+        return True
+    code = ord(char)
+    return any(low <= code <= high for low, high in _BLANK_RANGES)
+
+
+def _odd_space(char: str) -> bool:
+    """White space a plan shows as a plain space, or as a line break, but is another character
+    (U+00A0, U+3000, U+2028...): the service compares bytes, so it makes another payment."""
+    return char.isspace() and char != " " and unicodedata.category(char) != "Cc"
 
 
 def text_key(text: str) -> str:
@@ -50,16 +83,19 @@ def _unicode_email_key(address: str) -> str:
 
 
 def description_key(text: str) -> str:
-    """The form two descriptions of one payment share: NFC, without the control and format
-    characters (zero-width, bidi) that print as nothing, and without white space at the ends.
+    """The form two descriptions of one payment share: NFKC, without the characters that
+    print as nothing (control, format, other default-ignorable), every run of white space one
+    space, none at the ends.
 
     The service's duplicate key compares bytes, so only this comparison stops a payment being
-    paid twice under a description that merely looks the same (a trailing U+200B, NFD for NFC).
+    paid twice under a description that merely looks the same: a trailing U+200B, NFD for NFC,
+    a no-break or ideographic space for a space, two spaces for one (a Markdown comment shows
+    one), a variation selector, full-width letters.
     """
     if text.isascii() and text.isprintable():
-        return text.strip()
-    kept = "".join(char for char in text if unicodedata.category(char) not in _HIDDEN)
-    return unicodedata.normalize("NFC", kept).strip()
+        return " ".join(text.split())
+    kept = "".join(char for char in text if not _invisible(char))
+    return " ".join(unicodedata.normalize("NFKC", kept).split())
 
 
 def hidden_text_problem(text: str) -> str | None:
@@ -70,6 +106,9 @@ def hidden_text_problem(text: str) -> str | None:
     hidden = _hidden_characters(text)
     if hidden:
         return f"holds {hidden}, which print as nothing or reorder the text"
+    spaces = _odd_spaces(text)
+    if spaces:
+        return f"holds {spaces}, white space a plan shows as a plain space: write a plain space"
     return None
 
 
@@ -89,7 +128,14 @@ def control_problem(text: str, allowed: str = "") -> str | None:
 def _hidden_characters(text: str) -> str | None:
     if text.isascii() and text.isprintable():
         return None
-    found = sorted({char for char in text if unicodedata.category(char) in _HIDDEN})
+    found = sorted({char for char in text if _invisible(char)})
+    return _codes(found) if found else None
+
+
+def _odd_spaces(text: str) -> str | None:
+    if text.isascii():
+        return None
+    found = sorted({char for char in text if _odd_space(char)})
     return _codes(found) if found else None
 
 

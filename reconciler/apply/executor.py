@@ -43,6 +43,7 @@ from reconciler.service.models import (
     WebhookHeader,
     Worker,
 )
+from reconciler.words import plural
 
 DEFAULT_PARALLELISM = 4
 #: How many times one batch may come back ambiguous before its rest is given up as failed.
@@ -51,6 +52,7 @@ MAX_AMBIGUOUS_ROUNDS = 6
 REREAD_ATTEMPTS = 3
 
 INTERRUPTED = "interrupted before it was sent"
+QUIT_IN_FLIGHT = "not known: apply quit (second Ctrl-C) before its answer, if it was sent"
 
 _T = TypeVar("_T")
 
@@ -157,10 +159,12 @@ class Executor:
         self._progress = progress or _NoProgress()
         self.stop = stop or threading.Event()
         self._reread = SharedReread(service.list_workers)
+        self.ledger: Ledger | None = None
 
     def apply(self, plan: Plan) -> Ledger:
         """Carry out `plan`; every change ends in the ledger as applied, failed or skipped."""
         ledger = Ledger(plan.changes, on_settle=lambda entry: self._progress.advance(entry.outcome))
+        self.ledger = ledger  # as it stands, for a second Ctrl-C that will not wait
         steps = schedule(plan)
         # A replace's invitation waits for its inactivation; these are the ones that may go.
         inactivated: set[int] = set()
@@ -198,9 +202,14 @@ class Executor:
 
     def _run(self, work: Callable[[_T], None], items: Iterable[_T]) -> None:
         """Run `work` on every item, `parallelism` at a time; returns when all have ended."""
-        with ThreadPoolExecutor(self._parallelism, thread_name_prefix="reconciler-apply") as pool:
+        pool = ThreadPoolExecutor(self._parallelism, thread_name_prefix="reconciler-apply")
+        try:
             futures: list[Future[None]] = [pool.submit(work, item) for item in items]
             wait(futures)
+        except KeyboardInterrupt:  # a second Ctrl-C: leave the requests in flight, wait for none
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
         for future in futures:
             future.result()  # a bug in a step must not pass silently
 
@@ -308,7 +317,7 @@ class Executor:
             note = "landed although its answer was lost"
             self._settle_invitation(step, ledger, Outcome.APPLIED, note, agreement.agreement_id)
         if rest and rounds >= MAX_AMBIGUOUS_ROUNDS:
-            reason = f"the service's answer was lost {rounds} times: {_first_line(error)}"
+            reason = f"the service's answer was lost {plural(rounds, 'time')}: {_first_line(error)}"
             for step in rest:
                 self._settle_invitation(step, ledger, Outcome.FAILED, reason)
             return []

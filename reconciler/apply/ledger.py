@@ -117,11 +117,17 @@ class Ledger:
         with self._lock:
             return index in self._entries
 
-    def settle_the_rest(self, detail: str) -> None:
-        """Mark every change not settled yet as skipped, saying why (an interrupt, a stop)."""
+    def settle_the_rest(self, detail: str, outcome: Outcome = Outcome.SKIPPED) -> None:
+        """Mark every change not settled yet (as skipped, by default), saying why: an
+        interrupt, a stop. A change another thread settles meanwhile keeps its outcome."""
         for index in range(len(self._changes)):
-            if not self.is_settled(index):
-                self.record(index, Outcome.SKIPPED, detail)
+            with self._lock:
+                if index in self._entries:
+                    continue
+            try:
+                self.record(index, outcome, detail)
+            except RuntimeError:  # settled by its own thread between the check and now
+                continue
 
     def add_payment(self, entry: Entry) -> None:
         """Write one payment of a payrun (paid, failed with its cause, or skipped)."""

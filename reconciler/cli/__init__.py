@@ -149,15 +149,15 @@ class _Group(click.Group):
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as error:
-            error.exit_code = USAGE_EXIT
-            raise
+            error.show()
+            ctx.exit(USAGE_EXIT)
 
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
         except click.UsageError as error:
-            error.exit_code = USAGE_EXIT
-            raise
+            error.show()
+            ctx.exit(USAGE_EXIT)
         except ReconcilerError as error:
             click.echo(f"Error: {error}", err=True)
             ctx.exit(error.exit_code)

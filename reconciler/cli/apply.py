@@ -20,12 +20,14 @@ from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from types import FrameType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 import click
 
 from reconciler import logs
 from reconciler.apply import DEFAULT_PARALLELISM, Executor, Ledger
+from reconciler.apply.executor import QUIT_IN_FLIGHT
+from reconciler.apply.ledger import Outcome
 from reconciler.apply.paying import pay, progress_steps
 from reconciler.apply.progress import progress_for
 from reconciler.apply.report import ledger_json, ledger_text
@@ -171,7 +173,12 @@ def apply(
         )
     settle_s = settle_timeout.total_seconds()
     carry_out = functools.partial(
-        _carry_out, force=force, parallelism=parallelism, wait=not no_wait, settle_s=settle_s
+        _carry_out,
+        force=force,
+        parallelism=parallelism,
+        wait=not no_wait,
+        settle_s=settle_s,
+        fmt=fmt,
     )
     if saved is not None:
         with open_client(connection, read_only=False, parallelism=parallelism) as client:
@@ -211,6 +218,7 @@ def _carry_out(
     parallelism: int,
     wait: bool,
     settle_s: float,
+    fmt: str,
 ) -> Ledger:
     """The plan's changes, then its payruns, after the safety check and the question."""
     refused = any(decision.state == REFUSED for decision in plan.payruns)
@@ -224,7 +232,7 @@ def _carry_out(
         pay(client, plan, ledger, force=force, wait=wait, settle_timeout=settle_s, phase=phase)
 
     payments = progress_steps(plan, force=force)
-    return _execute(client, plan, parallelism, payments, then=pay_payruns)
+    return _execute(client, plan, parallelism, payments, then=pay_payruns, fmt=fmt)
 
 
 def _plan_file(desired: DesiredState, options: PlanOptions, fmt: str, live: LiveState) -> Plan:
@@ -289,9 +297,12 @@ def _execute(
     parallelism: int,
     payments: int,
     then: Callable[[Ledger, Callable[[str, int], None]], None],
+    *,
+    fmt: str,
 ) -> Ledger:
     """Run the plan with progress, turning the first Ctrl-C into a graceful stop; `then` pays
-    the payruns, inside the same progress."""
+    the payruns, inside the same progress. A second Ctrl-C quits at once, after printing the
+    ledger of what had landed by then."""
     terminal = sys.stderr.isatty()
     if not terminal:
         _show_progress_lines()
@@ -300,12 +311,33 @@ def _execute(
         progress_for(len(plan.changes) + payments, terminal=terminal) as progress,
         _graceful_interrupt(stop),
     ):
-        ledger = Executor(client, parallelism=parallelism, progress=progress, stop=stop).apply(plan)
-        if not stop.is_set():
-            then(ledger, progress.phase)
+        executor = Executor(client, parallelism=parallelism, progress=progress, stop=stop)
+        try:
+            ledger = executor.apply(plan)
+            if not stop.is_set():
+                then(ledger, progress.phase)
+        except KeyboardInterrupt:
+            _quit_now(executor.ledger, fmt)
     if ledger.interrupted:
         click.echo("Interrupted: the requests in flight finished; nothing new was sent.", err=True)
     return ledger
+
+
+def _quit_now(ledger: Ledger | None, fmt: str) -> NoReturn:
+    """The second Ctrl-C: print the ledger as it stands and leave without waiting for the
+    requests in flight, which may still land (their rows say so)."""
+    if ledger is not None:
+        ledger.interrupted = True
+        ledger.settle_the_rest(QUIT_IN_FLIGHT, Outcome.FAILED)
+        _print_ledger(ledger, fmt)
+    click.echo(
+        "Quit at once (second Ctrl-C): the ledger above is what had landed; a change "
+        "marked 'not known' may still land. Run `reconciler plan` to see the account now.",
+        err=True,
+    )
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)  # not sys.exit: that would wait for the threads still sending
 
 
 def _show_progress_lines() -> None:

@@ -202,13 +202,19 @@ def _embedded_sandbox(db: Path, *, reset: bool) -> Iterator[Any]:
         )
     if reset:
         for suffix in ("", "-wal", "-shm", "-journal"):
-            db.with_name(db.name + suffix).unlink(missing_ok=True)
+            try:
+                db.with_name(db.name + suffix).unlink(missing_ok=True)
+            except OSError as error:
+                raise ConfigError(
+                    f"--sandbox-reset cannot delete {error.filename}: {error.strerror}",
+                    hint="give --sandbox-db a file the sandbox may write",
+                ) from None
     is_new = not db.exists()
     try:
         _private_folder(db.parent)  # the database itself is created 0600 by the sandbox
     except OSError as error:
         raise ConfigError(f"cannot create the sandbox's database {db}: {error}") from None
-    seed = _seed_file() if is_new else None
+    seed = demo_seed() if is_new else None
     server = SandboxServer(db=str(db), seed=seed)
     try:
         server.start()
@@ -239,12 +245,12 @@ def _private_folder(folder: Path) -> None:
             ignore.write_text("# Written by reconciler: nothing here belongs in git.\n*\n")
 
 
-def _seed_file() -> Path | None:
+def demo_seed() -> Path | None:
     """The demo seed: beside the current directory's project, else beside the package."""
     for candidate in (SANDBOX_SEED, Path(reconciler.__file__).parent.parent / SANDBOX_SEED):
         if candidate.is_file():
             return candidate
     logs.get_logger("reconciler.cli").warning(
-        "demo seed not found; the embedded sandbox starts empty", looked_for=str(SANDBOX_SEED)
+        "demo seed not found; the sandbox starts empty", looked_for=str(SANDBOX_SEED)
     )
     return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 
@@ -12,9 +13,10 @@ from reconciler.cli.connection import ConnectionOptions, connection_options, ope
 from reconciler.cli.reading import refresh_progress
 from reconciler.errors import ReconcilerError
 from reconciler.export import PLACEHOLDER, Export, ExportOptions, SplitBy, render_export
-from reconciler.export.files import check_target, schema_ref, write_directory, write_file
+from reconciler.export.files import check_target, schema_target, write_directory, write_file
 from reconciler.export.yamltext import quoted, scalar
 from reconciler.plan.refresh import refresh
+from reconciler.words import plural as _count
 
 #: The file still holds `TODO(export)` placeholders that a person must fill in.
 EXIT_PLACEHOLDERS = 2
@@ -64,11 +66,12 @@ def export(
         raise ReconcilerError("--scope-prefix cannot be empty: leave it out to export every worker")
     if out is not None:  # refuse before reading the account, not after
         check_target(out, directory=split_by is not None, force=force)
+    reference, schema_to_write = schema_target(_folder_of(out, split=split_by is not None))
     options = ExportOptions(
         scope_prefix=scope_prefix,
         include_unmanaged=include_unmanaged,
         split_by=SplitBy(split_by) if split_by is not None else None,
-        schema_ref=schema_ref(_folder_of(out, split=split_by is not None)),
+        schema_ref=reference,
     )
     # plan's progress line while the account is read (drawn on a terminal only)
     with open_client(connection, read_only=True) as client, refresh_progress() as on_progress:
@@ -79,7 +82,7 @@ def export(
     _log.info("refreshed", agreements=len(live.workers), webhook=live.webhook is not None)
     result = render_export(live, options)
     _write(result, out)
-    _report(result, out, options, connection)
+    _report(result, out, options, connection, schema_to_write)
     if result.needs_placeholders:
         raise click.exceptions.Exit(EXIT_PLACEHOLDERS)
 
@@ -102,7 +105,11 @@ def _write(result: Export, out: Path | None) -> None:
 
 
 def _report(
-    result: Export, out: Path | None, options: ExportOptions, connection: ConnectionOptions
+    result: Export,
+    out: Path | None,
+    options: ExportOptions,
+    connection: ConnectionOptions,
+    schema_to_write: Path | None,
 ) -> None:
     """What the person must know, on stderr: counts, what is left out, what to do next."""
     where = "stdout" if out is None else str(out)
@@ -135,11 +142,11 @@ def _report(
         for item in result.unfinished:
             fields = ", ".join(item.fields)
             _say(f"  {scalar(item.external_id)} ({scalar(item.email)}, {item.status}): {fields}")
-    if options.schema_ref is None:
+    if schema_to_write is not None:
+        where = shlex.quote(os.path.relpath(schema_to_write))
         _say(
-            "No copy of the schema found near the output, so no editor modeline was written: "
-            "`reconciler schema --out schemas/desired-state.schema.json` at your repository's "
-            "root writes one that the next export points to."
+            f"The editor modeline points at {where}, which does not exist yet: "
+            f"`reconciler schema --out {where}` writes it (once; commit it)."
         )
     if out is not None:
         target = shlex.quote(str(out))
@@ -159,7 +166,3 @@ def _report(
 
 def _say(line: str) -> None:
     click.echo(line, err=True)
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"

@@ -16,11 +16,11 @@ from decimal import Decimal
 from typing import Any, TypeVar
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.moment import Moment
+from reconciler.cli.tables import print_fields, print_table
+from reconciler.money import two_places
 from reconciler.secrets import MASK, Secret
 from reconciler.service.client import ServiceClient
 from reconciler.service.models import WebhookHeader, WorkerStatus
@@ -74,7 +74,35 @@ WALLET_COLUMNS = (
 WEBHOOK_COLUMNS = ("url", "enabled", "event_types", "headers", "client_id", "updated_at")
 
 
+#: Which columns a table on a narrow terminal keeps first (the rest follow in display order).
+PRIORITY = (
+    "email",
+    "worker_email",
+    "status",
+    "flow_stage",
+    "amount",
+    "total",
+    "balance",
+    "id",
+    "paylist_id",
+    "journal_id",
+    "external_id",
+    "agreement_id",
+    "operation",
+    "cause",
+)
+
+
 def format_option(command: F) -> F:
+    """`--format` and `--wide` (every column of a table, whatever the terminal's width)."""
+    command = click.option(
+        "--wide",
+        is_flag=True,
+        expose_value=False,
+        callback=_remember_wide,
+        help="A table shows every column and every value whole, wider than the terminal if it "
+        "must be.",
+    )(command)
     return click.option(
         "--format",
         "output_format",
@@ -82,6 +110,16 @@ def format_option(command: F) -> F:
         default=None,
         help="table (the default on a terminal), json (the default otherwise) or csv.",
     )(command)
+
+
+def _remember_wide(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    ctx.meta["reconciler.wide"] = value
+    return value
+
+
+def _wide() -> bool:
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.meta.get("reconciler.wide"))
 
 
 @click.command("workers")
@@ -205,12 +243,8 @@ def print_rows(
     elif chosen == "csv":
         _write_csv(rows, columns)
     else:
-        table = Table(title=f"{title} ({len(rows)})", title_justify="left")
-        for column in columns:
-            table.add_column(column, overflow="fold")
-        for row in rows:
-            table.add_row(*(_table_cell(getattr(row, column)) for column in columns))
-        Console().print(table)
+        cells = [[_table_cell(getattr(row, column)) for column in columns] for row in rows]
+        print_table(columns, cells, title=f"{title} ({len(rows)})", wide=_wide(), priority=PRIORITY)
 
 
 def print_record(
@@ -222,12 +256,8 @@ def print_record(
     elif chosen == "csv":
         _write_csv([row], columns)
     else:
-        table = Table(title=title, title_justify="left", show_header=False)
-        table.add_column("field", style="bold")
-        table.add_column("value", overflow="fold")
-        for column in columns:
-            table.add_row(column, _table_cell(getattr(row, column)))
-        Console().print(table)
+        fields = [(column, _table_cell(getattr(row, column))) for column in columns]
+        print_fields(fields, title=title, wide=_wide())
 
 
 def _write_csv(rows: Iterable[object], columns: Sequence[str]) -> None:
@@ -238,7 +268,8 @@ def _write_csv(rows: Iterable[object], columns: Sequence[str]) -> None:
 
 
 def record(row: object, columns: Sequence[str]) -> dict[str, Any]:
-    """The row's columns as JSON values: amounts as numbers, times in ISO 8601, secrets masked."""
+    """The row's columns as JSON values: amounts as two-place strings (as the plan writes them),
+    times in ISO 8601, secrets masked."""
     return {column: _json_value(getattr(row, column)) for column in columns}
 
 
@@ -248,8 +279,7 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, Decimal):
-        # Two places fit a float exactly, so the number prints as the service wrote it.
-        return float(value) if value == value.quantize(Decimal("0.01")) else str(value)
+        return two_places(value)
     if isinstance(value, datetime):
         return value.isoformat()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -271,13 +301,15 @@ def _table_cell(value: Any) -> str:
 
 
 def _cell(value: Any) -> str:
-    """A value as a CSV cell: amounts as written (12.50), secrets masked, times in full."""
+    """A value as a CSV cell: amounts with two places (12.50), secrets masked, times in full."""
     if value is None:
         return ""
     if isinstance(value, Secret):
         return MASK
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, Decimal):
+        return two_places(value)
     if isinstance(value, enum.Enum):
         return str(value.value)
     if isinstance(value, datetime):

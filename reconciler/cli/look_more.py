@@ -28,6 +28,7 @@ from reconciler.cli.look import (
     record,
     webhook,
 )
+from reconciler.desired.rules import email_problem
 from reconciler.service.client import ServiceClient
 from reconciler.service.models import EVENT_TYPES, Paylist, Payment
 
@@ -36,8 +37,17 @@ PAYLISTS_COLUMNS = ("paylist_id", "flow_stage", "description", "total")
 TEST_COLUMNS = ("event_type", "delivered", "status_code", "error")
 
 
+def _email(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    """The worker's email as given, when it is one (the service is not asked about others)."""
+    problem = email_problem(value.strip())
+    if problem is not None:
+        shown = value if len(value) <= 80 else f"{value[:60]}... ({len(value):,} characters)"
+        raise click.BadParameter(f"{shown!r} is not an email: {problem}")
+    return value.strip()
+
+
 @click.command("worker")
-@click.argument("email")
+@click.argument("email", callback=_email)
 @format_option
 @connection_options
 def worker(connection: ConnectionOptions, email: str, output_format: str | None) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import click
@@ -20,6 +20,14 @@ class Moment(click.ParamType):  # type: ignore[type-arg]  # generic in newer cli
             return value
         text = str(value).strip()
         try:
-            return parse_timestamp(f"{text}T00:00:00Z" if len(text) == 10 else text)
+            moment = parse_timestamp(f"{text}T00:00:00Z" if len(text) == 10 else text)
         except DecodeError:
             self.fail(f"{value!r} is not an ISO 8601 date or timestamp", param, ctx)
+        try:  # the service takes UTC: a moment whose UTC falls outside years 1 to 9999 has none
+            return moment.astimezone(UTC)
+        except OverflowError:
+            self.fail(
+                f"{value!r} is out of range: in UTC it falls outside the years 1 to 9999",
+                param,
+                ctx,
+            )

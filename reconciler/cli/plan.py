@@ -25,6 +25,7 @@ from reconciler.plan.money import DEFAULT_STUCK_AFTER, DEFAULT_WINDOW, MoneyWind
 from reconciler.plan.saved import saved_plan_document, write_saved_plan
 from reconciler.plan.signing import PlanKey
 from reconciler.render import FORMATS, renderer_for
+from reconciler.words import plural
 
 #: `--detailed-exitcode` and `drift`: something to change (or drift, for `drift`).
 EXIT_CHANGES = 2
@@ -225,7 +226,7 @@ def money_window(desired: DesiredState, since: datetime | None) -> MoneyWindow |
     window = policy.money_window or DEFAULT_WINDOW
     days, hours = window.days, window.seconds // 3600
     count, unit = (days, "day") if not hours else (days * 24 + hours, "hour")
-    relative = f"the last {count} {unit}{'' if count == 1 else 's'}"
+    relative = f"the last {plural(count, unit)}"
     return MoneyWindow(datetime.now(UTC) - window, stuck_after, relative)
 
 

@@ -37,9 +37,9 @@ from reconciler.plan.model import LiveState
 from reconciler.plan.money import MoneyWindow
 from reconciler.plan.refresh import refresh, refresh_money
 from reconciler.plan.signing import PlanKey
-from reconciler.render.base import plural
 from reconciler.service.client import ServiceClient
 from reconciler.service.models import Webhook, Worker
+from reconciler.words import plural
 
 _log = logs.get_logger("reconciler.plan")
 

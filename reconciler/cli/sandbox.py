@@ -14,11 +14,13 @@ from typing import Any
 import click
 import httpx
 
+from reconciler.cli.connection import demo_seed
 from reconciler.errors import ReconcilerError
 from reconciler.hosts import is_loopback
 from reconciler.sandbox import SandboxServer
 from reconciler.sandbox.faults import FaultSettings
 from reconciler.sandbox.seed import SeedError
+from reconciler.words import plural
 
 _PAGE_SIZE = 200
 
@@ -42,7 +44,13 @@ def sandbox() -> None:
 @click.option(
     "--seed",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="YAML account loaded into the demo client when the database is created.",
+    help="YAML account loaded into the demo client when the database is created (default: "
+    "the demo account of examples/sandbox-seed.yaml, as --sandbox has).",
+)
+@click.option(
+    "--empty",
+    is_flag=True,
+    help="Start with an empty account instead of the demo seed.",
 )
 @click.option(
     "--process-delay-ms",
@@ -101,8 +109,17 @@ def serve(
     event_retry_base_ms: int,
     page_cost_ms: float,
     check: bool,
+    empty: bool,
 ) -> None:
-    """Serve the sandbox until stopped; the first line on stdout says where and how to call it."""
+    """Serve the sandbox until stopped; the first line on stdout says where and how to call it.
+
+    The account starts as `--sandbox` has it (the demo seed), unless `--empty` or `--seed`.
+    """
+    if empty and seed is not None:
+        raise click.UsageError("--empty starts without a seed: leave out --seed")
+    given_seed = seed is not None
+    if not empty and seed is None:
+        seed = demo_seed()
     server = SandboxServer(
         db=db,
         host=host,
@@ -128,7 +145,13 @@ def serve(
         first_line = {"base_url": server.base_url, "client_id": server.client_id}
         secrets = {"token": server.token, "email": server.email, "password": server.password}
         click.echo(json.dumps({**first_line, **secrets}))
-        if seed is not None and not server.seeded:
+        click.echo(
+            "To use it from another shell:\n"
+            f"  export RECONCILER_BASE_URL={server.base_url} "
+            f"RECONCILER_CLIENT_ID={server.client_id} RECONCILER_TOKEN={server.token}",
+            err=True,
+        )
+        if given_seed and not server.seeded:
             click.echo(
                 f"note: {db} already held the demo account, so --seed was not applied "
                 "(a seed loads only into a new database)",
@@ -184,7 +207,7 @@ def _summary(server: SandboxServer) -> str:
     statuses = Counter(worker["status"] for worker in workers)
     lines = [
         f"The sandbox answers at {server.base_url} (demo client {server.client_id}).",
-        f"Workers: {len(workers)} agreement{'' if len(workers) == 1 else 's'}",
+        f"Workers: {plural(len(workers), 'agreement')}",
     ]
     lines += [f"  {status:<22}{count}" for status, count in sorted(statuses.items())]
     if webhook.status_code == 404:

@@ -11,6 +11,7 @@ import click
 from reconciler.desired import InvalidDesiredState, Problem, load_desired_state
 from reconciler.desired.problems import KEPT, SHOWN
 from reconciler.errors import ReconcilerError
+from reconciler.words import plural
 
 #: pre-commit sets this in the environment of every hook it runs.
 _PRE_COMMIT = "PRE_COMMIT"
@@ -49,7 +50,7 @@ def validate(path: Path | None, output_format: str, no_env: bool) -> None:
     elif output_format == "text":
         count = len(state.workers)
         webhook = "a webhook" if state.webhook is not None else "no webhook"
-        click.echo(f"{path}: valid ({count} worker{'' if count == 1 else 's'}, {webhook})")
+        click.echo(f"{path}: valid ({plural(count, 'worker')}, {webhook})")
 
 
 def _missing_path() -> tuple[str, str]:

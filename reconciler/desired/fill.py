@@ -17,6 +17,11 @@ changed workers.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
+import string
+import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -149,11 +154,19 @@ class _Filler:
         return None
 
     def holds_credential(self, value: str | None) -> bool:
-        """Whether `value` is, or holds inside it, a credential in any of its forms."""
+        """Whether `value` is, or holds inside it, a credential in any of its forms: as it is,
+        encoded, or inside anything the value carries encoded (`Basic` of another user and the
+        token, base64 of a JSON text holding the password)."""
         if not value:
             return False
         exact, inside = self.forbidden
-        return value in exact or any(form in value for form in inside)
+        if value in exact:
+            return True
+        raw = tuple(each for each in exact if len(each) >= MIN_HELD)
+        return any(
+            any(form in view for form in inside) or any(each in view for each in raw)
+            for view in decoded_views(value)
+        )
 
     def url(self, raw: object) -> str | Secret | None:
         if not isinstance(raw, str):
@@ -186,6 +199,37 @@ class _Filler:
             return None
         redaction.register_secret(filled)  # from here on, no log line can carry it
         return Secret(filled, template=template)
+
+
+#: A credential shorter than this is not looked for inside decoded text (chance would find it).
+MIN_HELD = 6
+_ENCODED_RUN = re.compile(r"[A-Za-z0-9+/_=%-]{8,}")
+
+
+def decoded_views(value: str, depth: int = 2) -> Iterator[str]:
+    """`value`, then what each long run of it decodes to as URL encoding, hex or base64 (plain
+    or URL-safe, padded or not), and what those decode to in turn, `depth` layers down."""
+    yield value
+    if depth == 0:
+        return
+    for run in _ENCODED_RUN.findall(value):
+        for text in _decodings(run):
+            if text != run:
+                yield from decoded_views(text, depth - 1)
+
+
+def _decodings(run: str) -> Iterator[str]:
+    if "%" in run:
+        yield urllib.parse.unquote(run)
+    if len(run) % 2 == 0 and all(c in string.hexdigits for c in run):
+        yield bytes.fromhex(run).decode("utf-8", "replace")
+    padded = run.rstrip("=") + "=" * (-len(run.rstrip("=")) % 4)
+    for alphabet in (b"+/", b"-_"):
+        try:
+            decoded = base64.b64decode(padded, altchars=alphabet, validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        yield decoded.decode("utf-8", "replace")
 
 
 def _forbidden_forms(credentials: Iterable[str], email: str) -> tuple[set[str], tuple[str, ...]]:

@@ -15,6 +15,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from reconciler.desired.fill import EveryName, FilledWebhook, fill_webhook
+from reconciler.desired.keys import NonTextKey, key_problems
 from reconciler.desired.model import (
     DEFAULT_INACTIVATION_LIMIT,
     DesiredState,
@@ -27,6 +28,8 @@ from reconciler.desired.model import (
 from reconciler.desired.parse import UNPARSED, scan
 from reconciler.desired.parse import parse as parse_yaml
 from reconciler.desired.payruns import (
+    EscapedText,
+    NumberText,
     amount_paths,
     build_payruns,
     parse_amount,
@@ -75,7 +78,11 @@ def load_desired_state(
         if data is UNPARSED:
             problems += parse_problems
             continue
-        pending[source.name] += schema_problems(data)
+        try:
+            pending[source.name] += schema_problems(data)
+        except NonTextKey:  # nothing else can read such a file: say where each such key is
+            problems += key_problems(source) or [_non_text_key(source)]
+            continue
         if isinstance(data, dict):
             _read_number_texts(source, data)
             ascii_text = source.text.isascii() and "\\" not in source.text
@@ -98,16 +105,30 @@ def load_desired_state(
 
 
 def _read_number_texts(source: SourceText, data: dict[object, object]) -> None:
-    """Amounts written as YAML numbers are read from their text (`0x10` is not 16.00): one
-    marked pass, only over a file that writes an amount unquoted."""
-    paths = amount_paths(data)
+    """Amounts written as YAML numbers are read from their text (`0x10` is not 16.00), and a
+    quoted amount written with escapes (`"1\\x30\\x30"`) is not taken for its digits: one marked
+    pass, only over a file that writes an amount unquoted, or has a backslash anywhere."""
+    paths = amount_paths(data, strings="\\" in source.text)
     if not paths:
         return
     wanted = {prefix for path in paths for prefix in _prefixes(path)}
     marks = scan(source, wanted, everything=False).marks
-    # A number the scan could not place keeps its value, which no amount rule accepts.
-    texts = {path: found.text for path in paths if (found := marks.get(path)) and found.text}
+    texts: dict[YamlPath, str] = {}
+    for path in paths:
+        found = marks.get(path)
+        if found is None or not found.text:
+            continue  # a number the scan could not place keeps its value, which no rule accepts
+        if found.escaped:
+            texts[path] = EscapedText(found.text)
+        elif _value_at(data, path).__class__ is not str:
+            texts[path] = NumberText(found.text)
     with_number_texts(data, texts)
+
+
+def _value_at(data: object, path: YamlPath) -> object:
+    for step in path:
+        data = data[step]  # type: ignore[index]
+    return data
 
 
 def _first(pending: dict[str, list[PathProblem]], most: int) -> dict[str, list[PathProblem]]:
@@ -226,3 +247,9 @@ def duration(text: str | None) -> timedelta | None:
         return None
     count = int(text[:-1])
     return timedelta(days=count) if text.endswith("d") else timedelta(hours=count)
+
+
+def _non_text_key(source: SourceText) -> Problem:
+    """The fallback when no event pass finds the key the fast parser read as not text."""
+    message = "a key that is not text: every key of a desired-state file is a field name"
+    return Problem(Location(source.name, 1, 1), message)

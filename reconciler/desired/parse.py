@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 from reconciler.desired.model import Location
 from reconciler.desired.problems import Problem, YamlPath
 from reconciler.desired.source import SourceText
+from reconciler.words import plural
 
 #: Aliases are refused (no replay at all), so an alias bomb costs nothing.
 _NO_ALIASES = yaml_rs.AliasLimits(
@@ -139,22 +140,30 @@ def _tag_problems(source: SourceText) -> list[Problem]:
     """
     _load_pyyaml()
     problems: list[Problem] = []
+    for event in events_of(source):
+        tag = getattr(event, "tag", None)
+        implicit = isinstance(event, yaml.ScalarEvent) and event.implicit[0]
+        if isinstance(tag, str) and not implicit and isinstance(event, tuple(_NODE_EVENTS)):
+            message = (
+                f"the YAML tag {_shown_tag(tag)} is not allowed: write the value itself "
+                "(text, a number or true/false)"
+            )
+            problems.append(_problem(source, _mark(event), message))
+    return problems
+
+
+def events_of(source: SourceText) -> Iterator[yaml.Event]:
+    """PyYAML's events of a file the fast parser read, to locate what it found; they stop
+    quietly where PyYAML refuses the syntax (that was said elsewhere)."""
+    _load_pyyaml()
     parser = yaml.CSafeLoader(source.text)
     try:
         while (event := parser.get_event()) is not None:
-            tag = getattr(event, "tag", None)
-            implicit = isinstance(event, yaml.ScalarEvent) and event.implicit[0]
-            if isinstance(tag, str) and not implicit and isinstance(event, tuple(_NODE_EVENTS)):
-                message = (
-                    f"the YAML tag {_shown_tag(tag)} is not allowed: write the value itself "
-                    "(text, a number or true/false)"
-                )
-                problems.append(_problem(source, _mark(event), message))
+            yield event
     except yaml.YAMLError:
-        pass  # the fast parser read the file; what PyYAML refuses here was said elsewhere
+        return
     finally:
         parser.dispose()
-    return problems
 
 
 def _shown_tag(tag: str) -> str:
@@ -173,6 +182,7 @@ class Marks:
     key: tuple[int, int] | None
     value: tuple[int, int]
     text: str | None = None
+    escaped: bool = False  # a double-quoted scalar written with `\` escapes: not its own text
 
 
 @dataclass(slots=True)
@@ -245,8 +255,8 @@ def scan(source: SourceText, wanted: Collection[YamlPath] = (), *, everything: b
         # One problem, not one per alias: an alias bomb would otherwise print thousands.
         count = len(result.aliases)
         message = (
-            f"YAML aliases (*name) are not supported ({count} alias{'' if count == 1 else 'es'}"
-            " in this file): write the value out"
+            f"YAML aliases (*name) are not supported ({plural(count, 'alias', 'aliases')} in "
+            "this file): write the value out"
         )
         result.problems.append(_problem(source, result.aliases[0], message))
     return result
@@ -295,12 +305,19 @@ def _node(
         if key_mark is not None and isinstance(event, yaml.ScalarEvent) and _absent(event):
             mark = key_mark  # `key:` with nothing after it: the key is what a person sees
         text = event.value if isinstance(event, yaml.ScalarEvent) else None
-        result.marks[path] = Marks(key_mark, mark, text)
+        result.marks[path] = Marks(key_mark, mark, text, _escaped(source, event))
     if isinstance(event, yaml.AliasEvent):
         result.aliases.append(mark)
     elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
         followed = path if path in parents else None
         stack.append(_Frame(followed, isinstance(event, yaml.MappingStartEvent)))
+
+
+def _escaped(source: SourceText, event: yaml.Event) -> bool:
+    if not isinstance(event, yaml.ScalarEvent) or event.style != '"':
+        return False
+    start, end = event.start_mark, event.end_mark
+    return start is None or end is None or "\\" in source.text[start.index : end.index]
 
 
 def _absent(event: yaml.ScalarEvent) -> bool:

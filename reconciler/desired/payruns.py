@@ -20,9 +20,9 @@ from reconciler.desired.model import Payrun, PayrunPayment
 from reconciler.desired.problems import PathProblem, YamlPath
 from reconciler.desired.rules import FileValues, email_problem
 from reconciler.identity import description_key, email_key, hidden_text_problem, text_key
+from reconciler.money import CENT, two_places
 
 MAX_AMOUNT = Decimal("1000000000000.00")
-CENT = Decimal("0.01")
 #: A plain decimal: ASCII digits without a leading zero (a YAML 1.1 reader takes `012` for the
 #: octal 10), then optionally a point and one or two digits. Nothing else is money: no sign,
 #: white space, exponent, underscore, other base, non-ASCII digit, `.5` or `5.`.
@@ -40,9 +40,17 @@ class NumberText(str):
     __slots__ = ()
 
 
+class EscapedText(str):
+    """A quoted amount written with escapes (`"1\\x30\\x30"`): its text is not its digits."""
+
+    __slots__ = ()
+
+
 def parse_amount(value: object) -> Decimal | None:
     """An amount written as a plain decimal (a string, or a number's text), or None."""
-    if not isinstance(value, str) or not _PLAIN_DECIMAL.fullmatch(value):
+    if not isinstance(value, str) or isinstance(value, EscapedText):
+        return None
+    if not _PLAIN_DECIMAL.fullmatch(value):
         return None
     return Decimal(value)
 
@@ -65,6 +73,8 @@ def _written(value: object) -> str:
     """The value as the file wrote it: a number's text as it is, anything else as YAML would."""
     if isinstance(value, NumberText):
         return f"the number {str(value)[:40]}"
+    if isinstance(value, EscapedText):
+        return f"the string {str(value)!r:.40} written with escapes (write the digits themselves)"
     if isinstance(value, str):
         return f"the string {value!r:.40}"
     if value is None:
@@ -74,29 +84,33 @@ def _written(value: object) -> str:
     return f"{value!r:.40} ({type(value).__name__})"
 
 
-def amount_paths(data: Mapping[Any, Any]) -> list[YamlPath]:
-    """Where this file's values hold an amount written as a YAML number (not a string): their
-    texts are read from the file, each replaced by a `NumberText` (`with_number_texts`)."""
+def amount_paths(data: Mapping[Any, Any], *, strings: bool = False) -> list[YamlPath]:
+    """Where this file's values hold an amount written as a YAML number (and, with `strings`,
+    as a string): their texts are read from the file (`with_number_texts`)."""
     found: list[YamlPath] = []
+
+    def wanted(value: object) -> bool:
+        return _is_number(value) or (strings and isinstance(value, str))
+
     policy = data.get("policy")
-    if isinstance(policy, dict) and _is_number(policy.get("maxPayout")):
+    if isinstance(policy, dict) and wanted(policy.get("maxPayout")):
         found.append(("policy", "maxPayout"))
     payruns = data.get("payruns")
     for run_index, payrun in enumerate(payruns if isinstance(payruns, list) else []):
         payments = payrun.get("payments") if isinstance(payrun, dict) else None
         for index, payment in enumerate(payments if isinstance(payments, list) else []):
-            if isinstance(payment, dict) and _is_number(payment.get("amount")):
+            if isinstance(payment, dict) and wanted(payment.get("amount")):
                 found.append(("payruns", run_index, "payments", index, "amount"))
     return found
 
 
 def with_number_texts(data: dict[Any, Any], texts: Mapping[YamlPath, str]) -> None:
-    """Replace each amount written as a number by the text it was written with."""
+    """Replace each amount by the text it was written with (a `NumberText` or `EscapedText`)."""
     for path, text in texts.items():
         parent: Any = data
         for step in path[:-1]:
             parent = parent[step]
-        parent[path[-1]] = NumberText(text)
+        parent[path[-1]] = text
 
 
 def _is_number(value: object) -> bool:
@@ -169,8 +183,8 @@ def payrun_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
         first = seen.setdefault(key, (name, path))
         if first != (name, path):
             message = (
-                f"the same payment ({amount:.2f} to {email}, {description!r:.60}) is given twice: "
-                "the service would fail the second as DUPLICATE_PAYMENT"
+                f"the same payment ({two_places(amount)} to {email}, {description!r:.60}) is given "
+                "twice: the service would fail the second as DUPLICATE_PAYMENT"
             )
             problems.append((name, PathProblem(path, message, other=first)))
     return problems

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from reconciler.desired.model import Location
 from reconciler.errors import ReconcilerError
+from reconciler.words import noun
 
 __all__ = ["InvalidDesiredState", "Location", "PathProblem", "Problem", "YamlPath"]
 
@@ -58,8 +59,7 @@ class InvalidDesiredState(ReconcilerError):
     def count_line(self, shown: int) -> str:
         """'3 problems found', or '12,345 problems found (the first 100 are shown)'."""
         count = self.total
-        noun = "problem" if count == 1 else "problems"
-        line = f"{'at least ' if self.at_least else ''}{count:,} {noun} found"
+        line = f"{'at least ' if self.at_least else ''}{count:,} {noun(count, 'problem')} found"
         listed = min(shown, len(self.problems))
         return line if listed >= count else f"{line} (the first {listed:,} are shown)"
 

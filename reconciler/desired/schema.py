@@ -18,6 +18,7 @@ from typing import Any
 
 import jsonschema_rs
 
+from reconciler.desired.keys import NonTextKey
 from reconciler.desired.problems import PathProblem, YamlPath
 
 _TWO_LETTERS = re.compile("[A-Z]{2}")  # anything else is the pattern's to refuse
@@ -86,13 +87,18 @@ MAX_FAILURES = 5000
 
 def schema_problems(data: object) -> list[PathProblem]:
     """Every way `data` (one file's values) breaks the schema, or the first few thousand and
-    a last problem saying that there are more; nothing when it is valid."""
-    validator, schema = _validator()
+    a last problem saying that there are more; nothing when it is valid. Raises `NonTextKey`
+    for a key that is not text, which the schema cannot name (keys.py locates it)."""
     try:
-        if validator.is_valid(data):
-            return []
-    except (ValueError, TypeError):  # a key that is not a string: name it as written
-        data = _with_string_keys(data)
+        return _schema_problems(data)
+    except (ValueError, TypeError):  # the validator takes text keys only
+        raise NonTextKey from None
+
+
+def _schema_problems(data: object) -> list[PathProblem]:
+    validator, schema = _validator()
+    if validator.is_valid(data):
+        return []
     workers = data.get("workers") if isinstance(data, dict) else None
     if not isinstance(data, dict) or not isinstance(workers, list) or len(workers) <= MAX_FAILURES:
         return _problems(_failures(validator, schema, data))
@@ -122,14 +128,6 @@ def _worker_validator() -> tuple[Any, dict[str, Any]]:
     _, schema = _validator()
     item: dict[str, Any] = schema["properties"]["workers"]["items"]
     return jsonschema_rs.validator_for(item), item
-
-
-def _with_string_keys(value: object) -> object:
-    if isinstance(value, dict):
-        return {str(key): _with_string_keys(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_with_string_keys(item) for item in value]
-    return value
 
 
 def _failures(validator: Any, schema: dict[str, Any], data: object) -> Iterator[_Failure]:

@@ -48,6 +48,22 @@ def schema_ref(directory: Path) -> str | None:
     return None
 
 
+def schema_target(directory: Path) -> tuple[str, Path | None]:
+    """The modeline's target for a file in `directory`, and the schema file still to write.
+
+    A copy found by `schema_ref` is the target, with nothing to write. Otherwise the target is
+    where the README's `reconciler schema --out schemas/desired-state.schema.json` puts it:
+    `schemas/` at the git root above `directory` (or in `directory` itself, outside git), as a
+    relative path; export then says the command that writes it."""
+    found = schema_ref(directory)
+    if found is not None:
+        return found, None
+    start = directory.resolve()
+    root = next((folder for folder in (start, *start.parents) if (folder / ".git").exists()), start)
+    place = root / SCHEMA_PLACES[1]
+    return Path(os.path.relpath(place, start)).as_posix(), place
+
+
 def is_schema_copy(path: Path) -> bool:
     """Whether `path` is a regular file holding this tool's desired-state schema (any version)."""
     try:

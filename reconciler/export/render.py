@@ -30,6 +30,7 @@ from reconciler.export.webhook import header_variables, webhook_lines
 from reconciler.export.yamltext import quoted, scalar
 from reconciler.plan.model import LiveState
 from reconciler.service.models import Webhook, Worker
+from reconciler.words import plural as _count
 
 #: The file of a split export that holds everything but the workers.
 SETTINGS_FILE = "00-settings.yaml"
@@ -364,7 +365,3 @@ def _slug(value: str) -> str:
     ascii_text = unicodedata.normalize("NFKD", value).encode("ascii", "ignore").decode()
     slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
     return slug[:_SLUG_LENGTH].rstrip("-") or "other"
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"

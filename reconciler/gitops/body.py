@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 from reconciler.gitops.marker import Marker
 from reconciler.plan.model import Plan
-from reconciler.render.base import plural
 from reconciler.render.markdown import MarkdownRenderer
+from reconciler.words import plural
 
 #: GitHub refuses a comment or issue body longer than this many characters.
 GITHUB_BODY_LIMIT = 65_536

@@ -258,6 +258,23 @@ class Drift(_Wanted, _Held):
 
 
 @dataclass(frozen=True, slots=True)
+class Kept(_Wanted, _Held):
+    """A managed worker the plan leaves as it is: in sync, or drifted (reported, not fixed)."""
+
+    agreement: Worker
+    worker: DesiredWorker
+    drifted: tuple[FieldChange, ...] = ()
+
+    @property
+    def planned(self) -> Resource:
+        """The worker as the account holds it after an apply: a drifted field keeps its live
+        value, since the service cannot change it in place."""
+        resource = desired_worker_resource(self.worker)
+        resource.update((field.name, field.before) for field in self.drifted)
+        return resource
+
+
+@dataclass(frozen=True, slots=True)
 class Conflict:
     """Something the reconciler will not touch because the live account is ambiguous."""
 

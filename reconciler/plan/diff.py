@@ -40,6 +40,7 @@ from reconciler.plan.payruns import (
 from reconciler.plan.safety import assess
 from reconciler.secrets import Secret, live_webhook_url, reveal
 from reconciler.service.models import Webhook, Worker, WorkerStatus
+from reconciler.words import are, plural
 
 # Set membership is cheaper than the enum's properties, which counts at 100,000 agreements.
 _KNOWN = frozenset(WorkerStatus.__members__.values())
@@ -89,16 +90,20 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
             decide(key, wanted.get(key), by_id.get(key, ()))
 
     if decide.kept_without_prune:
+        kept = decide.kept_without_prune
         warnings.append(
-            f"{decide.kept_without_prune} owned open agreement(s) are not in the file and are "
-            "kept because policy.prune is false"
+            f"{plural(kept, 'owned open agreement')} {are(kept)} not in the file and "
+            f"{are(kept)} kept because policy.prune is false"
         )
     warnings.extend(_unused_options(options, wanted, by_id, decide.replaced))
     changes: list[Change] = list(decide.changes)
+    kept_webhook = None
     if desired.webhook is not None and options.selects(WEBHOOK_ADDRESS):
         webhook_change = diff_webhook(desired.webhook, live.webhook)
         if webhook_change is not None:
             changes.append(webhook_change)
+        else:
+            kept_webhook = desired.webhook
     inactivations = sum(isinstance(change, Inactivate) for change in changes)
     payruns: tuple[PayrunDecision, ...] = ()
     wallet: WalletCheck | None = None
@@ -123,6 +128,8 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
         wallet=wallet,
         changes=tuple(changes),
         drift=tuple(decide.drift),
+        kept_pairs=tuple(decide.kept),
+        kept_webhook=kept_webhook,
         conflicts=tuple(decide.conflicts),
         unmanaged=tuple(sorted(unmanaged, key=lambda u: u.agreement.agreement_id)),
         history=tuple(decide.history),
@@ -147,6 +154,9 @@ class _Decider:
         self._open_by_email = open_by_email
         self.changes: list[Change] = []
         self.drift: list[Drift] = []
+        # (agreement, worker, drifted fields): plain tuples, a plan of 100,000 in-sync workers
+        # makes as many; Plan.kept turns them into Kept values when an output asks.
+        self.kept: list[tuple[Worker, DesiredWorker, tuple[FieldChange, ...]]] = []
         self.conflicts: list[Conflict] = []
         self.history: list[PastAgreement] = []
         self.replaced: set[str] = set()
@@ -188,8 +198,10 @@ class _Decider:
                 self.conflicts.append(_email_conflict(want, holders))
             else:
                 self.changes.append(Replace(agreement, want, fields))
-        elif fields:
-            self.drift.append(Drift(agreement, want, fields))
+        else:
+            if fields:
+                self.drift.append(Drift(agreement, want, fields))
+            self.kept.append((agreement, want, fields))
 
     def _email_holders(self, want: DesiredWorker, exclude: Worker | None) -> tuple[Worker, ...]:
         holders = self._open_by_email.get(email_key(want.worker_email), ())

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from reconciler.desired.model import DEFAULT_INACTIVATION_LIMIT, InactivationLimit
+from reconciler.desired.model import (
+    DEFAULT_INACTIVATION_LIMIT,
+    DesiredWebhook,
+    DesiredWorker,
+    InactivationLimit,
+)
 from reconciler.errors import ReconcilerError
 from reconciler.plan.changes import (
     Change,
     Conflict,
     Drift,
+    FieldChange,
     Inactivate,
     Invite,
+    Kept,
     PastAgreement,
     Replace,
     Unmanaged,
@@ -117,12 +124,29 @@ class Summary:
 
 
 @dataclass(frozen=True, slots=True)
+class DriftEntry:
+    """A drifted worker as the plan's outputs show it: its address, agreement and fields.
+
+    A saved plan keeps these, so a comment made from it shows the drift as it was planned."""
+
+    address: str
+    agreement_id: int
+    fields: tuple[FieldChange, ...]
+
+    @classmethod
+    def of(cls, drift: Drift) -> DriftEntry:
+        return cls(drift.address, drift.agreement.agreement_id, drift.fields)
+
+
+@dataclass(frozen=True, slots=True)
 class Reported:
-    """What a saved plan counted besides its changes, when it was made (it keeps no entries)."""
+    """What a saved plan reported besides its changes, when it was made: counts, and the
+    drifted workers (unmanaged workers and conflicts are counted only)."""
 
     drifted: int = 0
     unmanaged: int = 0
     conflicts: int = 0
+    drift: tuple[DriftEntry, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +169,9 @@ class Plan:
 
     changes: tuple[Change, ...] = ()
     drift: tuple[Drift, ...] = ()
+    # The managed workers left as they are, (agreement, worker, drifted fields): see `kept`.
+    kept_pairs: tuple[tuple[Worker, DesiredWorker, tuple[FieldChange, ...]], ...] = ()
+    kept_webhook: DesiredWebhook | None = None  # the file's webhook, when it needs no change
     conflicts: tuple[Conflict, ...] = ()
     unmanaged: tuple[Unmanaged, ...] = ()
     history: tuple[PastAgreement, ...] = ()
@@ -153,8 +180,23 @@ class Plan:
     narrowed: bool = False  # --target or --exclude kept only part of the file and the account
     payruns: tuple[PayrunDecision, ...] = ()
     wallet: WalletCheck | None = None
-    reported: Reported | None = None  # a resumed saved plan's counts (its entries are not kept)
+    reported: Reported | None = None  # what a resumed saved plan reported when it was made
     money: MoneyReport | None = None  # the money of the window, when it was read
+
+    @property
+    def kept(self) -> tuple[Kept, ...]:
+        """The managed workers the plan leaves as they are: in sync, or drifted and only
+        reported (Terraform's planned_values lists them)."""
+        return tuple(
+            Kept(agreement, worker, fields) for agreement, worker, fields in self.kept_pairs
+        )
+
+    @property
+    def drift_entries(self) -> tuple[DriftEntry, ...]:
+        """The drifted workers to show: this plan's, or those a saved plan kept."""
+        if self.drift:
+            return tuple(DriftEntry.of(drift) for drift in self.drift)
+        return self.reported.drift if self.reported is not None else ()
 
     @property
     def has_changes(self) -> bool:

@@ -22,7 +22,9 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from reconciler.identity import email_key
+from reconciler.money import grouped
 from reconciler.service.models import JournalEntry, Payment, Wallet
+from reconciler.words import plural
 
 #: A month of payroll and a few days of slack: last month's run is still inside the window.
 DEFAULT_WINDOW = timedelta(days=35)
@@ -141,9 +143,9 @@ class MoneyReport:
         """'2 untraced paylists (1,250.00), 1 failed payment (20.00), 0 stuck payments'."""
         untraced, failed = self.untraced_figure, self.failed_figure
         return (
-            f"{_count(untraced.count, 'untraced paylist')} ({untraced.total:,.2f}), "
-            f"{_count(failed.count, 'failed payment')} ({failed.total:,.2f}), "
-            f"{_count(len(self.stuck), 'stuck payment')}"
+            f"{plural(untraced.count, 'untraced paylist')} ({grouped(untraced.total)}), "
+            f"{plural(failed.count, 'failed payment')} ({grouped(failed.total)}), "
+            f"{plural(len(self.stuck), 'stuck payment')}"
         )
 
 
@@ -237,7 +239,3 @@ def _alert(payment: Payment, action: str) -> PaymentAlert:
 def _figure(amounts: Iterable[Decimal]) -> Figure:
     values = list(amounts)
     return Figure(len(values), sum(values, _ZERO))
-
-
-def _count(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

@@ -26,7 +26,9 @@ from decimal import Decimal
 
 from reconciler.desired.model import Payrun, PayrunPayment
 from reconciler.identity import description_key, email_key, text_key
+from reconciler.money import grouped, two_places
 from reconciler.service.models import Payment, Wallet, Worker, WorkerStatus
+from reconciler.words import plural
 
 MAX_PAYMENTS = 1000
 TO_PAY, PAID, CONFLICT, REFUSED = "to_pay", "paid", "conflict", "refused"
@@ -108,7 +110,6 @@ def to_pay_phrase(decisions: Sequence[PayrunDecision]) -> str:
     phrases = []
     if paying:
         total = sum((d.total for d in to_pay), Decimal("0.00"))
-        noun = "payrun" if len(paying) == 1 else "payruns"
         paylists = sum(counts[payrun_id] for payrun_id in paying)
         if paylists == len(paying):
             shape = ""
@@ -116,9 +117,9 @@ def to_pay_phrase(decisions: Sequence[PayrunDecision]) -> str:
             shape = f" of {paylists} parts"
         else:
             shape = f" ({paylists} paylists)"
-        phrases.append(f"{len(paying)} {noun}{shape} to pay ({total:,.2f})")
+        phrases.append(f"{plural(len(paying), 'payrun')}{shape} to pay ({grouped(total)})")
     if refused:
-        phrases.append(f"{len(refused)} {'payrun' if len(refused) == 1 else 'payruns'} refused")
+        phrases.append(f"{plural(len(refused), 'payrun')} refused")
     return ", ".join(phrases)
 
 
@@ -331,7 +332,7 @@ def _preflight(
         reasons.append("the wallet is disabled")
     sent = []
     for number, payment in enumerate(payments, start=1):
-        who = f"payment {number} ({payment.amount:.2f} to {payment.email})"
+        who = f"payment {number} ({two_places(payment.amount)} to {payment.email})"
         key = email_key(payment.email)
         known = payees.get(key, set())
         if len(known) == 1:
@@ -368,12 +369,13 @@ def _wallet_check(
     available = wallet.balance + wallet.over_draft_limit
     if total > available:
         problems.append(
-            f"the payruns to pay total {total:,.2f}, more than the wallet's {available:,.2f} "
-            "(balance and over-draft limit)"
+            f"the payruns to pay total {grouped(total)}, more than the wallet's "
+            f"{grouped(available)} (balance and over-draft limit)"
         )
     if max_payout is not None and total > max_payout:
         problems.append(
-            f"the payruns to pay total {total:,.2f}, over policy.maxPayout {max_payout:,.2f}"
+            f"the payruns to pay total {grouped(total)}, "
+            f"over policy.maxPayout {grouped(max_payout)}"
         )
     return WalletCheck(
         balance=wallet.balance,

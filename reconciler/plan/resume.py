@@ -32,11 +32,18 @@ from reconciler.desired.model import (
     PayrunPayment,
     WebhookHeader,
 )
-from reconciler.plan.changes import Change, Inactivate, Invite, Replace, WebhookUpdate
+from reconciler.plan.changes import (
+    Change,
+    FieldChange,
+    Inactivate,
+    Invite,
+    Replace,
+    WebhookUpdate,
+)
 from reconciler.plan.diff import diff_webhook
 from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
-from reconciler.plan.model import LiveState, Plan, Reported
+from reconciler.plan.model import DriftEntry, LiveState, Plan, Reported
 from reconciler.plan.payruns import (
     CONFLICT,
     REFUSED,
@@ -97,7 +104,7 @@ def resume(
     return Plan(
         changes=tuple(changes),
         safety=assess(owned_open, inactivations, limit),
-        reported=Reported(**saved.reported),
+        reported=_reported(saved.reported),
         payruns=payruns,
         wallet=wallet,
     )
@@ -270,3 +277,16 @@ class _Rebuilder:
                 hint="nothing was applied; set it as it was, or run `reconciler plan --out` again",
             )
         return value
+
+
+def _reported(record: dict[str, Any]) -> Reported:
+    """What the saved plan reported: its counts, and the drifted workers it kept."""
+    drift = tuple(
+        DriftEntry(
+            entry["address"],
+            entry["agreementId"],
+            tuple(FieldChange(f["name"], f["before"], f["after"]) for f in entry["fields"]),
+        )
+        for entry in record.get("drift", ())
+    )
+    return Reported(record["drifted"], record["unmanaged"], record["conflicts"], drift)

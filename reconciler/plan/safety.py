@@ -6,6 +6,7 @@ import math
 
 from reconciler.desired.model import InactivationLimit
 from reconciler.plan.model import Safety
+from reconciler.words import plural
 
 #: Below this many owned open agreements a share limit is not checked: at 4 owned workers,
 #: 25% would refuse a single removal. A count (`maxInactivations: 2`) is always checked.
@@ -20,8 +21,9 @@ def assess(owned_open: int, inactivations: int, limit: InactivationLimit) -> Saf
     if checked and inactivations > allowed:
         shown = math.floor(allowed) if limit.is_share else allowed
         problems.append(
-            f"{inactivations} inactivations exceed policy.maxInactivations {limit} "
-            f"({shown} of {owned_open} owned open agreements)"
+            f"{plural(inactivations, 'inactivation')} exceed{'s' if inactivations == 1 else ''} "
+            f"policy.maxInactivations {limit} "
+            f"({shown} of {plural(owned_open, 'owned open agreement')})"
         )
     if inactivations and inactivations >= owned_open:
         problems.append(f"the plan would inactivate every owned worker ({owned_open})")

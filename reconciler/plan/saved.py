@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -27,15 +28,16 @@ from typing import Any
 
 from reconciler.desired.model import DesiredWebhook
 from reconciler.errors import ReconcilerError
+from reconciler.money import two_places
 from reconciler.plan.account import Account
 from reconciler.plan.changes import Change, Inactivate, Invite, Replace, WebhookCreate
 from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
-from reconciler.plan.model import LiveState, Plan
+from reconciler.plan.model import DriftEntry, LiveState, Plan
 from reconciler.plan.payruns import PayrunDecision
 from reconciler.plan.saved_schema import document_problem
 from reconciler.plan.signing import PlanKey, sign, verify
-from reconciler.secrets import Secret
+from reconciler.secrets import MASK, Secret
 
 FORMAT = "reconciler-plan"
 FORMAT_VERSION = 3
@@ -44,6 +46,8 @@ DEFAULT_MAX_AGE = timedelta(hours=1)
 CLOCK_SKEW = timedelta(minutes=5)
 #: Larger than any plan of 100,000 workers; a bigger file is not read into memory.
 _MAX_BYTES = 256 * 1024 * 1024
+#: How every saved plan begins (its first key is the format), whatever follows.
+_SAVED_PLAN_HEAD = re.compile(rb'\s*\{\s*"format"\s*:\s*"reconciler-plan"')
 
 VALUE_LABEL = b"reconciler saved-plan header-value v1"
 
@@ -96,6 +100,7 @@ def saved_plan_document(
             "drifted": summary.drifted,
             "unmanaged": summary.unmanaged,
             "conflicts": summary.conflicts,
+            "drift": [drift_record(entry) for entry in plan.drift_entries],
         },
         "changes": [
             {
@@ -105,10 +110,28 @@ def saved_plan_document(
             for change in plan.changes
         ],
         "payruns": [payrun_record(decision) for decision in plan.to_pay],
-        "max_payout": None if max_payout is None else f"{max_payout:.2f}",
+        "max_payout": None if max_payout is None else two_places(max_payout),
     }
     document["mac"] = sign(document, key)
     return document
+
+
+def drift_record(entry: DriftEntry) -> dict[str, Any]:
+    """A drifted worker as the saved plan keeps it for its comment (no secret: worker fields)."""
+    return {
+        "address": entry.address,
+        "agreementId": entry.agreement_id,
+        "fields": [
+            {"name": f.name, "before": _shown(f.before), "after": _shown(f.after)}
+            for f in entry.fields
+        ],
+    }
+
+
+def _shown(value: Any) -> str | None:
+    if value is None:
+        return None
+    return MASK if isinstance(value, Secret) else str(value)
 
 
 def payrun_record(decision: PayrunDecision) -> dict[str, Any]:
@@ -121,7 +144,7 @@ def payrun_record(decision: PayrunDecision) -> dict[str, Any]:
         "idempotence_key": decision.key,
         "description": decision.description,
         "payments": [
-            {"email": p.email, "amount": f"{p.amount:.2f}", "description": p.description}
+            {"email": p.email, "amount": two_places(p.amount), "description": p.description}
             for p in decision.payments
         ],
     }
@@ -201,14 +224,25 @@ def _webhook_record(webhook: DesiredWebhook, value_key: bytes) -> dict[str, Any]
 
 
 def is_saved_plan(path: Path) -> bool:
-    """Whether `path` holds a saved plan: by content (a JSON object whose format says so)."""
+    """Whether `path` holds a saved plan: by content (a JSON object whose format says so).
+
+    A file that opens as a saved plan does (`{"format": "reconciler-plan"` first, as `plan
+    --out` writes it) is one even when it cannot be read further (cut short in an upload, not
+    UTF-8, too large): `load_saved_plan` then says what is wrong, instead of reading it as a
+    desired-state file (JSON is YAML) and reporting YAML problems or asking to confirm.
+    """
     path = Path(path)
     try:
-        if not path.is_file() or path.stat().st_size > _MAX_BYTES:
+        if not path.is_file():
             return False
         with path.open("rb") as stream:
-            if not stream.read(64).lstrip().startswith(b"{"):
+            head = stream.read(256)
+            if not head.lstrip().startswith(b"{"):
                 return False  # a desired-state file is YAML; no need to read it all
+            if _SAVED_PLAN_HEAD.match(head):
+                return True
+            if path.stat().st_size > _MAX_BYTES:
+                return False
             stream.seek(0)
             document = json.load(stream)
     except (OSError, ValueError, RecursionError):
@@ -229,7 +263,7 @@ class SavedPlan:
     owned_open: int
     limit_value: Decimal
     limit_is_share: bool
-    reported: dict[str, int]
+    reported: dict[str, Any]
     sources: tuple[str, ...] = ()
     payruns: tuple[dict[str, Any], ...] = ()
     max_payout: Decimal | None = None

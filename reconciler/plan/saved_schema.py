@@ -92,6 +92,17 @@ _CHANGE = {
 }
 
 _MONEY = r"^[0-9]{1,13}\.[0-9]{2}$"
+_SHOWN = {"type": ["string", "null"], "maxLength": 100_000}
+_DRIFT = _object(
+    {
+        "address": _TEXT,
+        "agreementId": _AGREEMENT,
+        "fields": {
+            "type": "array",
+            "items": _object({"name": _TEXT, "before": _SHOWN, "after": _SHOWN}),
+        },
+    }
+)
 _PAYRUN = _object(
     {
         "address": _TEXT,
@@ -142,7 +153,10 @@ SCHEMA: dict[str, Any] = _object(
                 ),
             }
         ),
-        "reported": _object({"drifted": _COUNT, "unmanaged": _COUNT, "conflicts": _COUNT}),
+        "reported": _object(
+            {"drifted": _COUNT, "unmanaged": _COUNT, "conflicts": _COUNT},
+            {"drift": {"type": "array", "items": _DRIFT}},  # optional: plans saved before it
+        ),
         "changes": {"type": "array", "items": _CHANGE},
         "payruns": {"type": "array", "items": _PAYRUN},
         "max_payout": {"type": ["string", "null"], "pattern": _MONEY},

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from reconciler.plan.model import Plan
 from reconciler.secrets import MASK, Secret
+from reconciler.words import plural
 
 FORMATS = ("text", "json", "markdown")
 
@@ -45,10 +46,6 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [jsonable(item) for item in value]
     return value
-
-
-def plural(count: int, word: str, many: str | None = None) -> str:
-    return f"{count} {word if count == 1 else (many or word + 's')}"
 
 
 def strict_headline(plan: Plan) -> str:

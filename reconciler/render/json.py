@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from decimal import Decimal
 from typing import Any
 
 from reconciler import __version__
+from reconciler.money import two_places
 from reconciler.plan.changes import (
     WEBHOOK_ADDRESS,
     Change,
@@ -18,6 +18,7 @@ from reconciler.plan.changes import (
     Unmanaged,
     live_worker_resource,
     sensitive_mask,
+    webhook_resource,
 )
 from reconciler.plan.model import Plan
 from reconciler.plan.payruns import PayrunDecision, WalletCheck, parts_of
@@ -52,7 +53,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "format_version": FORMAT_VERSION,
         "terraform_version": __version__,
         "reconciler_version": __version__,
-        "planned_values": {"root_module": {"resources": _planned(changes)}},
+        "planned_values": {"root_module": {"resources": _planned(plan, changes)}},
         "resource_changes": changes,
         "resource_drift": [_drift(drift) for drift in plan.drift],
         "conflicts": [_conflict(conflict) for conflict in plan.conflicts],
@@ -73,19 +74,15 @@ def plan_document(plan: Plan) -> dict[str, Any]:
     }
 
 
-def _money(amount: Decimal) -> str:
-    return f"{amount:.2f}"
-
-
 def _paylist_change(decision: PayrunDecision) -> dict[str, Any]:
     after = {
         "idempotence_key": decision.key,
         "description": decision.description,
         "payments": [
-            {"email": p.email, "amount": _money(p.amount), "description": p.description}
+            {"email": p.email, "amount": two_places(p.amount), "description": p.description}
             for p in decision.payments
         ],
-        "total": _money(decision.total),
+        "total": two_places(decision.total),
     }
     return {
         **_identity(decision.address, decision.payrun_id, "paylist"),
@@ -125,17 +122,17 @@ def _payrun(decision: PayrunDecision, parts: dict[str, int]) -> dict[str, Any]:
         "reasons": list(decision.reasons),
         "outcomes": dict(decision.outcomes),
         "paylist_id": decision.paylist_id,
-        "total": _money(decision.total),
+        "total": two_places(decision.total),
     }
 
 
 def _wallet(wallet: WalletCheck) -> dict[str, Any]:
     return {
-        "balance": _money(wallet.balance),
-        "over_draft_limit": _money(wallet.over_draft_limit),
+        "balance": two_places(wallet.balance),
+        "over_draft_limit": two_places(wallet.over_draft_limit),
         "enabled": wallet.enabled,
-        "total_to_pay": _money(wallet.total_to_pay),
-        "balance_after": _money(wallet.balance_after),
+        "total_to_pay": two_places(wallet.total_to_pay),
+        "balance_after": two_places(wallet.balance_after),
         "problems": list(wallet.problems),
     }
 
@@ -149,25 +146,39 @@ def _identity(address: str, index: str | None, kind: str | None = None) -> dict[
     return identity
 
 
-def _planned(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The resources as an apply would leave them (what `planned_values` shows Terraform's)."""
+def _planned(plan: Plan, changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every managed resource as an apply would leave it, those it leaves alone included (as
+    Terraform's `planned_values`): the changes' `after`, the kept workers, the kept webhook."""
+    entries = [
+        (entry, entry["change"]["after"], entry["change"]["after_sensitive"])
+        for entry in changes
+        if entry["change"]["after"] is not None
+    ]
+    for kept in plan.kept:
+        values = kept.planned
+        identity = _identity(kept.address, kept.external_id)
+        entries.append((identity, jsonable(values), sensitive_mask(values)))
+    if plan.kept_webhook is not None:
+        after = webhook_resource(plan.kept_webhook)
+        entries.append((_identity(WEBHOOK_ADDRESS, None), jsonable(after), sensitive_mask(after)))
     resources = []
-    for entry in changes:
-        after = entry["change"]["after"]
-        if after is None:
-            continue
+    for entry, values, mask in sorted(entries, key=lambda item: _planned_order(item[0])):
         resource = {key: entry[key] for key in ("address", "mode", "type", "name", "provider_name")}
         if "index" in entry:
             resource["index"] = entry["index"]
         resource |= {
             "schema_version": 0,
-            "values": after,
-            "sensitive_values": mask
-            if isinstance(mask := entry["change"]["after_sensitive"], dict)
-            else {},
+            "values": values,
+            "sensitive_values": mask if isinstance(mask, dict) else {},
         }
         resources.append(resource)
     return resources
+
+
+def _planned_order(entry: dict[str, Any]) -> tuple[int, str]:
+    """Workers in address order, then the webhook, then the paylists (the plan's order)."""
+    rank = {"worker": 0, WEBHOOK_ADDRESS: 1}.get(entry["type"], 2)
+    return rank, entry["address"]
 
 
 def _resource_change(change: Change) -> dict[str, Any]:

@@ -9,18 +9,28 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from decimal import Decimal
 
+from reconciler.money import grouped
 from reconciler.plan.changes import Inactivate, Replace
 from reconciler.plan.model import Plan
 from reconciler.plan.payruns import parts_of
-from reconciler.render.base import clean, plural, strict_headline
+from reconciler.render.base import clean, strict_headline
 from reconciler.render.money import money_markdown
 from reconciler.render.sections import Item, Section, View, sections
+from reconciler.words import plural
 
 #: GitHub refuses comments above 65,536 characters; stay well under it (the marker, and a
 #: merge-refused comment's own paragraph, come on top).
 MAX_CHARACTERS = 60_000
 _NOTE_ROOM = 1_000  # kept free for the note about what was left out
+#: With a limit, the payruns table of the head shows at most this many rows, each with at most
+#: this many reasons: the sections below name every one, riskiest first, so a file of many
+#: refused payruns cannot push them (an inactivation, the webhook) out of the comment.
+_TABLE_ROWS = 50
+_CELL_REASONS = 3
+#: Generous room for a section's opening and closing lines (its title, the fence, the tags).
+_FRAME = 200
 
 _SUMMARY_COLUMNS = (
     ("conflicts", "conflicts"),
@@ -65,14 +75,14 @@ class MarkdownRenderer:
         self._strict = strict
 
     def render(self, plan: Plan) -> str:
-        head = "\n".join(_head(plan, self._strict)) + "\n\n"
+        head = "\n".join(_head(plan, self._strict, capped=self._limit is not None)) + "\n\n"
         found = sections(plan, self._view)
         fence = _fence(line.text for s in found for item in s.items for line in item)
         budget = None if self._limit is None else self._limit - len(head) - _NOTE_ROOM
         return head + _fit(found, fence, budget)
 
 
-def _head(plan: Plan, strict: bool) -> Iterator[str]:
+def _head(plan: Plan, strict: bool, *, capped: bool) -> Iterator[str]:
     summary = plan.summary.as_dict()
     yield "### reconciler plan"
     yield ""
@@ -94,7 +104,7 @@ def _head(plan: Plan, strict: bool) -> Iterator[str]:
             + ". `apply` refuses without `--force`."
         )
         yield ""
-    yield from _payruns_table(plan)
+    yield from _payruns_table(plan, capped=capped)
     if plan.money is not None:
         yield from money_markdown(plan.money, _escape)
     emails = plan.summary.invitation_emails
@@ -111,37 +121,48 @@ def _head(plan: Plan, strict: bool) -> Iterator[str]:
         yield LEGEND
 
 
-def _payruns_table(plan: Plan) -> Iterator[str]:
-    """The payruns, one row per paylist, and the wallet line."""
+def _payruns_table(plan: Plan, *, capped: bool) -> Iterator[str]:
+    """The payruns, one row per paylist, and the wallet line (`capped`: a bounded number of
+    rows and of reasons in a row, with a count of the rest)."""
     if not plan.payruns:
         return
     yield "| payrun | state | total | paylist | reasons or outcomes |"
     yield "|---|---|---:|---:|---|"
     counts_of = parts_of(plan.payruns)
-    for decision in plan.payruns:
+    shown = plan.payruns[:_TABLE_ROWS] if capped else plan.payruns
+    for decision in shown:
         part = (
             ""
             if decision.part is None
             else f" (part {decision.part} of {counts_of[decision.payrun_id]})"
         )
-        notes = "; ".join(decision.reasons) or ", ".join(
+        reasons = list(decision.reasons)
+        if capped and len(reasons) > _CELL_REASONS:
+            rest = len(reasons) - _CELL_REASONS
+            reasons = [*reasons[:_CELL_REASONS], f"and {plural(rest, 'more reason')}, listed below"]
+        notes = "; ".join(reasons) or ", ".join(
             f"{n} {status}" for status, n in sorted(decision.outcomes.items())
         )
         paylist = "" if decision.paylist_id is None else str(decision.paylist_id)
         cells = (
             f"`{decision.address}`{part}",
             decision.state.replace("_", " "),
-            f"{decision.total:,.2f}",
+            f"{grouped(decision.total)}",
             paylist,
             _escape(notes),
         )
         yield "| " + " | ".join(cells) + " |"
+    if len(shown) < len(plan.payruns):
+        hidden = plan.payruns[len(shown) :]
+        total = sum((decision.total for decision in hidden), Decimal(0))
+        more = plural(len(hidden), "more paylist")
+        yield f"| {more} | | {total:,.2f} | | in the sections below and the full plan |"
     yield ""
     wallet = plan.wallet
     if wallet is not None:
         line = (
-            f"Wallet: balance {wallet.balance:,.2f}, {wallet.total_to_pay:,.2f} to pay, "
-            f"{wallet.balance_after:,.2f} after."
+            f"Wallet: balance {grouped(wallet.balance)}, {grouped(wallet.total_to_pay)} to pay, "
+            f"{grouped(wallet.balance_after)} after."
         )
         if wallet.problems:
             line += " :no_entry: " + _escape("; ".join(wallet.problems)) + " (needs `--force`)."
@@ -172,10 +193,16 @@ def _fence(lines: Iterable[str]) -> str:
 
 def _fit(found: list[Section], fence: str, budget: int | None) -> str:
     """The sections in risk order, whole items only, until the budget is spent; after the
-    first cut nothing more is shown, so what is shown is always the riskiest part."""
+    first cut nothing low-risk is shown, so what is shown is always the riskiest part.
+
+    When even the risky sections do not fit, each gets a fair share of the room
+    (`_risky_shares`), so a long risky section written into a file (many refused payruns, say)
+    cannot push an inactivation or the webhook change out of the comment.
+    """
     out: list[str] = []
     used = 0
     left_out: list[tuple[Section, int]] = []
+    shares = _risky_shares(found, budget)
     for section in found:
         opening = [
             f"<details{'' if section.may_cut else ' open'}><summary>{section.title}</summary>",
@@ -184,10 +211,13 @@ def _fit(found: list[Section], fence: str, budget: int | None) -> str:
         ]
         closing = [fence, "", "</details>", ""]
         room = None if budget is None else budget - used
+        if room is not None and shares is not None and not section.may_cut:
+            room = shares[id(section)]
         room = None if room is None else room - sum(len(part) + 1 for part in opening + closing)
         kept: list[str] = []
         shown = 0
-        for item in section.items if not left_out else ():
+        may_show = not left_out or (shares is not None and not section.may_cut)
+        for item in section.items if may_show else ():
             lines = _markdown_lines(item)
             size = sum(len(line) + 1 for line in lines)
             if room is not None and size > room:
@@ -205,6 +235,33 @@ def _fit(found: list[Section], fence: str, budget: int | None) -> str:
     if left_out:
         out.append(_note(left_out))
     return "\n".join(out) + ("\n" if left_out else "")
+
+
+def _risky_shares(found: list[Section], budget: int | None) -> dict[int, int] | None:
+    """When the risky sections do not fit whole, the room of each (by id): an equal share,
+    a section smaller than its share keeping its size and the rest shared by the others.
+    None when they fit (or there is no limit)."""
+    if budget is None:
+        return None
+    sizes = {
+        id(section): sum(len(line) + 1 for item in section.items for line in _markdown_lines(item))
+        + _FRAME
+        for section in found
+        if not section.may_cut
+    }
+    if sum(sizes.values()) <= budget:
+        return None
+    shares: dict[int, int] = {}
+    left, waiting = budget, sorted(sizes, key=sizes.__getitem__)
+    while waiting:
+        share = left // len(waiting)
+        if sizes[waiting[0]] > share:
+            shares.update((key, share) for key in waiting)
+            break
+        key = waiting.pop(0)
+        shares[key] = sizes[key]
+        left -= sizes[key]
+    return shares
 
 
 def _note(left_out: list[tuple[Section, int]]) -> str:

@@ -11,8 +11,10 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from reconciler.money import grouped, two_places
 from reconciler.plan.money import Figure, MoneyReport, PaymentAlert, Untraced
-from reconciler.render.base import clean, plural
+from reconciler.render.base import clean
+from reconciler.words import plural
 
 #: Rows of each list in Markdown; the rest is counted.
 MARKDOWN_ROWS = 20
@@ -40,8 +42,8 @@ def money_markdown(report: MoneyReport, escape: Any) -> Iterator[str]:
     yield f"| money of {window} | count | total |"
     yield "|---|---:|---:|"
     for title, figure, _ in _figures(report):
-        yield f"| {title} | {figure.count} | {figure.total:,.2f} |"
-    balance = "" if report.balance is None else f"{report.balance:,.2f}"
+        yield f"| {title} | {figure.count} | {grouped(figure.total)} |"
+    balance = "" if report.balance is None else f"{grouped(report.balance)}"
     yield f"| wallet balance | | {balance} |"
     yield ""
     groups = (
@@ -78,7 +80,7 @@ def money_json(report: MoneyReport) -> dict[str, Any]:
                     "creation_date": _iso(item.created_at),
                     "description": item.description,
                     "payments": item.payments,
-                    "total": _money(item.total),
+                    "total": two_places(item.total),
                 }
                 for item in report.untraced
             ],
@@ -90,7 +92,7 @@ def money_json(report: MoneyReport) -> dict[str, Any]:
         },
         "pending": _figure(report.pending),
         "top_ups": _figure(report.top_ups),
-        "wallet_balance": None if report.balance is None else _money(report.balance),
+        "wallet_balance": None if report.balance is None else two_places(report.balance),
     }
 
 
@@ -106,23 +108,23 @@ def _figures(report: MoneyReport) -> Iterable[tuple[str, Figure, str]]:
 
 def _summary(report: MoneyReport) -> str:
     parts = [
-        f"{title} {plural(figure.count, noun)} ({figure.total:,.2f})"
+        f"{title} {plural(figure.count, noun)} ({grouped(figure.total)})"
         for title, figure, noun in _figures(report)
         if noun != "top-up"
     ]
     parts.append(f"wallet topped up {plural(report.top_ups.count, 'time')}")
-    parts[-1] += f" ({report.top_ups.total:,.2f})"
+    parts[-1] += f" ({grouped(report.top_ups.total)})"
     if report.stuck:
         parts.append(f"{plural(len(report.stuck), 'payment')} stuck")
     if report.balance is not None:
-        parts.append(f"wallet balance {report.balance:,.2f}")
+        parts.append(f"wallet balance {grouped(report.balance)}")
     return ", ".join(parts)
 
 
 def _untraced(item: Untraced) -> str:
     return (
         f"paylist {item.paylist_id}, made {_date(item.created_at)}, "
-        f"{clean(item.description)!r}: {plural(item.payments, 'payment')}, {item.total:,.2f}"
+        f"{clean(item.description)!r}: {plural(item.payments, 'payment')}, {grouped(item.total)}"
     )
 
 
@@ -131,7 +133,7 @@ def _alert(alert: PaymentAlert) -> str:
     if alert.status == "PENDING":
         state = f"PENDING since {_date(alert.created_at, time=True)}"
     return (
-        f"payment {alert.payment_id} of paylist {alert.paylist_id}: {alert.amount:,.2f} to "
+        f"payment {alert.payment_id} of paylist {alert.paylist_id}: {grouped(alert.amount)} to "
         f"{clean(alert.email)}, {state}: {alert.action}"
     )
 
@@ -142,7 +144,7 @@ def _alerts(alerts: Iterable[PaymentAlert]) -> list[dict[str, Any]]:
             "payment_id": alert.payment_id,
             "paylist_id": alert.paylist_id,
             "email": alert.email,
-            "amount": _money(alert.amount),
+            "amount": two_places(alert.amount),
             "status": alert.status,
             "cause": alert.cause,
             "creation_date": _iso(alert.created_at),
@@ -153,11 +155,7 @@ def _alerts(alerts: Iterable[PaymentAlert]) -> list[dict[str, Any]]:
 
 
 def _figure(figure: Figure) -> dict[str, Any]:
-    return {"count": figure.count, "total": _money(figure.total)}
-
-
-def _money(amount: Decimal) -> str:
-    return f"{amount:.2f}"
+    return {"count": figure.count, "total": two_places(figure.total)}
 
 
 def _iso(moment: datetime | None) -> str | None:

@@ -14,10 +14,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from reconciler.desired.model import PayrunPayment
+from reconciler.money import grouped
 from reconciler.plan.changes import Inactivate, Invite, Replace, WebhookCreate, WebhookUpdate
 from reconciler.plan.model import Plan
 from reconciler.plan.payruns import TO_PAY, PayrunDecision, parts_of
-from reconciler.render.base import clean, plural, show
+from reconciler.render.base import clean, show
 from reconciler.render.text import (
     Line,
     change_lines,
@@ -25,6 +26,7 @@ from reconciler.render.text import (
     drift_lines,
     unmanaged_lines,
 )
+from reconciler.words import plural
 
 #: A payrun with at most this many payments is shown payment by payment.
 PAYMENTS_LISTED = 50
@@ -117,7 +119,7 @@ def _invitations(plan: Plan, view: View) -> Iterator[Section]:
 
 
 def _drift(plan: Plan, view: View) -> Iterator[Section]:
-    items = tuple(tuple(drift_lines(drift)) for drift in plan.drift)
+    items = tuple(tuple(drift_lines(drift)) for drift in plan.drift_entries)
     yield Section(f"Drift ({len(items)})", DRIFT, items, "drifted worker")
 
 
@@ -154,7 +156,7 @@ def _payrun_item(decision: PayrunDecision, parts: dict[str, int]) -> Item:
     if decision.part is not None:
         label += f" (part {decision.part} of {parts[decision.payrun_id]})"
     count = len(decision.payments)
-    head = f"{plural(count, 'payment')}, total {decision.total:,.2f}"
+    head = f"{plural(count, 'payment')}, total {grouped(decision.total)}"
     if decision.state != TO_PAY:
         word = decision.state.replace("_", " ")
         lines = [Line(f"  ! {label} ({word}, {head}), nothing is paid:", "!")]
@@ -169,7 +171,7 @@ def _payrun_item(decision: PayrunDecision, parts: dict[str, int]) -> Item:
         largest = sorted(decision.payments, key=lambda p: (-p.amount, p.email))[:LARGEST_SHOWN]
         lines.append(Line(f"      # the {len(largest)} largest of {count:,} payments:"))
         lines += [_payment_line(payment) for payment in largest]
-    lines.append(Line(f"      total       = {decision.total:,.2f}", "+"))
+    lines.append(Line(f"      total       = {grouped(decision.total)}", "+"))
     lines.append(Line("    }"))
     if decision.new_payees and count > PAYMENTS_LISTED:
         new = decision.new_payees

@@ -8,10 +8,10 @@ from typing import Any
 
 import click
 
+from reconciler.money import grouped
 from reconciler.plan.changes import (
     Change,
     Conflict,
-    Drift,
     FieldChange,
     Invite,
     Replace,
@@ -19,10 +19,11 @@ from reconciler.plan.changes import (
     Unmanaged,
     WebhookCreate,
 )
-from reconciler.plan.model import Plan
+from reconciler.plan.model import DriftEntry, Plan
 from reconciler.plan.payruns import CONFLICT, PAID, REFUSED, TO_PAY, parts_of, to_pay_phrase
-from reconciler.render.base import clean, plural, show, strict_headline
+from reconciler.render.base import clean, show, strict_headline
 from reconciler.render.money import money_text_lines
+from reconciler.words import plural
 
 _SYMBOL = {("create",): "+", ("delete",): "-", ("update",): "~", ("delete", "create"): "-/+"}
 _STYLE: dict[str, dict[str, Any]] = {
@@ -68,14 +69,14 @@ def plan_lines(plan: Plan, *, show_unmanaged: bool = False, strict: bool = False
         yield Line("")
         yield from change_lines(change)
     yield from payrun_lines(plan)
-    if plan.drift:
+    if plan.drift_entries:
         yield Line("")
         yield Line(
             "Drift: the service cannot change a worker in place; "
             "--replace ID inactivates it and invites it again.",
             "title",
         )
-        for drift in plan.drift:
+        for drift in plan.drift_entries:
             yield from drift_lines(drift)
     if plan.conflicts:
         yield Line("")
@@ -160,7 +161,7 @@ def payrun_lines(plan: Plan) -> Iterator[Line]:
                     f"{show(payment.description)}",
                     "+",
                 )
-            yield Line(f"      total       = {decision.total:,.2f}", "+")
+            yield Line(f"      total       = {grouped(decision.total)}", "+")
             yield Line("    }")
             continue
         counts = ", ".join(f"{n} {status}" for status, n in sorted(decision.outcomes.items()))
@@ -175,9 +176,9 @@ def payrun_lines(plan: Plan) -> Iterator[Line]:
     if wallet is not None and plan.payruns:
         yield Line("")
         yield Line(
-            f"Wallet: balance {wallet.balance:,.2f} (over-draft limit "
-            f"{wallet.over_draft_limit:,.2f}), {wallet.total_to_pay:,.2f} to pay, "
-            f"{wallet.balance_after:,.2f} after"
+            f"Wallet: balance {grouped(wallet.balance)} (over-draft limit "
+            f"{grouped(wallet.over_draft_limit)}), {grouped(wallet.total_to_pay)} to pay, "
+            f"{grouped(wallet.balance_after)} after"
         )
         for problem in wallet.problems:
             yield Line(f"Unsafe: {clean(problem)}; apply refuses the payruns without --force.", "!")
@@ -204,8 +205,8 @@ def change_lines(change: Change) -> Iterator[Line]:
     yield Line("    }")
 
 
-def drift_lines(drift: Drift) -> Iterator[Line]:
-    yield Line(f"  ~ {drift.address} (agreement {drift.agreement.agreement_id})", "~")
+def drift_lines(drift: DriftEntry) -> Iterator[Line]:
+    yield Line(f"  ~ {drift.address} (agreement {drift.agreement_id})", "~")
     yield from _field_lines(drift.fields, indent="      ")
 
 

@@ -160,7 +160,7 @@ def authenticate(request: Request) -> int:
         else:  # a long-lived API token
             row = conn.execute("SELECT id FROM clients WHERE token = ?", (token,)).fetchone()
             if row is None:
-                raise Problem(401, "unknown token", headers=challenge)
+                raise Problem(401, "invalid token", headers=challenge)
             client_id = int(row["id"])
     record = request.scope.get("sandbox.record")
     if record is not None:

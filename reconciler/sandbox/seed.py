@@ -96,6 +96,10 @@ def load_seed(path: Path) -> Seed:
         document = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except OSError as error:
         raise SeedError(f"cannot read the seed file {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise SeedError(
+            f"{path} is not UTF-8 text (byte {error.start + 1} is {error.object[error.start]:#04x})"
+        ) from None
     except yaml.YAMLError as error:
         raise SeedError(f"{path} is not valid YAML: {error}") from None
     document = {} if document is None else document

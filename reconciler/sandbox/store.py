@@ -40,11 +40,13 @@ def is_sandbox_database(path: str | Path) -> bool:
     try:
         if path.is_symlink() or not path.is_file():
             return False
-        if path.stat().st_size == 0:
-            return True
+        # Read, not stat: a file of /proc says 0 bytes and holds text.
         with path.open("rb") as stream:
-            if stream.read(len(_SQLITE_HEADER)) != _SQLITE_HEADER:
-                return False
+            header = stream.read(len(_SQLITE_HEADER))
+        if not header:
+            return True
+        if header != _SQLITE_HEADER:
+            return False
         conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
         try:
             found = conn.execute(

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from reconciler.money import CENT
 from reconciler.service.models import Invitation, PaymentItem, WebhookHeader
 
 
@@ -66,7 +67,7 @@ def json_amount(amount: Decimal) -> Decimal:
     digits (`dumps`), never through a float."""
     if not amount.is_finite():
         raise ValueError(f"the amount {amount} cannot be sent")
-    return amount.quantize(Decimal("0.01"))
+    return amount.quantize(CENT)
 
 
 _TOKEN = "\u0000decimal:"
@@ -88,4 +89,6 @@ def format_timestamp(moment: datetime) -> str:
     """ISO 8601 in UTC with a `Z`, as the date-range payments query takes it."""
     if moment.tzinfo is None:
         raise ValueError("a timestamp sent to the service must be timezone-aware")
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    utc = moment.astimezone(UTC)
+    # isoformat, not strftime: %Y writes the year 1 as "1" here, where ISO 8601 takes "0001".
+    return utc.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"

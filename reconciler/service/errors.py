@@ -106,6 +106,11 @@ class TransportFailure(ServiceError):
         self.surely_not_sent = surely_not_sent
 
 
+class UnknownHost(ServiceError):
+    """The service's host name does not resolve (DNS): a typo or no network, not a passing
+    fault, so it is said at once instead of retried; nothing was sent."""
+
+
 class AmbiguousOutcome(ServiceError):
     """A request that is not safe to repeat may or may not have taken effect.
 

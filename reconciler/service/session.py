@@ -9,9 +9,11 @@ concurrent requests wait for it. The password, and every token, are secrets.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -47,12 +49,28 @@ def token_expiry(token: str) -> tuple[float | None, float | None]:
     claims = _claims(token)
     if claims is None:
         return None, None
-    exp, iat = claims.get("exp"), claims.get("iat")
-    number = (int, float)
-    return (
-        float(exp) if isinstance(exp, number) and not isinstance(exp, bool) else None,
-        float(iat) if isinstance(iat, number) and not isinstance(iat, bool) else None,
-    )
+    return _claim_time(claims.get("exp")), _claim_time(claims.get("iat"))
+
+
+def _claim_time(value: object) -> float | None:
+    """A JWT time claim as seconds, or None for one that is no number (NaN, a string...).
+
+    `-Infinity` and `-1e20` stay numbers (long past), `1e400` is infinity (never)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        seconds = float(value)
+    except OverflowError:  # an integer beyond any float: as far in the future or past as can be
+        seconds = math.inf if value > 0 else -math.inf
+    return None if math.isnan(seconds) else seconds
+
+
+def _when(seconds: float) -> str:
+    """A claim's time for people; one out of the calendar's range said as such."""
+    try:
+        return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, ValueError, OSError):
+        return f"{seconds:g} seconds after 1970 (before the year 1)"
 
 
 def token_client_id(token: str) -> int | None:
@@ -128,9 +146,8 @@ class TokenSource:
             return
         exp, _ = token_expiry(self._token.reveal())
         if exp is not None and exp <= time.time():
-            when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(exp))
             raise Unauthorized(
-                f"the token expired at {when}",
+                f"the token expired at {_when(exp)}",
                 status=401,
                 hint="paste a new token, or set RECONCILER_EMAIL and RECONCILER_PASSWORD (or "
                 "--password-file) so the reconciler signs in and renews it",

@@ -13,6 +13,7 @@ import email.utils
 import json
 import random
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable, Generator, Mapping
@@ -20,6 +21,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from http import HTTPStatus
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import stamina
@@ -43,6 +45,7 @@ from reconciler.service.errors import (
     TransportFailure,
     Unauthorized,
     UnexpectedResponse,
+    UnknownHost,
 )
 from reconciler.service.session import TokenSource
 
@@ -181,6 +184,10 @@ class Transport:
             response = self._http.request(
                 method, path, params=params, content=content, headers=headers
             )
+        except httpx.InvalidURL as error:  # a value too long for a URL, say: never sent
+            raise InvalidRequest(
+                f"{method} /{path} cannot be sent, so nothing was sent: {error}"
+            ) from None
         except httpx.TransportError as error:
             _log.debug(
                 "service request failed",
@@ -205,6 +212,14 @@ class Transport:
     def _transport_failure(
         self, method: str, path: str, error: httpx.TransportError, repeatable: bool
     ) -> ServiceError:
+        lookup = _name_lookup_failure(error)
+        if lookup is not None:
+            host = urlsplit(self.config.base_url).hostname
+            return UnknownHost(
+                f"cannot find the service's host {host!r} (DNS: {lookup.strerror or lookup}); "
+                "nothing was sent",
+                hint="check the base URL (--base-url or RECONCILER_BASE_URL) and the network",
+            )
         if isinstance(error, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout):
             return TransportFailure(
                 f"could not connect to the service at {self.config.base_url}: {_describe(error)}",
@@ -361,6 +376,18 @@ def _reason(status: int) -> str:
         return HTTPStatus(status).phrase
     except ValueError:
         return "Error"
+
+
+def _name_lookup_failure(error: BaseException) -> socket.gaierror | None:
+    """The DNS error under a connection error (httpx wraps httpcore, which wraps it), if any."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, socket.gaierror):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _describe(error: Exception) -> str:

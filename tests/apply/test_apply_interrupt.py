@@ -27,25 +27,7 @@ NEWCOMERS = "\n".join(
 def test_ctrl_c_stops_sending_lets_requests_in_flight_finish_and_prints_the_ledger(
     sandbox: SandboxServer, controls: Controls, tmp_path: Path
 ) -> None:
-    with client_for(sandbox) as client:
-        seed_workers(client, range(1, 41))
-    desired = tmp_path / "workers.yaml"
-    desired.write_text(f'version: 1\nscope: {{externalIdPrefix: "ENG-"}}\nworkers:\n{NEWCOMERS}\n')
-    controls.set_faults(latency_ms=200)
-    since = controls.last_seq()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "reconciler", "apply", str(desired), *APPLY_OPTIONS],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=cli_env(sandbox),
-        cwd=ROOT,
-        text=True,
-    )
-    deadline = time.monotonic() + 60
-    while not any(e["method"] == "POST" for e in controls.requests(since)):
-        assert process.poll() is None and time.monotonic() < deadline, "no inactivation started"
-        time.sleep(0.02)
+    process, since = _apply_until_posts(sandbox, controls, tmp_path, latency_ms=200, posts=1)
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=60)
     ended = controls.last_seq()
@@ -73,3 +55,52 @@ def test_ctrl_c_stops_sending_lets_requests_in_flight_finish_and_prints_the_ledg
     inactivated = {a for a, s in status.items() if s == WorkerStatus.INACTIVATED}
     assert inactivated == {c["agreement_id"] for c in applied}
     assert all(e["method"] == "GET" for e in controls.requests(ended))
+
+
+def test_a_second_ctrl_c_quits_at_once_and_prints_what_had_landed(
+    sandbox: SandboxServer, controls: Controls, tmp_path: Path
+) -> None:
+    # 3 s a request: some are still in flight when the second Ctrl-C comes.
+    process, _ = _apply_until_posts(sandbox, controls, tmp_path, latency_ms=3000, posts=3)
+    process.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    process.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    stdout, stderr = process.communicate(timeout=60)
+    controls.set_faults()
+
+    assert process.returncode == 130, stderr
+    assert time.monotonic() - started < 2.5  # it did not wait for the 3 s in flight
+    assert "Traceback" not in stderr and "Quit at once (second Ctrl-C)" in stderr
+    assert "Run `reconciler plan` to see the account now." in stderr
+    ledger = json.loads(stdout)  # the ledger as it stood: every change accounted for
+    assert ledger["interrupted"] is True and len(ledger["changes"]) == 190
+    details = {c["detail"] for c in ledger["changes"] if c["outcome"] != "applied"}
+    assert any(detail.startswith("not known: apply quit") for detail in details), details
+
+
+def _apply_until_posts(
+    sandbox: SandboxServer, controls: Controls, tmp_path: Path, *, latency_ms: int, posts: int
+) -> tuple[subprocess.Popen[str], int]:
+    """An apply of 40 inactivations and 150 invitations, started in the background and
+    returned once `posts` inactivations reached the service (each taking `latency_ms`)."""
+    with client_for(sandbox) as client:
+        seed_workers(client, range(1, 41))
+    desired = tmp_path / "workers.yaml"
+    desired.write_text(f'version: 1\nscope: {{externalIdPrefix: "ENG-"}}\nworkers:\n{NEWCOMERS}\n')
+    controls.set_faults(latency_ms=latency_ms)
+    since = controls.last_seq()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "reconciler", "apply", str(desired), *APPLY_OPTIONS],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=cli_env(sandbox),
+        cwd=ROOT,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while sum(e["method"] == "POST" for e in controls.requests(since)) < posts:
+        assert process.poll() is None and time.monotonic() < deadline, "no inactivation started"
+        time.sleep(0.02)
+    return process, since

@@ -75,8 +75,38 @@ def _paid_through_the_service(server: SandboxServer, description: str) -> None:
 
 @pytest.mark.parametrize(
     ("paid_as", "written"),
-    [(PAID, NFD), (NFD, PAID), (PAID + "\u200b", PAID), ("\u200e" + PAID, PAID)],
-    ids=["NFD-after-NFC", "NFC-after-NFD", "trailing-zero-width-space-paid", "bidi-mark-paid"],
+    [
+        (PAID, NFD),
+        (NFD, PAID),
+        (PAID + "\u200b", PAID),
+        ("\u200e" + PAID, PAID),
+        # Every other way to look the same: a space that is not U+0020, two spaces (a Markdown
+        # comment shows one), a default-ignorable or blank character, full-width letters.
+        (PAID.replace(" ", "\u00a0"), PAID),
+        (PAID.replace(" ", "\u3000"), PAID),
+        (PAID.replace(" ", "  "), PAID),
+        (PAID.replace(" ", "\u2028", 1), PAID),
+        (PAID + "\ufe0f", PAID),
+        ("Prime de d\u034fécembre", PAID),
+        (PAID + "\u3164", PAID),
+        (PAID + "\u2800", PAID),
+        ("Ｐrime de décembre", PAID),
+    ],
+    ids=[
+        "NFD-after-NFC",
+        "NFC-after-NFD",
+        "trailing-zero-width-space-paid",
+        "bidi-mark-paid",
+        "no-break-spaces-paid",
+        "ideographic-spaces-paid",
+        "double-spaces-paid",
+        "line-separator-paid",
+        "variation-selector-paid",
+        "grapheme-joiner-paid",
+        "hangul-filler-paid",
+        "braille-blank-paid",
+        "full-width-letter-paid",
+    ],
 )
 def test_a_payment_that_only_looks_different_is_paid_before_and_nothing_is_sent(
     demo: SandboxServer, tmp_path: Path, paid_as: str, written: str
@@ -100,8 +130,27 @@ def test_a_payment_that_only_looks_different_is_paid_before_and_nothing_is_sent(
         ("\\u202EPrime de décembre", "holds U+202E"),
         ("Prime\\u00ADde décembre", "holds U+00AD"),
         ("Prime de décembre ", "white space at its start or end"),
+        ("Prime\\u00A0de décembre", "holds U+00A0, white space a plan shows as a plain space"),
+        ("Prime\\u3000de décembre", "holds U+3000, white space a plan shows as a plain space"),
+        ("Prime\\u2028de décembre", "holds U+2028, white space a plan shows as a plain space"),
+        ("Prime de décembre\\uFE0F", "holds U+FE0F, which print as nothing"),
+        ("Prime de d\\u034Fécembre", "holds U+034F, which print as nothing"),
+        ("Prime de décembre\\u3164", "holds U+3164, which print as nothing"),
+        ("Prime de décembre\\u2800", "holds U+2800, which print as nothing"),
     ],
-    ids=["zero-width-space", "bidi-override", "soft-hyphen", "trailing-space"],
+    ids=[
+        "zero-width-space",
+        "bidi-override",
+        "soft-hyphen",
+        "trailing-space",
+        "no-break-space",
+        "ideographic-space",
+        "line-separator",
+        "variation-selector",
+        "grapheme-joiner",
+        "hangul-filler",
+        "braille-blank",
+    ],
 )
 def test_a_description_with_a_hidden_character_is_refused_at_its_line(
     tmp_path: Path, description: str, said: str

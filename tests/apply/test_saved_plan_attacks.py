@@ -186,3 +186,37 @@ def test_a_plan_applied_with_another_key_names_the_setting(
     assert "different plan key (RECONCILER_PLAN_KEY)" in applied.stderr
     assert "the token from" in applied.stderr
     assert [e for e in controls.requests(since) if e["method"] != "GET"] == []
+
+
+@pytest.mark.parametrize(
+    ("name", "damage", "said"),
+    [
+        ("truncated", lambda text: text[: len(text) // 2], "not a readable saved plan"),
+        ("a NaN", lambda text: text.replace('"format_version": 3', '"format_version": NaN'), "NaN"),
+        ("not UTF-8", lambda text: text + "\udcff", "not a readable saved plan"),
+        ("a trailing comma", lambda text: text.rstrip().rstrip("}") + ",}", "not a readable"),
+    ],
+    ids=["truncated", "nan", "not-utf-8", "trailing-comma"],
+)
+def test_a_damaged_saved_plan_is_named_as_one_and_sends_nothing(
+    demo: SandboxServer,
+    controls: Controls,
+    planned: dict[str, Any],
+    tmp_path: Path,
+    name: str,
+    damage: Callable[[str], str],
+    said: str,
+) -> None:
+    """A plan cut short in upload, or damaged otherwise, is not read as a desired-state file
+    (JSON is YAML): the error says it is a saved plan that cannot be read."""
+    path = tmp_path / "plan.json"
+    path.write_bytes(damage(json.dumps(planned, indent=2)).encode("utf-8", "surrogateescape"))
+    since = controls.last_seq()
+
+    for command in ("apply", "comment"):
+        ran = cli(command, str(path), server=demo, RECONCILER_PLAN_KEY=PLAN_KEY)
+        assert ran.returncode == 1, ran.stdout + ran.stderr
+        assert f"{path}: " in ran.stderr and said in ran.stderr, ran.stderr
+        assert "desired state" not in ran.stderr + ran.stdout, ran.stderr
+        assert "Traceback" not in ran.stderr
+    assert [e for e in controls.requests(since) if e["method"] != "GET"] == []

@@ -73,6 +73,11 @@ TABLE: list[tuple[str, str, bool]] = [
     ('"0.00"', ABOVE_0, False),
     ("1000000000000.01", AT_MOST, False),
     ('"1000000000000.01"', AT_MOST, False),
+    # Escapes in a double-quoted string: the value is digits, the text is not.
+    ('"1\\x30\\x30"', FORM, True),
+    ('"2\\u0030"', FORM, True),
+    ('"\\x31\\x32.00"', FORM, True),
+    ("'100'", OK, False),
 ]
 
 AMOUNT_LINE = 6  # the line of `amount:` in each row's file

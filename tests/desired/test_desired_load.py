@@ -258,3 +258,29 @@ def test_cli_as_a_real_process() -> None:
     )
     assert completed.returncode == 0, completed.stderr
     assert "valid (26 workers, a webhook)" in completed.stdout
+
+
+_ITEM = "version: 1\nworkers:\n  - externalId: ENG-1\n    typeOfWorker: Worker\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "said"),
+    [
+        (_ITEM + "    ? [a, b]\n    : x\n", "5:7", "a sequence as a key (a complex key `? ...`)"),
+        ("version: 1\n? [a, b]\n: x\n", "2:3", "a sequence as a key"),
+        (_ITEM + "    ? {a: 1}\n    : x\n", "5:7", "a mapping as a key"),
+        (_ITEM + "    1: x\n", "5:5", "the key 1 is not text"),
+        (_ITEM + "    true: x\n", "5:5", "the key true is not text"),
+        ("version: 1\n~: x\n", "2:1", "the key ~ is not text"),
+        ("version: 1\nworkers: [{externalId: E, 2.5: x}]\n", "2:27", "the key 2.5 is not text"),
+    ],
+)
+def test_a_key_that_is_not_text_is_reported_at_its_own_line(
+    tmp_path: Path, text: str, where: str, said: str
+) -> None:
+    path = tmp_path / "odd-key.yaml"
+    path.write_text(text)
+    code, output = _invoke(str(path))
+    assert code == 1 and "internal error" not in output
+    assert f"{path}:{where}: {said}" in output, output
+    assert "every key of a desired-state file is a field name (text)" in output

@@ -146,8 +146,8 @@ CASES = [
     ("version 2", "version: 2\n", "must be 1"),
     ("no version", "workers: []\n", "no file gives the format version"),
     ("unknown top-level key", "version: 1\nwebhooks: {}\n", "did you mean 'webhook'"),
-    ("a number as a key", "version: 1\n1: x\n", "unknown key '1' in the top level"),
-    ("a boolean as a key", "version: 1\nscope: {true: x}\n", "unknown key 'True' in scope"),
+    ("a number as a key", "version: 1\n1: x\n", "the key 1 is not text"),
+    ("a boolean as a key", "version: 1\nscope: {true: x}\n", "the key true is not text"),
 ]
 
 

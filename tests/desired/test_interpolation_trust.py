@@ -170,6 +170,10 @@ HELD = [
     ("the token in hex", lambda t: t.encode().hex()),
     ("the password URL-encoded", lambda t: quote(PASSWORD, safe="")),
     ("the plan key after a prefix", lambda t: f"key={PLAN_KEY}"),
+    ("Basic of another user and the token", lambda t: "Basic " + _b64(f"ci-bot:{t}")),
+    ("base64 of the password in a JSON text", lambda t: _b64(f'{{"p": "{PASSWORD}"}}')),
+    ("hex of the plan key after text", lambda t: f"k={('id=' + PLAN_KEY).encode().hex()}"),
+    ("URL-encoded base64 of the token", lambda t: quote(_b64(f"u:{t}"), safe="")),
 ]
 
 

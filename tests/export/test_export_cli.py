@@ -25,6 +25,7 @@ from click.testing import CliRunner, Result
 
 from reconciler.cli import main
 from reconciler.export import PLACEHOLDER
+from reconciler.export.model import SCHEMA_ID
 from reconciler.sandbox import SandboxServer
 from tests.cli import reconciler as run
 from tests.export.support import fill, placeholder_lines
@@ -167,6 +168,7 @@ def test_export_fill_validate_plan_shows_no_changes(account: Account, tmp_path: 
     assert sandbox_methods(account.server, since) == {"GET"}  # export only reads
     text = out.read_text(encoding="utf-8")
     assert text.startswith("# yaml-language-server: $schema=schemas/desired-state.schema.json\n")
+    assert "does not exist yet" not in exported.stderr
     assert exported.stdout == ""
     assert f"{account.unanswered} workers with values the service does not show" in exported.stderr
     assert f"{account.unmanaged} open agreements without an externalId left out" in exported.stderr
@@ -301,7 +303,7 @@ def test_refuses_to_overwrite_without_force(account: Account, tmp_path: Path) ->
     assert invoke("export", "--out", str(out), server=account.server).exit_code == 2
     forced = invoke("export", "--out", str(out), "--force", server=account.server)
     assert forced.exit_code == 2
-    assert out.read_text().startswith("# Written by `reconciler export`")  # no schema here
+    assert out.read_text().splitlines()[1].startswith("# Written by `reconciler export`")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["workers.yaml"]  # no temporary left
 
     folder = tmp_path / "people"
@@ -394,3 +396,29 @@ def test_the_quickstart_demo_account_exports_and_plans_empty(tmp_path: Path) -> 
     plan = reconciler("plan", str(out), "--detailed-exitcode", *sandbox)
     assert_no_changes(plan)
     assert "2 unmanaged" in plan.stdout  # Freelance Fred and OPS-001
+
+
+def test_export_writes_the_modeline_before_the_schema_exists(
+    account: Account, tmp_path: Path
+) -> None:
+    """The modeline points where `schema --out` writes the schema, and export says the command;
+    after it, the modeline resolves (an editor loads the schema)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "people").mkdir()
+    exported = run(
+        "export",
+        "--scope-prefix",
+        "ENG-",
+        "--out",
+        "people/workers.yaml",
+        server=account.server,
+        cwd=tmp_path,
+    )
+    assert exported.returncode == 2, exported.stderr
+    first = (tmp_path / "people" / "workers.yaml").read_text(encoding="utf-8").splitlines()[0]
+    assert first == "# yaml-language-server: $schema=../schemas/desired-state.schema.json"
+    command = "reconciler schema --out schemas/desired-state.schema.json"
+    assert f"`{command}` writes it" in exported.stderr
+    assert run(*command.split()[1:], cwd=tmp_path).returncode == 0
+    target = (tmp_path / "people" / first.split("$schema=", 1)[1]).resolve()
+    assert json.loads(target.read_text(encoding="utf-8"))["$id"] == SCHEMA_ID

@@ -12,6 +12,7 @@ from reconciler.export.files import (
     ExportError,
     check_target,
     schema_ref,
+    schema_target,
     write_directory,
     write_file,
 )
@@ -30,11 +31,31 @@ def test_schema_ref_is_relative_inside_the_repository() -> None:
     assert schema_ref(REPOSITORY / "examples") == "../schemas/desired-state.schema.json"
 
 
-def test_no_modeline_where_no_copy_of_the_schema_is_found(tmp_path: Path) -> None:
-    (tmp_path / ".git").mkdir()  # the search stops at a repository's root
-    (tmp_path / "deep").mkdir()
-    _schema_copy(tmp_path.parent / "schemas" / "desired-state.schema.json")  # above the root
-    assert schema_ref(tmp_path / "deep") is None
+def test_no_copy_found_points_at_the_repository_s_schemas_folder(tmp_path: Path) -> None:
+    """Where `reconciler schema --out schemas/desired-state.schema.json` at the git root writes
+    it; the search for a copy stops at the repository's root."""
+    repository = tmp_path / "repository"
+    (repository / ".git").mkdir(parents=True)
+    (repository / "deep" / "er").mkdir(parents=True)
+    _schema_copy(tmp_path / "schemas" / "desired-state.schema.json")  # above the root
+    assert schema_ref(repository / "deep" / "er") is None
+    place = repository.resolve() / "schemas" / "desired-state.schema.json"
+    assert schema_target(repository / "deep" / "er") == (
+        "../../schemas/desired-state.schema.json",
+        place,
+    )
+    assert schema_target(repository) == ("schemas/desired-state.schema.json", place)
+    _schema_copy(place)
+    assert schema_target(repository / "deep") == ("../schemas/desired-state.schema.json", None)
+
+
+def test_outside_git_the_schema_goes_beside_the_output(tmp_path: Path) -> None:
+    if any((folder / ".git").exists() for folder in (tmp_path, *tmp_path.parents)):
+        pytest.skip("the temporary folder is inside a git repository")
+    assert schema_target(tmp_path) == (
+        "schemas/desired-state.schema.json",
+        tmp_path.resolve() / "schemas" / "desired-state.schema.json",
+    )
 
 
 @pytest.mark.parametrize(

@@ -48,3 +48,34 @@ def test_the_look_commands_run_as_written_against_the_sandbox(tmp_path: Path) ->
         result = reconciler(*words[1:], cwd=tmp_path)
         expected = 1 if "exit 1" in comment else 0
         assert result.returncode == expected, (line, result.stdout, result.stderr)
+
+
+def test_the_local_ci_try_runs_as_written(tmp_path: Path) -> None:
+    """The CI recipes' "try it on your machine" block (docs/ci.md), run by bash as written."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.cli import user_environment
+
+    recipes = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    section = recipes.split("Try what the pull-request and merge jobs do", 1)[1]
+    block = re.findall(r"```bash\n(.*?)```", section, re.S)[0]
+    assert "plan-compare" in block and "reconciler apply" in block
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "reconciler").write_text(f'#!/bin/sh\nexec {sys.executable} -m reconciler "$@"\n')
+    (bin_dir / "reconciler").chmod(0o755)
+    env = user_environment(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, (result.stdout[-3000:], result.stderr[-3000:])
+    assert "Apply complete" in result.stdout + result.stderr

@@ -57,9 +57,10 @@ def test_from_a_saved_plan_it_shows_the_changes_if_they_still_hold(
     assert again.stdout.startswith("<!-- reconciler:plan -->\n### reconciler plan\n")
     for line in ('worker["ENG-004"] will be invited', 'worker["ENG-006"] will be inactivated'):
         assert line in first.stdout and line in again.stdout
-    # A saved plan keeps its changes, and the counts of what it found besides: the merge
-    # comment shows the account's 1 drifted and 2 unmanaged workers, not zeros.
-    assert "Drift (1)" in first.stdout and "Drift" not in again.stdout
+    # A saved plan keeps its changes, the drifted workers and the counts of what it found
+    # besides: the merge comment shows the same Drift section, and 2 unmanaged, not zeros.
+    assert _section(again.stdout, "Drift (1)") == _section(first.stdout, "Drift (1)")
+    assert 'jobTitle: "Engineer" -> "Staff Engineer"' in _section(again.stdout, "Drift (1)")
     counts = "| 0 | 1 | 0 | 0 | 1 | 1 | 1 | 2 |"
     assert counts in first.stdout and counts in again.stdout
 
@@ -120,3 +121,9 @@ def test_the_uploaded_artifact_holds_no_secret(
     for value in (token, LIVE_VALUE, FILE_VALUE, NEW_VALUE):
         for form in leaks(value) | unkeyed_hashes(value):
             assert form not in artifact, f"a form of a secret is in the artifact: {form[:6]}..."
+
+
+def _section(body: str, title: str) -> str:
+    """The Markdown of one collapsible section of a plan comment, from its title on."""
+    assert title in body, body
+    return body.split(title, 1)[1].split("</details>", 1)[0]

@@ -132,3 +132,37 @@ def test_a_payrun_of_3000_payments_names_its_largest_payments(tmp_path: Path) ->
     # Every payee is new to this account (nothing was ever paid): 50 a part are named.
     assert body.count("1000 payees new to this account") == 3
     assert body.count("and 950 more new payees") == 3
+
+
+def _refused_payruns(runs: int, payments: int) -> str:
+    """Payruns to payees the account does not have: each is refused with a reason a payment."""
+    lines = []
+    for run in range(runs):
+        lines += [f"  - id: refused-{run:03d}", "    description: Never paid", "    payments:"]
+        lines += [
+            f'      - {{email: nobody-{run}-{n}@example.com, amount: "1.00", description: "{n}"}}'
+            for n in range(payments)
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def test_many_refused_payruns_cannot_push_the_inactivations_out_of_the_comment(
+    big_account: SandboxServer, tmp_path: Path
+) -> None:
+    """Refused payruns pay nothing and cost a pull-request author nothing to write; their
+    reasons once filled the comment (the payruns table alone ran past GitHub's limit), so the
+    inactivations and the webhook change were cut away with no word of it."""
+    path = _file(tmp_path, 0, PAYEES)
+    path.write_text(path.read_text() + _refused_payruns(60, 100))
+    result = reconciler("comment", str(path), server=big_account)
+    body = result.stdout
+
+    assert result.returncode == 0, result.stderr
+    assert len(body) <= GITHUB_BODY_LIMIT
+    for external_id in INACTIVATED:
+        assert f'worker["{external_id}"] will be inactivated' in body
+    assert "webhook will be updated in place" in body
+    assert "Even the risky changes do not fit in a comment" in body
+    assert re.search(r"Not shown here, to fit GitHub's comment limit: \d+ of 60 conflicts", body)
+    assert "and 97 more reasons, listed below |" in body  # the table's cells are bounded too
+    assert "| 11 more paylists | | 1,100.00 |" in body  # 61 payruns: 50 rows, then a count

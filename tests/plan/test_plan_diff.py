@@ -228,7 +228,14 @@ CASES = [
         [],
         [agreement(1, "ENG-001")],
         prune=False,
-        warnings=["kept because policy.prune is false"],
+        warnings=["1 owned open agreement is not in the file and is kept because policy.prune"],
+    ),
+    Case(
+        "owned, two absent, prune off: kept, counted in the plural",
+        [],
+        [agreement(1, "ENG-001"), agreement(2, "ENG-002")],
+        prune=False,
+        warnings=["2 owned open agreements are not in the file and are kept because"],
     ),
     # --- not owned -------------------------------------------------------------------------
     Case(

@@ -33,6 +33,15 @@ SAFETY_CASES = [
     (3, 0, None, False, "every owned worker"),
     (12, 0, "100%", False, "every owned worker"),
     (0, 0, None, True, None),
+    # Counted words agree with their count: one inactivation, one owned open agreement.
+    (3, 2, "0", False, "1 inactivation exceeds policy.maxInactivations 0 (0 of 3 owned open"),
+    (
+        1,
+        0,
+        "0",
+        False,
+        "1 inactivation exceeds policy.maxInactivations 0 (0 of 1 owned open agreement)",
+    ),
 ]
 
 

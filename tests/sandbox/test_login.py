@@ -86,7 +86,7 @@ def test_five_failures_lock_the_email_for_a_minute_even_for_the_right_password(
 @pytest.mark.parametrize(
     ("token", "said"),
     [
-        ("not-a-known-token", "unknown token"),
+        ("not-a-known-token", "invalid token"),  # the contract's reasons: invalid, expired
         (
             jwt.encode(
                 {"sub": "x", "client_id": 1, "exp": 2**40},

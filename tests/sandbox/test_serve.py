@@ -50,7 +50,7 @@ def test_serve_prints_the_first_line_serves_and_stops_cleanly(stop: signal.Signa
             headers={"Authorization": f"Bearer {first['token']}"},
         )
         assert answer.status_code == 200
-        assert answer.json()["totalElements"] == 0
+        assert answer.json()["totalElements"] == 8  # the demo account, as --sandbox has it
         process.send_signal(stop)
         assert process.wait(timeout=15) == 0
     finally:
@@ -170,3 +170,48 @@ def test_listening_beyond_this_machine_warns_that_the_controls_take_no_token() -
     assert "warning: listening on 0.0.0.0, beyond this machine" in result.stderr
     quiet = run("sandbox", "serve", "--port", "0", "--check")
     assert "warning" not in quiet.stderr
+
+
+@pytest.mark.parametrize(("args", "workers"), [([], 8), (["--empty"], 0)])
+def test_the_account_is_the_demo_one_unless_empty_and_the_printed_line_reaches_it(
+    args: list[str], workers: int
+) -> None:
+    """`serve` seeds the account as `--sandbox` does; the export line it prints is all that
+    `reconciler wallet` needs, the client id included, even for an empty account."""
+    process = subprocess.Popen(
+        reconciler("sandbox", "serve", "--port", "0", *args),
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None and process.stderr is not None
+        first = json.loads(process.stdout.readline())
+        assert process.stderr.readline() == "To use it from another shell:\n"
+        words = process.stderr.readline().split()
+        assert words[0] == "export"
+        exported = dict(word.split("=", 1) for word in words[1:])
+        assert exported == {
+            "RECONCILER_BASE_URL": first["base_url"],
+            "RECONCILER_CLIENT_ID": str(first["client_id"]),
+            "RECONCILER_TOKEN": first["token"],
+        }
+        env = {k: v for k, v in ENV.items() if not k.startswith("RECONCILER_")} | exported
+        listed = subprocess.run(
+            reconciler("workers", "--format", "json"), env=env, capture_output=True, text=True
+        )
+        wallet = subprocess.run(
+            reconciler("wallet", "--format", "json"), env=env, capture_output=True, text=True
+        )
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+    assert len(json.loads(listed.stdout)) == workers, listed.stderr
+    assert wallet.returncode == 0, wallet.stderr
+    assert json.loads(wallet.stdout)["client_id"] == first["client_id"]
+
+
+def test_empty_and_seed_together_are_refused() -> None:
+    done = run("sandbox", "serve", "--empty", "--seed", str(SEED), "--check")
+    assert done.returncode == 1 and "--empty starts without a seed" in done.stderr

@@ -172,11 +172,12 @@ def test_money_commands_in_every_format_send_only_gets(paid_account: tuple[Any, 
         _run(account, "paylist", str(paylist_id), "--format", "table"),
     ]
     assert wallet["client_id"] == account.client_id
-    assert Decimal(str(wallet["balance"])) == Decimal("10000.00") + 25 - Decimal("12.75")
+    # One shape for money: two-place strings in JSON, the same digits in CSV and tables.
+    assert wallet["balance"] == "10012.25" and wallet["over_draft_limit"] == "0.00"
     assert [(e["operation"], e["amount"]) for e in journal] == [
-        ("DEPOSIT", 25),
-        ("WITHDRAWAL", -12.5),
-        ("WITHDRAWAL", -0.25),
+        ("DEPOSIT", "25.00"),
+        ("WITHDRAWAL", "-12.50"),
+        ("WITHDRAWAL", "-0.25"),
     ]
     assert [(p["amount"], p["status"]) for p in payments] == [
         ("12.50", "SUCCESS"),
@@ -185,7 +186,9 @@ def test_money_commands_in_every_format_send_only_gets(paid_account: tuple[Any, 
     assert in_paylist["paylist"]["id"] == paylist_id
     assert in_paylist["paylist"]["description"] == "June"
     assert [p["description"] for p in in_paylist["payments"]] == ["June work", "June extra"]
-    assert "Wallet" in tables[0] and "balance" in tables[0]
+    assert "Wallet" in tables[0] and "10012.25" in tables[0]
+    assert "-12.50" in tables[1] and "25.00" in tables[1]
+    assert [p["amount"] for p in in_paylist["payments"]] == ["12.50", "0.25"]
     assert "Wallet journal (3)" in tables[1] and "Payments (2)" in tables[2]
     assert f"Paylist {paylist_id}" in tables[3]
     assert f"Payments of paylist {paylist_id} (2)" in tables[3]
@@ -242,11 +245,20 @@ def test_the_further_look_commands_send_only_gets(paid_account: tuple[Any, int])
     ]
     assert worker["email"] == "worker1@example.com" and worker["status"] == "ACTIVE"
     assert listed == [
-        {"paylist_id": paylist_id, "flow_stage": "COMPLETED", "description": "June", "total": 12.75}
+        {
+            "paylist_id": paylist_id,
+            "flow_stage": "COMPLETED",
+            "description": "June",
+            "total": "12.75",
+        }
     ]
     assert payment["paylist_id"] == paylist_id and payment["status"] == "SUCCESS"
+    assert payment["amount"] == "12.50"
     assert "Worker worker1@example.com" in tables[0] and "Paylists (1)" in tables[1]
-    assert tables[2].splitlines()[0] == "paylist_id,flow_stage,description,total"
+    assert tables[2].splitlines() == [
+        "paylist_id,flow_stage,description,total",
+        f"{paylist_id},COMPLETED,June,12.75",
+    ]
     assert {entry["method"] for entry in request_log(account, since)} == {"GET"}
 
 

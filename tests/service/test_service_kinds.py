@@ -50,7 +50,7 @@ def test_the_same_reads_and_the_same_refusals(service: SandboxServer) -> None:
             client.list_paylist_payments(999)
     with (
         client_for(service, token="no-such-token") as stranger,
-        pytest.raises(Unauthorized, match="unknown token"),
+        pytest.raises(Unauthorized, match="invalid token"),
     ):
         stranger.list_workers()
 

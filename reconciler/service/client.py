@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
@@ -296,13 +297,22 @@ class ServiceClient:
         while newer - older > 1:
             middle = (older + newer) // 2
             older, newer = (middle, newer) if all_before(middle) else (older, middle)
+        # The journal says nothing of its length: from the first page that matters, the next
+        # `parallelism` pages are asked at once and read in order, until one is not full.
+        ahead: deque[Future[list[JournalEntry]]] = deque()
         number = newer
-        while True:
-            entries = page(number)
-            yield from (e for e in entries if _at_or_after(e.created_at, since))
-            if len(entries) < size:
-                return
-            number += 1
+        try:
+            while True:
+                while len(ahead) < self.config.parallelism:
+                    ahead.append(self._pool().submit(page, number))
+                    number += 1
+                entries = ahead.popleft().result()
+                yield from (e for e in entries if _at_or_after(e.created_at, since))
+                if len(entries) < size:
+                    return
+        finally:
+            for future in ahead:
+                future.cancel()
 
     def client_id(self) -> int:
         """The client's id, found as `known_client_id()` says; only the wallet's path needs it."""
@@ -362,12 +372,16 @@ class ServiceClient:
         return 2 * self.config.parallelism
 
     def _submit(self, fetch: Callable[[int], Page], number: int) -> Future[Page]:
+        return self._pool().submit(fetch, number)
+
+    def _pool(self) -> ThreadPoolExecutor:
+        """The threads that read pages concurrently, made on first use."""
         with self._executor_lock:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(
                     max_workers=self.config.parallelism, thread_name_prefix="reconciler-page"
                 )
-        return self._executor.submit(fetch, number)
+            return self._executor
 
     # -- one request ------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from starlette.requests import Request
 
@@ -13,8 +13,19 @@ from reconciler.sandbox.ratelimit import FailedLogins
 from reconciler.sandbox.requestlog import RequestLog
 from reconciler.sandbox.store import Store
 
-if TYPE_CHECKING:
-    from reconciler.sandbox.background import Background
+
+class Background(Protocol):
+    """What the handlers and controls ask of the work that runs beside them (settling
+    paylists, delivering events): `background.Background` is it. Named here, not imported,
+    so the context every handler reads imports none of the handlers' modules."""
+
+    def wake(self) -> None: ...
+
+    async def forget(self) -> None: ...
+
+    async def process_now(self) -> None: ...
+
+    def stop(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)

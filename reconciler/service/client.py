@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
@@ -43,7 +42,7 @@ from reconciler.service.models import (
     Worker,
     WorkerStatus,
 )
-from reconciler.service.paging import Item, Numbering, Page, parse_page, walk
+from reconciler.service.paging import Item, Numbering, Page, parse_page, walk, walk_from
 from reconciler.service.session import token_client_id
 from reconciler.service.transport import Transport
 
@@ -264,13 +263,8 @@ class ServiceClient:
 
     def iter_transactions_since(self, since: datetime) -> Iterator[JournalEntry]:
         """The journal entries made at or after `since`, oldest first, reading only the pages
-        that may hold them.
-
-        The journal takes no dates and lists the oldest first, so the first page that matters
-        is found by doubling the page number, then halving the gap: a few requests however
-        long the account's history. Before any walk has shown how the service numbers its
-        pages, the whole journal is read instead.
-        """
+        that may hold them (`paging.walk_from`: the journal takes no dates). Before any walk
+        has shown how the service numbers its pages, the whole journal is read instead."""
         path = "client-wallet/clients/transactions"
         first = self._numbering.first
         if first is None:
@@ -286,33 +280,13 @@ class ServiceClient:
                 pages[number] = [self._decode(path, decode.journal_entry, i) for i in answer.items]
             return pages[number]
 
-        def all_before(number: int) -> bool:  # full, and its newest entry is older than since
-            entries = page(number)
-            return len(entries) >= size and not _at_or_after(entries[-1].created_at, since)
-
-        older, step = -1, 1
-        while all_before(older + step):
-            older, step = older + step, step * 2
-        newer = older + step  # the first page that matters is in (older, newer]
-        while newer - older > 1:
-            middle = (older + newer) // 2
-            older, newer = (middle, newer) if all_before(middle) else (older, middle)
-        # The journal says nothing of its length: from the first page that matters, the next
-        # `parallelism` pages are asked at once and read in order, until one is not full.
-        ahead: deque[Future[list[JournalEntry]]] = deque()
-        number = newer
-        try:
-            while True:
-                while len(ahead) < self.config.parallelism:
-                    ahead.append(self._pool().submit(page, number))
-                    number += 1
-                entries = ahead.popleft().result()
-                yield from (e for e in entries if _at_or_after(e.created_at, since))
-                if len(entries) < size:
-                    return
-        finally:
-            for future in ahead:
-                future.cancel()
+        yield from walk_from(
+            page,
+            size=size,
+            before=lambda entry: not _at_or_after(entry.created_at, since),
+            submit=self._pool().submit,
+            ahead=self.config.parallelism,
+        )
 
     def client_id(self) -> int:
         """The client's id, found as `known_client_id()` says; only the wallet's path needs it."""

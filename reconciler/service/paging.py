@@ -22,11 +22,12 @@ from collections import deque
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from reconciler.service.decode import DecodeError
 
 Item = Mapping[str, Any]
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -225,3 +226,47 @@ def _first_int(*values: object) -> int | None:
         if isinstance(value, int) and not isinstance(value, bool):
             return value
     return None
+
+
+def walk_from(
+    page: Callable[[int], list[T]],
+    *,
+    size: int,
+    before: Callable[[T], bool],
+    submit: Callable[[Callable[[int], list[T]], int], Future[list[T]]],
+    ahead: int,
+) -> Iterator[T]:
+    """The items of an oldest-first list that says nothing of its length (the journal), from
+    the first one not `before` the start, reading only the pages that may hold them.
+
+    `page(n)` is the n-th page counted from 0 (the caller keeps what it read). The first page
+    that matters is found by doubling the page number, then halving the gap: a few requests
+    however long the history. From there the next `ahead` pages are asked at once through
+    `submit` and read in order until one is not full, so the wait is not one round trip a page.
+    """
+
+    def all_before(number: int) -> bool:  # full, and its newest item is before the start
+        items = page(number)
+        return len(items) >= size and before(items[-1])
+
+    older, step = -1, 1
+    while all_before(older + step):
+        older, step = older + step, step * 2
+    newer = older + step  # the first page that matters is in (older, newer]
+    while newer - older > 1:
+        middle = (older + newer) // 2
+        older, newer = (middle, newer) if all_before(middle) else (older, middle)
+    in_flight: deque[Future[list[T]]] = deque()
+    number = newer
+    try:
+        while True:
+            while len(in_flight) < ahead:
+                in_flight.append(submit(page, number))
+                number += 1
+            items = in_flight.popleft().result()
+            yield from (item for item in items if not before(item))
+            if len(items) < size:
+                return
+    finally:
+        for future in in_flight:
+            future.cancel()

@@ -188,16 +188,9 @@ def decide_units(
         if str(p.status) == "SUCCESS"
     }
     paid_before = {email_key(p.worker_email) for paylist in paylists for p in paylist.payments}
-    groups: dict[str, list[Unit]] = {}
-    for unit in units:
-        groups.setdefault(text_key(unit.payrun_id), []).append(unit)
-    # Keys of the account no unit asks for: only these can be parts a payrun had before it
-    # grew or shrank, so only as many more parts as there are of them are worth deriving.
-    asked = {paylist_key(unit.payrun_id, unit.part) for unit in units}
-    unexplained = sum(1 for key in by_key if key not in asked)
     decisions: list[PayrunDecision] = []
-    for group in groups.values():
-        found = _paid_parts(group, by_key, unexplained)
+    for group, possible in _payruns_with_keys(units, by_key):
+        found = {part: by_key[key] for part, key in enumerate(possible) if key in by_key}
         if found:
             decisions += _against_live(group, found)
             continue
@@ -221,16 +214,19 @@ def decide_units(
     return tuple(decisions), _wallet_check(decisions, wallet, max_payout)
 
 
-def _paid_parts(
-    group: Sequence[Unit], by_key: dict[str, LivePaylist], unexplained: int
-) -> dict[int, LivePaylist]:
-    """The paylists of the account that hold any key this payrun may have had."""
-    found = {}
-    for number, key in enumerate(_possible_keys(group, unexplained)):
-        live = by_key.get(key)
-        if live is not None:
-            found[number] = live
-    return found
+def _payruns_with_keys(
+    units: Sequence[Unit], account_keys: Collection[str]
+) -> list[tuple[list[Unit], list[str]]]:
+    """Each payrun's units (grouped by its id as identities compare) with every key it may
+    have had, by part number (`_possible_keys`)."""
+    groups: dict[str, list[Unit]] = {}
+    for unit in units:
+        groups.setdefault(text_key(unit.payrun_id), []).append(unit)
+    # Keys of the account no unit asks for: only these can be parts a payrun had before it
+    # grew or shrank, so only as many more parts as there are of them are worth deriving.
+    asked = {paylist_key(unit.payrun_id, unit.part) for unit in units}
+    unexplained = sum(1 for key in account_keys if key not in asked)
+    return [(group, _possible_keys(group, unexplained)) for group in groups.values()]
 
 
 def _possible_keys(group: Sequence[Unit], unexplained: int) -> list[str]:
@@ -244,12 +240,7 @@ def _possible_keys(group: Sequence[Unit], unexplained: int) -> list[str]:
 def traced_keys(units: Sequence[Unit], account_keys: Collection[str]) -> set[str]:
     """The keys among `account_keys` that a payrun of the files made (with its parts as they
     are now, or as they were before it grew or shrank), as `decide_units` finds them."""
-    asked = {paylist_key(unit.payrun_id, unit.part) for unit in units}
-    unexplained = sum(1 for key in account_keys if key not in asked)
-    groups: dict[str, list[Unit]] = {}
-    for unit in units:
-        groups.setdefault(text_key(unit.payrun_id), []).append(unit)
-    possible = {key for group in groups.values() for key in _possible_keys(group, unexplained)}
+    possible = {key for _, keys in _payruns_with_keys(units, account_keys) for key in keys}
     return possible & set(account_keys)
 
 

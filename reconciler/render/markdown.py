@@ -147,7 +147,7 @@ def _payruns_table(plan: Plan, *, capped: bool) -> Iterator[str]:
         cells = (
             f"`{decision.address}`{part}",
             decision.state.replace("_", " "),
-            f"{grouped(decision.total)}",
+            grouped(decision.total),
             paylist,
             _escape(notes),
         )
@@ -156,7 +156,7 @@ def _payruns_table(plan: Plan, *, capped: bool) -> Iterator[str]:
         hidden = plan.payruns[len(shown) :]
         total = sum((decision.total for decision in hidden), Decimal(0))
         more = plural(len(hidden), "more paylist")
-        yield f"| {more} | | {total:,.2f} | | in the sections below and the full plan |"
+        yield f"| {more} | | {grouped(total)} | | in the sections below and the full plan |"
     yield ""
     wallet = plan.wallet
     if wallet is not None:

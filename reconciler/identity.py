@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import unicodedata
+from decimal import Decimal
 from functools import lru_cache
 
 from email_validator import EmailNotValidError, validate_email
@@ -96,6 +97,12 @@ def description_key(text: str) -> str:
         return " ".join(text.split())
     kept = "".join(char for char in text if not _invisible(char))
     return " ".join(unicodedata.normalize("NFKC", kept).split())
+
+
+def payment_key(email: str, amount: Decimal, description: str) -> tuple[str, Decimal, str]:
+    """What makes two payments one (the service's DUPLICATE_PAYMENT, as people read it): the
+    payee's mailbox, the amount, and the description as `description_key` compares it."""
+    return (email_key(email), amount, description_key(description))
 
 
 def hidden_text_problem(text: str) -> str | None:

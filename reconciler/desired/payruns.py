@@ -19,7 +19,11 @@ from typing import Any
 from reconciler.desired.model import Payrun, PayrunPayment
 from reconciler.desired.problems import PathProblem, YamlPath
 from reconciler.desired.rules import FileValues, email_problem
-from reconciler.identity import description_key, email_key, hidden_text_problem, text_key
+from reconciler.identity import (
+    hidden_text_problem,
+    payment_key,
+    text_key,
+)
 from reconciler.money import CENT, two_places
 
 MAX_AMOUNT = Decimal("1000000000000.00")
@@ -170,7 +174,7 @@ def payrun_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
     if not _has_payments(files):
         return problems  # the workers' emails are only worth collecting for payments
     emails = _emails_by_worker(files)
-    seen: dict[tuple[Decimal, str, str], tuple[str, YamlPath]] = {}
+    seen: dict[tuple[str, Decimal, str], tuple[str, YamlPath]] = {}
     for name, path, payment in _payments(files):
         for problem in _payment_problems(payment, path, emails):
             problems.append((name, problem))
@@ -179,7 +183,7 @@ def payrun_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
         description = payment.get("description")
         if email is None or amount is None or not isinstance(description, str):
             continue
-        key = (amount, email_key(email), description_key(description))
+        key = payment_key(email, amount, description)
         first = seen.setdefault(key, (name, path))
         if first != (name, path):
             message = (

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from reconciler.desired.model import Payrun, PayrunPayment
-from reconciler.identity import description_key, email_key, text_key
+from reconciler.identity import description_key, email_key, payment_key, text_key
 from reconciler.money import grouped, two_places
 from reconciler.service.models import Payment, Wallet, Worker, WorkerStatus
 from reconciler.words import plural
@@ -136,8 +136,7 @@ def parts(payrun: Payrun) -> list[tuple[int | None, tuple[PayrunPayment, ...]]]:
 
 def _content(payments: Iterable[tuple[str, Decimal, str]]) -> Counter[tuple[str, Decimal, str]]:
     return Counter(
-        (email_key(email), amount, description_key(description))
-        for email, amount, description in payments
+        payment_key(email, amount, description) for email, amount, description in payments
     )
 
 
@@ -182,7 +181,7 @@ def decide_units(
             payees.setdefault(email_key(w.email), set()).add(w.email)
     leaving = {email_key(email) for email in inactivated_emails}
     succeeded = {
-        (email_key(p.worker_email), p.amount, description_key(p.description)): p.paylist_id
+        payment_key(p.worker_email, p.amount, p.description): p.paylist_id
         for paylist in paylists
         for p in paylist.payments
         if str(p.status) == "SUCCESS"
@@ -340,7 +339,7 @@ def _preflight(
                 f"{who}: the account has an ACTIVE worker at each of {names}, which "
                 "this address matches alike: write the email exactly"
             )
-        paid_in = succeeded.get((key, payment.amount, description_key(payment.description)))
+        paid_in = succeeded.get(payment_key(payment.email, payment.amount, payment.description))
         if paid_in is not None:
             reasons.append(
                 f"{who}: paid already in paylist {paid_in} with the same amount, email and "

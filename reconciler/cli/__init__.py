@@ -166,6 +166,12 @@ class _Group(click.Group):
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             ctx.exit(130)
+        except BrokenPipeError:
+            # The reader of stdout left (`reconciler workers | head`): no more to say to it, and
+            # nothing wrong to report. What is still buffered goes nowhere, and the exit status
+            # is a shell's for a writer stopped by SIGPIPE, as for `yes | head`.
+            _quiet_stdout()
+            ctx.exit(141)
         except Exception as error:  # the last line of defence: a message, not a traceback
             from reconciler import logs
 
@@ -177,6 +183,19 @@ class _Group(click.Group):
                 err=True,
             )
             ctx.exit(1)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's last flush has nowhere to fail."""
+    import os
+
+    try:
+        descriptor = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a file (a test's capture): nothing is flushed to a closed pipe
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, descriptor)
+    os.close(null)
 
 
 def _show_version(ctx: click.Context, value: bool) -> None:

@@ -6,6 +6,7 @@ Each reads through a read-only client and prints a table (on a terminal), JSON o
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
@@ -160,7 +161,7 @@ def webhook_show(connection: ConnectionOptions, output_format: str | None) -> No
         if chosen == "json":
             click.echo("null")
         elif chosen == "csv":
-            write_csv([], WEBHOOK_COLUMNS)  # the header alone: no configuration, no row
+            write_csv([], WEBHOOK_COLUMNS, sys.stdout)  # the header alone: no configuration, no row
         else:
             click.echo("No webhook is configured.")
         return

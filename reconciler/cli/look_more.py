@@ -10,7 +10,6 @@ was not delivered.
 from __future__ import annotations
 
 import json
-import sys
 from datetime import datetime
 
 import click
@@ -31,6 +30,8 @@ from reconciler.cli.rows import (
     print_record,
     print_rows,
     record,
+    row_json,
+    stdout_blocks,
     write_json_list,
 )
 from reconciler.desired.rules import email_problem
@@ -96,10 +97,10 @@ def paylist(connection: ConnectionOptions, paylist_id: int, output_format: str |
             opening = json.dumps(
                 {"paylist": record(header, PAYLIST_COLUMNS)}, indent=2, ensure_ascii=False
             )
-            sys.stdout.write(opening[: -len("\n}")] + ',\n  "payments": ')
-            write_json_list((record(row, PAYMENT_COLUMNS) for row in payments), sys.stdout, depth=1)
-            sys.stdout.write("\n}\n")
-            sys.stdout.flush()
+            with stdout_blocks() as out:
+                out.write(opening[: -len("\n}")] + ',\n  "payments": ')
+                write_json_list(payments, out, depth=1, text=row_json(PAYMENT_COLUMNS))
+                out.write("\n}\n")
             return
         if chosen == "table":
             print_record(header, PAYLIST_COLUMNS, "table", title=f"Paylist {paylist_id}")

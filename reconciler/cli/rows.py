@@ -15,10 +15,11 @@ import dataclasses
 import enum
 import json
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, TextIO, TypeVar
+from typing import Any, Protocol, TextIO, TypeVar
 
 import click
 
@@ -27,6 +28,14 @@ from reconciler.secrets import MASK, Secret
 from reconciler.service.models import WebhookHeader
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
+
+
+class Writer(Protocol):
+    """Where text goes: a text stream, or the blocks of stdout."""
+
+    def write(self, text: str, /) -> int: ...
+
 
 _FORMATS = ("table", "json", "csv")
 
@@ -90,11 +99,12 @@ def print_rows(
     """Print a list of rows: JSON and CSV as the rows come, a table once they all have."""
     chosen = chosen_format(output_format)
     if chosen == "json":
-        write_json_list((record(row, columns) for row in rows), sys.stdout)
-        sys.stdout.write("\n")
-        sys.stdout.flush()
+        with stdout_blocks() as out:
+            write_json_list(rows, out, text=row_json(columns))
+            out.write("\n")
     elif chosen == "csv":
-        write_csv(rows, columns)
+        with stdout_blocks() as out:
+            write_csv(rows, columns, out)
     else:
         from reconciler.cli.tables import print_table
 
@@ -110,7 +120,7 @@ def print_record(
     if chosen == "json":
         click.echo(json.dumps(record(row, columns), indent=2, ensure_ascii=False))
     elif chosen == "csv":
-        write_csv([row], columns)
+        write_csv([row], columns, sys.stdout)
     else:
         from reconciler.cli.tables import print_fields
 
@@ -118,21 +128,68 @@ def print_record(
         print_fields(fields, title=title, wide=_wide())
 
 
-def write_csv(rows: Iterable[object], columns: Sequence[str]) -> None:
+def write_csv(rows: Iterable[object], columns: Sequence[str], out: Writer) -> None:
     """The header, then a line for each row as it comes."""
-    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer = csv.writer(out, lineterminator="\n")
     writer.writerow(columns)
     for row in rows:
         writer.writerow([_cell(getattr(row, column)) for column in columns])
 
 
-# -- JSON, written as it comes --------------------------------------------------------------
+# -- written as it comes ---------------------------------------------------------------------
+
+#: How much text is gathered before it is written: the rows of a page leave in a few writes,
+#: and at most this much waits for the next page.
+BLOCK = 16 * 1024
 
 
-def write_json_list(items: Iterable[object], out: TextIO, *, depth: int = 0) -> None:
+class _Blocks:
+    """A text stream that passes what it is given on to `out` in blocks of about `BLOCK`
+    characters, each ending where a write ended (so a record, and any secret the redaction
+    must find in it, is never split), and flushes `out` after each block: as many system calls
+    with PYTHONUNBUFFERED (common in CI, where every write is one) as without it."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._parts: list[str] = []
+        self._size = 0
+
+    def write(self, text: str) -> int:
+        self._parts.append(text)
+        self._size += len(text)
+        if self._size >= BLOCK:
+            self.flush()
+        return len(text)
+
+    def flush(self) -> None:
+        if self._parts:
+            self._out.write("".join(self._parts))
+            self._parts.clear()
+            self._size = 0
+        self._out.flush()
+
+
+@contextmanager
+def stdout_blocks() -> Iterator[Writer]:
+    """stdout, written in blocks; what was given is written out at the end, even after an error."""
+    out = _Blocks(sys.stdout)
+    try:
+        yield out
+    finally:
+        out.flush()
+
+
+def write_json_list(
+    items: Iterable[T],
+    out: Writer,
+    *,
+    depth: int = 0,
+    text: Callable[[T, int], str] = lambda item, depth: json_text(item, depth),
+) -> None:
     """Write `items` to `out` exactly as `json.dumps(list(items), indent=2,
     ensure_ascii=False)` would, as the value `depth` levels deep in a document, each item as
-    soon as it comes; no line end follows.
+    soon as it comes (`text(item, depth)` writes one: `json_text`, or `row_json`'s for rows);
+    no line end follows.
 
     The list is closed only after its last item, and nothing at all is written before the first
     one, so an `items` that fails part-way leaves the JSON unterminated (after the failure, a line
@@ -142,7 +199,7 @@ def write_json_list(items: Iterable[object], out: TextIO, *, depth: int = 0) -> 
     written = False
     try:
         for item in items:
-            out.write(("," if written else "[") + inner + _json_text(item, depth + 1))
+            out.write(("," if written else "[") + inner + text(item, depth + 1))
             written = True
     except BaseException:
         if written:
@@ -154,14 +211,40 @@ def write_json_list(items: Iterable[object], out: TextIO, *, depth: int = 0) -> 
 _SCALARS = frozenset({str, int, bool, float, type(None)})
 
 
-def _json_text(value: object, depth: int) -> str:
+def row_json(columns: Sequence[str]) -> Callable[[object, int], str]:
+    """How `json_text` writes a row's `record`, made straight from the row's attributes."""
+    keys = [(column, _encode_string(column) + ": ") for column in columns]
+
+    def text(row: object, depth: int) -> str:
+        if not keys:
+            return "{}"
+        inner = "\n" + "  " * (depth + 1)
+        members = [
+            inner + key + _value_text(getattr(row, column), depth + 1) for column, key in keys
+        ]
+        return "{" + ",".join(members) + "\n" + "  " * depth + "}"
+
+    return text
+
+
+def _value_text(value: object, depth: int) -> str:
+    if type(value) is str:
+        return _encode_string(value)
+    if type(value) is int:
+        return int.__repr__(value)
+    if value is None:
+        return "null"
+    return json_text(_json_value(value), depth)
+
+
+def json_text(value: object, depth: int) -> str:
     """`value` as `json.dumps(value, indent=2, ensure_ascii=False)` writes it `depth` levels
     deep; a flat record of plain values (every row of a look command) without the pure-Python
     encoder that `indent` otherwise means."""
     if type(value) is dict and value and all(type(key) is str for key in value):
         inner = "\n" + "  " * (depth + 1)
         members = [
-            inner + _encode_string(key) + ": " + _json_text(item, depth + 1)
+            inner + _encode_string(key) + ": " + json_text(item, depth + 1)
             for key, item in value.items()
         ]
         return "{" + ",".join(members) + "\n" + "  " * depth + "}"

@@ -5,6 +5,8 @@ list; a read that fails part-way leaves no JSON that parses, and exits 1 with th
 from __future__ import annotations
 
 import csv
+import dataclasses
+import enum
 import io
 import json
 import os
@@ -13,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -22,8 +25,9 @@ from click.testing import CliRunner
 from reconciler.cli import main
 from reconciler.cli.look import JOURNAL_COLUMNS, PAYMENT_COLUMNS, WORKER_COLUMNS
 from reconciler.cli.look_more import PAYLIST_COLUMNS, PAYLISTS_COLUMNS
-from reconciler.cli.rows import record, write_json_list
-from reconciler.service.models import PaymentItem
+from reconciler.cli.rows import record, row_json, write_json_list
+from reconciler.secrets import Secret
+from reconciler.service.models import PaymentItem, WebhookHeader
 from tests.cli import user_environment
 from tests.service.helpers import client_for, control, invitation
 from tests.service.paged_service import PagedService, serving
@@ -71,6 +75,51 @@ def test_a_list_inside_a_document_is_indented_as_json_dumps_indents_it(items: li
     out.write("\n}")
     whole = {"header": {"id": 7}, "payments": items}
     assert out.getvalue() == json.dumps(whole, indent=2, ensure_ascii=False)
+
+
+class _Stage(enum.Enum):
+    DONE = "COMPLETED"
+
+
+@dataclasses.dataclass
+class _Row:
+    """A row with a value of every kind the look commands show."""
+
+    id: int
+    text: str
+    none: None
+    flag: bool
+    ratio: float
+    amount: Decimal
+    at: datetime
+    stage: _Stage
+    secret: Secret
+    headers: list[WebhookHeader]
+    tags: tuple[str, ...]
+
+
+ROW = _Row(
+    id=7,
+    text="Zoë «A» \n",
+    none=None,
+    flag=True,
+    ratio=0.5,
+    amount=Decimal("1500"),
+    at=datetime(2026, 11, 25, 9, 30, tzinfo=UTC),
+    stage=_Stage.DONE,
+    secret=Secret("s3cret-value"),
+    headers=[WebhookHeader("X-Token", Secret("hv-123456"))],
+    tags=(),
+)
+
+
+@pytest.mark.parametrize("columns", [tuple(f.name for f in dataclasses.fields(_Row)), ("id",), ()])
+def test_rows_are_written_as_json_dumps_writes_their_records(columns: tuple[str, ...]) -> None:
+    out = io.StringIO()
+    write_json_list([ROW, ROW], out, text=row_json(columns))
+    records = [record(ROW, columns)] * 2
+    assert out.getvalue() == json.dumps(records, indent=2, ensure_ascii=False)
+    assert "s3cret-value" not in out.getvalue() and "hv-123456" not in out.getvalue()
 
 
 def _failing(rows: int) -> Iterator[dict[str, int]]:
@@ -181,13 +230,18 @@ def service() -> Iterator[tuple[PagedService, str]]:
         yield fake, base_url
 
 
-def _start(base_url: str, *args: str) -> subprocess.Popen[bytes]:
+def _start(base_url: str, *args: str, unbuffered: str = "") -> subprocess.Popen[bytes]:
+    environment = user_environment(
+        RECONCILER_BASE_URL=base_url,
+        RECONCILER_TOKEN="stream-test-token",
+        PYTHONUNBUFFERED=unbuffered,  # "" is unset: stdout to a pipe is buffered
+    )
     return subprocess.Popen(
         [sys.executable, "-m", "reconciler", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
-        env=user_environment(RECONCILER_BASE_URL=base_url, RECONCILER_TOKEN="stream-test-token"),
+        env=environment,
     )
 
 
@@ -206,19 +260,21 @@ def _read_until(process: subprocess.Popen[bytes], wanted: bytes, seconds: float)
     return seen
 
 
+@pytest.mark.parametrize("unbuffered", ["", "1"], ids=["buffered", "PYTHONUNBUFFERED"])
 @pytest.mark.parametrize("output_format", ["json", "csv"])
 def test_rows_are_written_while_a_later_page_is_still_awaited(
-    service: tuple[PagedService, str], output_format: str
+    service: tuple[PagedService, str], output_format: str, unbuffered: str
 ) -> None:
     fake, base_url = service
     fake.held_pages = {4}  # the last page waits until the first rows are out
-    process = _start(base_url, "workers", "--format", output_format)
+    process = _start(base_url, "workers", "--format", output_format, unbuffered=unbuffered)
     try:
-        early = _read_until(process, b"w800@example.com", seconds=30)
+        # The rows of the first four pages are out, but for the last block (16 KiB at most).
+        early = _read_until(process, b"w600@example.com", seconds=30)
     finally:
         fake.released.set()
     rest, errors = process.communicate(timeout=60)
-    assert b"w800@example.com" in early  # the first four pages, before the fifth was answered
+    assert b"w600@example.com" in early  # before the fifth page was answered
     assert b"w801@example.com" not in early
     assert process.returncode == 0, errors.decode()
     whole = (early + rest).decode()

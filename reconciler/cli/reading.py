@@ -33,6 +33,7 @@ from reconciler import logs
 from reconciler.cli.connection import ConnectionOptions, open_client
 from reconciler.cli.plankey import plan_key
 from reconciler.desired import DesiredState, load_desired_state
+from reconciler.plan.agreements import AgreementIndex
 from reconciler.plan.model import LiveState
 from reconciler.plan.money import MoneyWindow
 from reconciler.plan.refresh import refresh, refresh_money
@@ -85,6 +86,7 @@ def file_and_account(
                 raise
             held.release()
             _log.info("loaded", workers=len(desired.workers), payruns=len(desired.payruns))
+            account.index.expect(desired)  # the pairs read so far are compared while it reads on
             client, key, live = account.result()
             live = refresh_money(
                 client,
@@ -121,6 +123,7 @@ class _AccountReading:
         self._client: ServiceClient | None = None
         self._outcome: tuple[ServiceClient, PlanKey | None, LiveState] | None = None
         self._error: BaseException | None = None
+        self.index = AgreementIndex()  # filled by the refresh as the pages arrive
 
     def start(self, on_progress: Callable[[int], None] | None) -> None:
         self._thread = threading.Thread(
@@ -157,7 +160,7 @@ class _AccountReading:
             if self._stop.is_set():
                 client.abandon()
             key = plan_key(client) if self._keyed else None
-            live = refresh(_StoppableReader(client, self._stop), on_progress)
+            live = refresh(_StoppableReader(client, self._stop), on_progress, index=self.index)
             self._outcome = (client, key, live)
         except BaseException as error:  # handed to the main thread, which raises it
             self._error = error

@@ -223,6 +223,8 @@ def _unused_options(
     by_id: dict[str, list[Worker]],
     replaced: set[str],
 ) -> Iterable[str]:
+    if not (options.targets or options.excludes or options.replaces):
+        return  # nothing asked (the common case: no set of every key is made for it)
     known = wanted.keys() | by_id.keys() | {WEBHOOK_ADDRESS}
     for key in sorted(options.targets - known):
         yield f"--target {key}: no such worker in the file or the account"

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Protocol
 
+from reconciler.plan.agreements import AgreementIndex
 from reconciler.plan.model import LiveState
 from reconciler.plan.money import MoneyWindow
 from reconciler.plan.paylist_reads import PaylistReader, read_money
@@ -34,11 +35,13 @@ def refresh(
     payruns: bool = False,
     money: MoneyWindow | None = None,
     parallelism: int = 8,
+    index: AgreementIndex | None = None,
 ) -> LiveState:
     """Every agreement (all statuses, INACTIVATED included) and the webhook, None when absent;
     with `payruns`, also every paylist with its key and payments, and the wallet; with a
-    `money` window, what the money report needs of it (`paylist_reads`)."""
-    live = _workers_and_webhook(reader, on_progress)
+    `money` window, what the money report needs of it (`paylist_reads`). The agreements are
+    added to `index` (a new one if None) as they are read."""
+    live = _workers_and_webhook(reader, on_progress, AgreementIndex() if index is None else index)
     return refresh_money(reader, live, payruns=payruns, money=money, parallelism=parallelism)
 
 
@@ -61,14 +64,14 @@ def refresh_money(
 
 
 def _workers_and_webhook(
-    reader: LiveReader, on_progress: Callable[[int], None] | None
+    reader: LiveReader, on_progress: Callable[[int], None] | None, index: AgreementIndex
 ) -> LiveState:
-    workers: list[Worker] = []
+    add, workers = index.add, index.agreements
     for worker in reader.iter_workers():
-        workers.append(worker)
+        add(worker)
         if on_progress is not None and len(workers) % PROGRESS_EVERY == 0:
             on_progress(len(workers))
     if on_progress is not None:
         on_progress(len(workers))
     # After the workers: a reader that fetched the webhook meanwhile answers it at once.
-    return LiveState(workers=tuple(workers), webhook=reader.get_webhook())
+    return LiveState(workers=index.freeze(), webhook=reader.get_webhook(), index=index)

@@ -208,21 +208,13 @@ def write_json_list(
     out.write("\n" + "  " * depth + "]" if written else "[]")
 
 
-_SCALARS = frozenset({str, int, bool, float, type(None)})
-
-
 def row_json(columns: Sequence[str]) -> Callable[[object, int], str]:
     """How `json_text` writes a row's `record`, made straight from the row's attributes."""
     keys = [(column, _encode_string(column) + ": ") for column in columns]
 
     def text(row: object, depth: int) -> str:
-        if not keys:
-            return "{}"
-        inner = "\n" + "  " * (depth + 1)
-        members = [
-            inner + key + _value_text(getattr(row, column), depth + 1) for column, key in keys
-        ]
-        return "{" + ",".join(members) + "\n" + "  " * depth + "}"
+        members = [key + _value_text(getattr(row, column), depth + 1) for column, key in keys]
+        return _object(members, depth)
 
     return text
 
@@ -241,13 +233,11 @@ def json_text(value: object, depth: int) -> str:
     """`value` as `json.dumps(value, indent=2, ensure_ascii=False)` writes it `depth` levels
     deep; a flat record of plain values (every row of a look command) without the pure-Python
     encoder that `indent` otherwise means."""
-    if type(value) is dict and value and all(type(key) is str for key in value):
-        inner = "\n" + "  " * (depth + 1)
+    if type(value) is dict and all(type(key) is str for key in value):
         members = [
-            inner + _encode_string(key) + ": " + json_text(item, depth + 1)
-            for key, item in value.items()
+            _encode_string(key) + ": " + json_text(item, depth + 1) for key, item in value.items()
         ]
-        return "{" + ",".join(members) + "\n" + "  " * depth + "}"
+        return _object(members, depth)
     if type(value) is str:
         return _encode_string(value)
     if type(value) is int:
@@ -261,11 +251,22 @@ def json_text(value: object, depth: int) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + "  " * depth)
 
 
+def _object(members: list[str], depth: int) -> str:
+    """An object of `members` (each `"key": value`) as json.dumps indents it `depth` levels deep."""
+    if not members:
+        return "{}"
+    inner = "\n" + "  " * (depth + 1)
+    return "{" + inner + ("," + inner).join(members) + "\n" + "  " * depth + "}"
+
+
 #: The string encoder `json.dumps(..., ensure_ascii=False)` uses (the C one where there is one).
 _encode_string: Callable[[str], str] = json.encoder.encode_basestring
 
 
 # -- values ---------------------------------------------------------------------------------
+
+
+_SCALARS = frozenset({str, int, bool, float, type(None)})
 
 
 def record(row: object, columns: Sequence[str]) -> dict[str, Any]:

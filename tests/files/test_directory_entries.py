@@ -135,4 +135,6 @@ def test_a_file_whose_link_lost_its_target_inactivates_nobody(
     assert applied.returncode == 1
     assert "sales.yaml" in applied.stderr + applied.stdout
     log = httpx.get(f"{demo.base_url}/_sandbox/requests", params={"since": seq}).json()
-    assert log == []  # refused before a single request
+    # Refused before anything is written: the account is read while the files load
+    # (docs/plans.md), so its first reads may precede the refusal; no write follows it.
+    assert [entry for entry in log if entry["method"] != "GET"] == []

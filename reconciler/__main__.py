@@ -1,3 +1,3 @@
-from reconciler.cli import main
+from reconciler.cli import run
 
-main()
+run()

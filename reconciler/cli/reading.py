@@ -36,6 +36,7 @@ from reconciler import logs
 from reconciler.cli.connection import ConnectionOptions, open_client
 from reconciler.cli.plankey import plan_key
 from reconciler.desired import DesiredState, load_desired_state
+from reconciler.plan.agreements import AgreementIndex
 from reconciler.plan.model import LiveState
 from reconciler.plan.money import MoneyWindow
 from reconciler.plan.refresh import refresh, start_money, with_money
@@ -78,6 +79,7 @@ def file_and_account(
             held = _HeldLines.install()
             account = _AccountReading(client_stack, connection, read_only, parallelism, keyed)
             account.start(on_progress)
+            account.wait_opened(_OPENING)
             try:
                 # Header values are registered with the log scrubber as they are read.
                 desired = load_desired_state(path, credentials=connection.credentials())
@@ -88,6 +90,7 @@ def file_and_account(
                 raise
             held.release()
             _log.info("loaded", workers=len(desired.workers), payruns=len(desired.payruns))
+            account.index.expect(desired)  # the pairs read so far are compared while it reads on
             opened = account.opened()
             # The money the file asks for is read from now on, beside the workers' refresh.
             money_reads = None
@@ -108,6 +111,14 @@ def file_and_account(
                 raise
             live = with_money(live, money_reads)
         yield Ready(desired, live, client, key)
+
+
+#: How long the file waits for the client to open before it is loaded. Both are work for this
+#: process (the client's first use imports the HTTP stack), so neither is done sooner by
+#: sharing the interpreter; opened first, the client sends its first request before the file
+#: is read, and the service's answer is awaited while it is. The embedded sandbox, which takes
+#: longer to start, is not waited for past this.
+_OPENING = 0.25
 
 
 class _Stopped(Exception):
@@ -131,11 +142,12 @@ class _AccountReading:
         self._parallelism = parallelism
         self._keyed = keyed
         self._stop = threading.Event()
+        self._opened = threading.Event()
         self._thread: threading.Thread | None = None
         self._client: ServiceClient | None = None
         self._outcome: tuple[ServiceClient, PlanKey | None, LiveState] | None = None
         self._error: BaseException | None = None
-        self._opened = threading.Event()
+        self.index = AgreementIndex()  # filled by the refresh as the pages arrive
 
     def start(self, on_progress: Callable[[int], None] | None) -> None:
         self._thread = threading.Thread(
@@ -166,23 +178,28 @@ class _AccountReading:
         if self._thread is not None:
             self._thread.join()
 
+    def wait_opened(self, timeout: float) -> None:
+        """Wait (at most `timeout` seconds) until the client is open or failed to open."""
+        self._opened.wait(timeout)
+
     def _run(self, on_progress: Callable[[int], None] | None) -> None:
         try:
-            client = self._client_stack.enter_context(
-                open_client(
-                    self._connection, read_only=self._read_only, parallelism=self._parallelism
+            try:
+                client = self._client_stack.enter_context(
+                    open_client(
+                        self._connection, read_only=self._read_only, parallelism=self._parallelism
+                    )
                 )
-            )
-            self._client = client
-            self._opened.set()
+                self._client = client
+            finally:
+                self._opened.set()
             if self._stop.is_set():
                 client.abandon()
             key = plan_key(client) if self._keyed else None
-            live = refresh(_StoppableReader(client, self._stop), on_progress)
+            live = refresh(_StoppableReader(client, self._stop), on_progress, index=self.index)
             self._outcome = (client, key, live)
         except BaseException as error:  # handed to the main thread, which raises it
             self._error = error
-            self._opened.set()
 
 
 class _StoppableReader:

@@ -7,12 +7,11 @@ or even one per pair) costs more than the rest of a plan of 100,000 workers.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from reconciler.desired.model import DesiredState, DesiredWebhook, DesiredWorker
 from reconciler.identity import email_key
+from reconciler.plan.agreements import OPEN, AgreementIndex
 from reconciler.plan.changes import (
     WEBHOOK_ADDRESS,
     Change,
@@ -26,7 +25,6 @@ from reconciler.plan.changes import (
     Unmanaged,
     WebhookCreate,
     WebhookUpdate,
-    live_worker_resource,
 )
 from reconciler.plan.model import LiveState, Plan, PlanOptions
 from reconciler.plan.money import money_report
@@ -39,12 +37,10 @@ from reconciler.plan.payruns import (
 )
 from reconciler.plan.safety import assess
 from reconciler.secrets import Secret, live_webhook_url, reveal
-from reconciler.service.models import Webhook, Worker, WorkerStatus
+from reconciler.service.models import Webhook, Worker
 from reconciler.words import are, plural
 
-# Set membership is cheaper than the enum's properties, which counts at 100,000 agreements.
-_KNOWN = frozenset(WorkerStatus.__members__.values())
-_OPEN = frozenset(status for status in _KNOWN if status.is_open)
+_OPEN = OPEN
 
 NO_EXTERNAL_ID = "no externalId"
 OUTSIDE_SCOPE = "outside the scope"
@@ -53,39 +49,36 @@ OUTSIDE_SCOPE = "outside the scope"
 def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = None) -> Plan:
     """Decide, for every managed externalId and the webhook, what an apply would do."""
     options = options or PlanOptions()
-    warnings: list[str] = []
-    by_id: dict[str, list[Worker]] = defaultdict(list)
-    open_by_email: dict[str, list[Worker]] = defaultdict(list)
-    unmanaged: list[Unmanaged] = []
+    index = live.index
+    if index is None or not index.indexes(live.workers):
+        index = AgreementIndex.of(live.workers)
+    warnings = [
+        f"agreement {agreement.agreement_id} has a status the reconciler does not know "
+        f"({agreement.status}); it is treated as closed"
+        for agreement in index.unknown_status
+    ]
+    unmanaged = [Unmanaged(agreement, NO_EXTERNAL_ID) for agreement in index.no_external_id]
+    by_id = index.by_id
     wanted = {worker.external_id: worker for worker in desired.workers}
-    managed_live: set[str] = set()  # externalIds of the account the file manages
+    managed_live: list[str] = []  # externalIds of the account the file manages, not in it
     owned_open = 0
     owns = desired.owns
-    for agreement in live.workers:  # one pass: 100,000 agreements are read once
-        status, external_id = agreement.status, agreement.external_id
-        if status not in _KNOWN:
-            warnings.append(
-                f"agreement {agreement.agreement_id} has a status the reconciler does not "
-                f"know ({status}); it is treated as closed"
-            )
-        is_open = status in _OPEN
-        if is_open:
-            open_by_email[email_key(agreement.email)].append(agreement)
-        if external_id is None:
-            if is_open:
-                unmanaged.append(Unmanaged(agreement, NO_EXTERNAL_ID))
-            continue
-        by_id[external_id].append(agreement)
+    for external_id, agreements in by_id.items():  # one entry per externalId of the account
         if external_id in wanted or owns(external_id):
-            managed_live.add(external_id)
-            owned_open += is_open
-        elif is_open:
-            unmanaged.append(Unmanaged(agreement, OUTSIDE_SCOPE))
-    managed = wanted.keys() | managed_live
+            if external_id not in wanted:
+                managed_live.append(external_id)
+            if len(agreements) == 1:  # nearly every one
+                owned_open += agreements[0].status in _OPEN
+            else:
+                owned_open += sum(agreement.status in _OPEN for agreement in agreements)
+        else:
+            unmanaged.extend(Unmanaged(a, OUTSIDE_SCOPE) for a in agreements if a.status in _OPEN)
+    # Sorted from the file's order (timsort is quick on the runs a file mostly is).
+    managed = sorted([*wanted, *managed_live])
 
-    decide = _Decider(desired, options, open_by_email)
+    decide = _Decider(desired, options, index)
     narrowed = bool(options.targets or options.excludes)
-    for key in sorted(managed):
+    for key in managed:
         if not narrowed or options.selects(key):
             decide(key, wanted.get(key), by_id.get(key, ()))
 
@@ -146,12 +139,13 @@ class _Decider:
         self,
         desired: DesiredState,
         options: PlanOptions,
-        open_by_email: dict[str, list[Worker]],
+        index: AgreementIndex,
     ) -> None:
         self._prune = desired.policy.prune
         self._owns = desired.owns
         self._replaces = options.replaces
-        self._open_by_email = open_by_email
+        self._open_by_email = index.open_by_email
+        self._compared = index.compared
         self.changes: list[Change] = []
         self.drift: list[Drift] = []
         # (agreement, worker, drifted fields): plain tuples, a plan of 100,000 in-sync workers
@@ -190,7 +184,7 @@ class _Decider:
             else:
                 self.kept_without_prune += 1
             return
-        fields = compare_worker(want, agreement)
+        fields = self._compared(want, agreement)
         if key in self._replaces:
             self.replaced.add(key)
             holders = self._email_holders(want, exclude=agreement)
@@ -229,6 +223,8 @@ def _unused_options(
     by_id: dict[str, list[Worker]],
     replaced: set[str],
 ) -> Iterable[str]:
+    if not (options.targets or options.excludes or options.replaces):
+        return  # nothing asked (the common case: no set of every key is made for it)
     known = wanted.keys() | by_id.keys() | {WEBHOOK_ADDRESS}
     for key in sorted(options.targets - known):
         yield f"--target {key}: no such worker in the file or the account"
@@ -240,57 +236,6 @@ def _unused_options(
                 f"--replace {key}: nothing to replace (it needs a worker in the file and "
                 "exactly one open agreement)"
             )
-
-
-# --- comparing one worker -----------------------------------------------------------------
-
-
-def compare_worker(want: DesiredWorker, live: Worker) -> tuple[FieldChange, ...]:
-    """The fields in which the live agreement differs from the file, in the file's names."""
-    differing = _differing_fields(want, live)
-    if not differing:
-        return ()
-    before = live_worker_resource(live)
-    after: dict[str, Any] = {
-        "workerName": want.worker_name,
-        "workerSurname": want.worker_surname,
-        "workerLegalName": want.worker_legal_name,
-        "workerEmail": want.worker_email,
-        "jobTitle": want.job_title,
-        "countryIso": want.country_iso,
-    }
-    return tuple(FieldChange(name, before[name], after[name]) for name in differing)
-
-
-def _differing_fields(want: DesiredWorker, live: Worker) -> list[str]:
-    """The fields that differ, in the order a plan shows them, minus `ignoreChanges`.
-
-    Only fields the service shows are compared, each in its normal form (emails by mailbox,
-    an empty text as none); a plan runs this once per managed worker, so it is plain code.
-    """
-    differing = []
-    # Names fill in when the worker answers the invitation: null until then is not drift.
-    if live.first_name is not None and want.worker_name != live.first_name:
-        differing.append("workerName")
-    if live.last_name is not None and want.worker_surname != live.last_name:
-        differing.append("workerSurname")
-    # A Business is recognised by its legal name, so once the names show, a missing one counts.
-    names_shown = not (live.first_name is None and live.last_name is None)
-    if (names_shown or live.legal_name is not None) and (want.worker_legal_name or None) != (
-        live.legal_name or None
-    ):
-        differing.append("workerLegalName")
-    if want.worker_email != live.email and email_key(want.worker_email) != email_key(live.email):
-        differing.append("workerEmail")
-    if live.country is not None and want.country_iso != (
-        live.country if live.country_iso is None else live.country_iso
-    ):
-        differing.append("countryIso")
-    if (want.job_title or None) != (live.job_title or None):
-        differing.append("jobTitle")
-    if differing and want.ignore_changes:
-        return [name for name in differing if name not in want.ignore_changes]
-    return differing
 
 
 # --- comparing the webhook ----------------------------------------------------------------

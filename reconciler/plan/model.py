@@ -11,6 +11,7 @@ from reconciler.desired.model import (
     InactivationLimit,
 )
 from reconciler.errors import ReconcilerError
+from reconciler.plan.agreements import AgreementIndex
 from reconciler.plan.changes import (
     Change,
     Conflict,
@@ -45,6 +46,8 @@ class LiveState:
     paylists: tuple[LivePaylist, ...] = ()  # read only when the file has payruns
     wallet: Wallet | None = None
     money: LiveMoney | None = None  # read only with payruns or a money window
+    # The agreements grouped as they were read (`agreements`); the diff makes one without it.
+    index: AgreementIndex | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

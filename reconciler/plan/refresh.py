@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Protocol
 
+from reconciler.plan.agreements import AgreementIndex
 from reconciler.plan.model import LiveState
 from reconciler.plan.money import MoneyWindow
 from reconciler.plan.paylist_reads import MoneyReading, PaylistReader
@@ -34,14 +35,18 @@ def refresh(
     payruns: bool = False,
     money: MoneyWindow | None = None,
     parallelism: int = 8,
+    index: AgreementIndex | None = None,
 ) -> LiveState:
     """Every agreement (all statuses, INACTIVATED included) and the webhook, None when absent;
     with `payruns`, also every paylist with its key and payments, and the wallet; with a
-    `money` window, what the money report needs of it (`paylist_reads`). The money is read
-    while the workers are; an error of the workers' read is the one raised first."""
+    `money` window, what the money report needs of it (`paylist_reads`). The agreements are
+    added to `index` (a new one if None) as they are read. The money is read while the workers
+    are; an error of the workers' read is the one raised first."""
     reading = start_money(reader, payruns=payruns, money=money, parallelism=parallelism)
     try:
-        live = _workers_and_webhook(reader, on_progress)
+        live = _workers_and_webhook(
+            reader, on_progress, AgreementIndex() if index is None else index
+        )
     except BaseException:
         if reading is not None:
             reading.close()
@@ -83,14 +88,14 @@ def with_money(live: LiveState, reading: MoneyReading | None) -> LiveState:
 
 
 def _workers_and_webhook(
-    reader: LiveReader, on_progress: Callable[[int], None] | None
+    reader: LiveReader, on_progress: Callable[[int], None] | None, index: AgreementIndex
 ) -> LiveState:
-    workers: list[Worker] = []
+    add, workers = index.add, index.agreements
     for worker in reader.iter_workers():
-        workers.append(worker)
+        add(worker)
         if on_progress is not None and len(workers) % PROGRESS_EVERY == 0:
             on_progress(len(workers))
     if on_progress is not None:
         on_progress(len(workers))
     # After the workers: a reader that fetched the webhook meanwhile answers it at once.
-    return LiveState(workers=tuple(workers), webhook=reader.get_webhook())
+    return LiveState(workers=index.freeze(), webhook=reader.get_webhook(), index=index)

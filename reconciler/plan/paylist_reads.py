@@ -104,7 +104,8 @@ class MoneyReading:
         ]
 
     def close(self) -> None:
-        """Ask nothing more, and wait for what is under way (the refresh failed)."""
+        """Ask nothing more, and wait for what is under way (read, failed, or not needed any
+        more: the refresh failed)."""
         self._pool.shutdown(wait=True, cancel_futures=True)
 
     def result(self) -> MoneyRead:

@@ -11,6 +11,11 @@ pages of 200 over 8 connections, the JSON written to a pipe), first with no late
 The floor is the larger of the same run at no latency (the CPU of both sides) and the latency
 floor (pages / connections x latency). Target: the run with latency within 1.1x of the floor.
 `--page-cost-ms` makes the server spend that much CPU on every page (a slower server).
+
+Beside it, the server alone at that latency: the same pages over 8 plain threads, nothing
+decoded (`plan_100k.pages_alone`), after each run with latency. The server answers one request
+at a time, so its own time per page is added to every round of 8; the command can be no faster
+than that plus its start-up.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import time
 from pathlib import Path
 
 import httpx
-from plan_100k import start_sandbox, write_inputs
+from plan_100k import pages_alone, start_sandbox, write_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 CONNECTIONS = 8
@@ -66,12 +71,14 @@ def main() -> None:
         base_url = hello["base_url"]
         env |= {"RECONCILER_BASE_URL": base_url, "RECONCILER_TOKEN": hello["token"]}
         times: dict[int, list[float]] = {0: [], args.latency_ms: []}
+        alone: list[float] = []
         try:
             for _ in range(args.runs):
                 for latency in times:
                     faults = {"latency_ms": latency, "page_cost_ms": args.page_cost_ms}
                     httpx.post(f"{base_url}/_sandbox/faults", json=faults).raise_for_status()
                     times[latency].append(one_run(env, args.workers))
+                alone.append(pages_alone(base_url, hello["token"], args.workers))
         finally:
             sandbox.terminate()
             sandbox.wait(timeout=30)
@@ -88,6 +95,12 @@ def main() -> None:
     print(
         f"latency floor {pages} pages / {CONNECTIONS} x {args.latency_ms} ms = "
         f"{latency_floor:.2f} s; floor {floor:.2f} s; ratio {ratio:.2f}x (target <= {TOLERANCE}x)"
+    )
+    served = statistics.median(alone)
+    runs = ", ".join(f"{t:.2f}" for t in alone)
+    print(
+        f"the server alone at {args.latency_ms} ms, {CONNECTIONS} connections, nothing decoded: "
+        f"{served:.2f} s (runs: {runs}); the command {slow / served:.2f}x it, start-up included"
     )
     print(
         f"server: {args.page_cost_ms:g} ms of CPU a page; machine: "

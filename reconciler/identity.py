@@ -22,8 +22,6 @@ import unicodedata
 from decimal import Decimal
 from functools import lru_cache
 
-from email_validator import EmailNotValidError, validate_email
-
 #: Unicode categories no externalId may hold: control characters, and format characters
 #: (zero-width spaces and joiners, bidi overrides) that print as nothing or reorder the text.
 _HIDDEN = frozenset({"Cc", "Cf"})
@@ -76,6 +74,8 @@ def email_key(address: str) -> str:
 
 @lru_cache(maxsize=4096)
 def _unicode_email_key(address: str) -> str:
+    from email_validator import EmailNotValidError, validate_email  # only for such addresses
+
     local, _, domain = unicodedata.normalize("NFC", address).rpartition("@")
     # An invalid address was refused already; compared as written, it cannot match wrongly.
     with contextlib.suppress(EmailNotValidError):

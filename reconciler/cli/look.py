@@ -1,34 +1,26 @@
 """Commands for people who look rather than change: workers, wallet, journal, payments, webhook.
 
-Each reads through a read-only client and prints a table (on a terminal), JSON or CSV.
+Each reads through a read-only client and prints a table (on a terminal), JSON or CSV
+(`reconciler.cli.rows`); a list is printed while its pages are read (`print_list`).
 """
 
 from __future__ import annotations
 
-import csv
-import dataclasses
-import enum
-import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from decimal import Decimal
 from typing import Any, TypeVar
 
 import click
 
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.moment import Moment
-from reconciler.cli.tables import print_fields, print_table
-from reconciler.money import two_places
-from reconciler.secrets import MASK, Secret
+from reconciler.cli.rows import chosen_format, format_option, print_record, print_rows, write_csv
 from reconciler.service.client import ServiceClient
-from reconciler.service.models import WebhookHeader, WorkerStatus
+from reconciler.service.models import WorkerStatus
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
-
-_FORMATS = ("table", "json", "csv")
 
 WORKER_COLUMNS = (
     "agreement_id",
@@ -74,54 +66,6 @@ WALLET_COLUMNS = (
 WEBHOOK_COLUMNS = ("url", "enabled", "event_types", "headers", "client_id", "updated_at")
 
 
-#: Which columns a table on a narrow terminal keeps first (the rest follow in display order).
-PRIORITY = (
-    "email",
-    "worker_email",
-    "status",
-    "flow_stage",
-    "amount",
-    "total",
-    "balance",
-    "id",
-    "paylist_id",
-    "journal_id",
-    "external_id",
-    "agreement_id",
-    "operation",
-    "cause",
-)
-
-
-def format_option(command: F) -> F:
-    """`--format` and `--wide` (every column of a table, whatever the terminal's width)."""
-    command = click.option(
-        "--wide",
-        is_flag=True,
-        expose_value=False,
-        callback=_remember_wide,
-        help="A table shows every column and every value whole, wider than the terminal if it "
-        "must be.",
-    )(command)
-    return click.option(
-        "--format",
-        "output_format",
-        type=click.Choice(_FORMATS),
-        default=None,
-        help="table (the default on a terminal), json (the default otherwise) or csv.",
-    )(command)
-
-
-def _remember_wide(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
-    ctx.meta["reconciler.wide"] = value
-    return value
-
-
-def _wide() -> bool:
-    ctx = click.get_current_context(silent=True)
-    return bool(ctx is not None and ctx.meta.get("reconciler.wide"))
-
-
 @click.command("workers")
 @click.option(
     "--status",
@@ -133,8 +77,13 @@ def _wide() -> bool:
 def workers(connection: ConnectionOptions, status: str | None, output_format: str | None) -> None:
     """List the account's workers (one row per agreement)."""
     wanted = status.upper() if status else None
-    rows = read_with(connection, lambda client: client.list_workers(wanted))
-    print_rows(rows, WORKER_COLUMNS, output_format, title="Workers")
+    print_list(
+        connection,
+        lambda client: client.iter_workers(wanted),
+        WORKER_COLUMNS,
+        output_format,
+        title="Workers",
+    )
 
 
 @click.command("wallet")
@@ -151,8 +100,13 @@ def wallet(connection: ConnectionOptions, output_format: str | None) -> None:
 @connection_options
 def transactions(connection: ConnectionOptions, output_format: str | None) -> None:
     """List the wallet's journal entries, oldest first."""
-    rows = read_with(connection, ServiceClient.list_transactions)
-    print_rows(rows, JOURNAL_COLUMNS, output_format, title="Wallet journal")
+    print_list(
+        connection,
+        ServiceClient.iter_transactions,
+        JOURNAL_COLUMNS,
+        output_format,
+        title="Wallet journal",
+    )
 
 
 def date_range_options(command: F) -> F:
@@ -182,8 +136,13 @@ def payments(
 ) -> None:
     """List the account's payments in a date range (the service's defaults: all, until now)."""
     check_range(since, until)
-    rows = read_with(connection, lambda client: client.list_payments(since, until))
-    print_rows(rows, PAYMENT_COLUMNS, output_format, title="Payments")
+    print_list(
+        connection,
+        lambda client: client.iter_payments(since, until),
+        PAYMENT_COLUMNS,
+        output_format,
+        title="Payments",
+    )
 
 
 @click.group("webhook")
@@ -202,7 +161,7 @@ def webhook_show(connection: ConnectionOptions, output_format: str | None) -> No
         if chosen == "json":
             click.echo("null")
         elif chosen == "csv":
-            _write_csv([], WEBHOOK_COLUMNS)  # the header alone: no configuration, no row
+            write_csv([], WEBHOOK_COLUMNS, sys.stdout)  # the header alone: no configuration, no row
         else:
             click.echo("No webhook is configured.")
         return
@@ -224,98 +183,14 @@ def read_with(connection: ConnectionOptions, read: Callable[[ServiceClient], T])
         return read(client)
 
 
-# -- output ------------------------------------------------------------------------------------
-
-
-def chosen_format(output_format: str | None) -> str:
-    if output_format is not None:
-        return output_format
-    return "table" if sys.stdout.isatty() else "json"
-
-
-def print_rows(
-    rows: Sequence[object], columns: Sequence[str], output_format: str | None, *, title: str
+def print_list(
+    connection: ConnectionOptions,
+    read: Callable[[ServiceClient], Iterable[object]],
+    columns: Sequence[str],
+    output_format: str | None,
+    *,
+    title: str,
 ) -> None:
-    chosen = chosen_format(output_format)
-    if chosen == "json":
-        records = [record(row, columns) for row in rows]
-        click.echo(json.dumps(records, indent=2, ensure_ascii=False))
-    elif chosen == "csv":
-        _write_csv(rows, columns)
-    else:
-        cells = [[_table_cell(getattr(row, column)) for column in columns] for row in rows]
-        print_table(columns, cells, title=f"{title} ({len(rows)})", wide=_wide(), priority=PRIORITY)
-
-
-def print_record(
-    row: object, columns: Sequence[str], output_format: str | None, *, title: str
-) -> None:
-    chosen = chosen_format(output_format)
-    if chosen == "json":
-        click.echo(json.dumps(record(row, columns), indent=2, ensure_ascii=False))
-    elif chosen == "csv":
-        _write_csv([row], columns)
-    else:
-        fields = [(column, _table_cell(getattr(row, column))) for column in columns]
-        print_fields(fields, title=title, wide=_wide())
-
-
-def _write_csv(rows: Iterable[object], columns: Sequence[str]) -> None:
-    writer = csv.writer(sys.stdout, lineterminator="\n")
-    writer.writerow(columns)
-    for row in rows:
-        writer.writerow(_cell(getattr(row, column)) for column in columns)
-
-
-def record(row: object, columns: Sequence[str]) -> dict[str, Any]:
-    """The row's columns as JSON values: amounts as two-place strings (as the plan writes them),
-    times in ISO 8601, secrets masked."""
-    return {column: _json_value(getattr(row, column)) for column in columns}
-
-
-def _json_value(value: Any) -> Any:
-    if isinstance(value, Secret):
-        return MASK
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, Decimal):
-        return two_places(value)
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {
-            field.name: _json_value(getattr(value, field.name))
-            for field in dataclasses.fields(value)
-        }
-    if isinstance(value, list | tuple):
-        return [_json_value(item) for item in value]
-    return value
-
-
-def _table_cell(value: Any) -> str:
-    """A cell of a table for people: times to the second, else as in CSV."""
-    if isinstance(value, datetime):
-        text = value.isoformat(sep=" ", timespec="seconds")
-        return text.removesuffix("+00:00") + " UTC" if text.endswith("+00:00") else text
-    return _cell(value)
-
-
-def _cell(value: Any) -> str:
-    """A value as a CSV cell: amounts with two places (12.50), secrets masked, times in full."""
-    if value is None:
-        return ""
-    if isinstance(value, Secret):
-        return MASK
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, Decimal):
-        return two_places(value)
-    if isinstance(value, enum.Enum):
-        return str(value.value)
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, WebhookHeader):
-        return f"{value.name}: {MASK}"
-    if isinstance(value, list | tuple):
-        return ", ".join(_cell(item) for item in value)
-    return str(value)
+    """Print the rows `read` yields from a read-only client, while they are read (`print_rows`)."""
+    with open_client(connection, read_only=True) as client:
+        print_rows(read(client), columns, output_format, title=title)

@@ -19,18 +19,23 @@ from reconciler.cli.look import (
     PAYMENT_COLUMNS,
     WORKER_COLUMNS,
     check_range,
-    chosen_format,
     date_range_options,
+    print_list,
+    read_with,
+    webhook,
+)
+from reconciler.cli.rows import (
+    chosen_format,
     format_option,
     print_record,
     print_rows,
-    read_with,
     record,
-    webhook,
+    row_json,
+    stdout_blocks,
+    write_json_list,
 )
 from reconciler.desired.rules import email_problem
-from reconciler.service.client import ServiceClient
-from reconciler.service.models import EVENT_TYPES, Paylist, Payment
+from reconciler.service.models import EVENT_TYPES
 
 PAYLIST_COLUMNS = ("id", "description", "idempotence_key", "client_id", "created_at")
 PAYLISTS_COLUMNS = ("paylist_id", "flow_stage", "description", "total")
@@ -68,8 +73,13 @@ def paylists(
 ) -> None:
     """List the paylists: id, stage (PROCESSING or COMPLETED), description and total."""
     check_range(since, until)
-    rows = read_with(connection, lambda client: list(client.iter_paylists(since, until)))
-    print_rows(rows, PAYLISTS_COLUMNS, output_format, title="Paylists")
+    print_list(
+        connection,
+        lambda client: client.iter_paylists(since, until),
+        PAYLISTS_COLUMNS,
+        output_format,
+        title="Paylists",
+    )
 
 
 @click.command("paylist")
@@ -78,22 +88,23 @@ def paylists(
 @connection_options
 def paylist(connection: ConnectionOptions, paylist_id: int, output_format: str | None) -> None:
     """Show one paylist: its header, then its payments."""
-
-    def read(client: ServiceClient) -> tuple[Paylist, list[Payment]]:
-        return client.get_paylist(paylist_id), client.list_paylist_payments(paylist_id)
-
-    header, payments = read_with(connection, read)
     chosen = chosen_format(output_format)
-    if chosen == "json":
-        document = {
-            "paylist": record(header, PAYLIST_COLUMNS),
-            "payments": [record(row, PAYMENT_COLUMNS) for row in payments],
-        }
-        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
-        return
-    if chosen == "table":
-        print_record(header, PAYLIST_COLUMNS, "table", title=f"Paylist {paylist_id}")
-    print_rows(payments, PAYMENT_COLUMNS, chosen, title=f"Payments of paylist {paylist_id}")
+    with open_client(connection, read_only=True) as client:
+        header = client.get_paylist(paylist_id)
+        payments = client.iter_paylist_payments(paylist_id)
+        if chosen == "json":
+            # {"paylist": ..., "payments": [...]}, the payments written as they come.
+            opening = json.dumps(
+                {"paylist": record(header, PAYLIST_COLUMNS)}, indent=2, ensure_ascii=False
+            )
+            with stdout_blocks() as out:
+                out.write(opening[: -len("\n}")] + ',\n  "payments": ')
+                write_json_list(payments, out, depth=1, text=row_json(PAYMENT_COLUMNS))
+                out.write("\n}\n")
+            return
+        if chosen == "table":
+            print_record(header, PAYLIST_COLUMNS, "table", title=f"Paylist {paylist_id}")
+        print_rows(payments, PAYMENT_COLUMNS, chosen, title=f"Payments of paylist {paylist_id}")
 
 
 @click.command("payment")

@@ -10,6 +10,7 @@ over a real socket.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import socket
 import threading
@@ -33,7 +34,10 @@ class PagedService:
     one_indexed: bool
     max_size: int = 200
     requests: list[tuple[str, int]] = field(default_factory=list)
-    failing_pages: set[int] = field(default_factory=set)  # these answer 503, always
+    failing_pages: set[int] = field(default_factory=set)  # these answer failing_status, always
+    failing_status: int = 503
+    held_pages: set[int] = field(default_factory=set)  # these wait for `released` (30 s at most)
+    released: threading.Event = field(default_factory=threading.Event)
 
     def _slice(self, request: Request) -> tuple[list[int], int, int]:
         asked = int(request.query_params.get("page", "1" if self.one_indexed else "0"))
@@ -47,7 +51,14 @@ class PagedService:
     async def workers(self, request: Request) -> Response:
         ids, index, size = self._slice(request)
         if index in self.failing_pages:
-            return Response("upstream unavailable", status_code=503, media_type="text/plain")
+            return Response(
+                "upstream unavailable", status_code=self.failing_status, media_type="text/plain"
+            )
+        deadline = time.monotonic() + 30
+        while (
+            index in self.held_pages and not self.released.is_set() and time.monotonic() < deadline
+        ):
+            await asyncio.sleep(0.01)
         total_pages = math.ceil(self.count / size)
         content = [
             {

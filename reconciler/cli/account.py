@@ -15,15 +15,19 @@ from reconciler.plan.saved import SavedPlan
 from reconciler.service.client import ServiceClient
 from reconciler.service.config import ConfigError
 from reconciler.service.errors import NotFound
+from reconciler.service.models import Wallet
 
 
-def current_account(client: ServiceClient, connection: ConnectionOptions) -> Account:
+def current_account(
+    client: ServiceClient, connection: ConnectionOptions, *, wallet: Wallet | None = None
+) -> Account:
     """The base URL, client id and login email of this run (reads only; a login at most).
 
-    The embedded sandbox (`--sandbox`) is named by its database file: its URL is a new port on
-    every run, and the account is the file's."""
+    `wallet`: one this run read already; the configured client's confirms it, and its wallet
+    is not read again. The embedded sandbox (`--sandbox`) is named by its database file: its
+    URL is a new port on every run, and the account is the file's."""
     configured = client.config.client_id
-    if configured is not None:
+    if configured is not None and (wallet is None or wallet.client_id != configured):
         try:
             client.get_wallet(configured)
         except NotFound:

@@ -132,7 +132,8 @@ def drift(
     connection: ConnectionOptions,
 ) -> None:
     """A read-only plan for scheduled jobs: exit 2 on changes or drift, 0 when in sync."""
-    result = plan_path(path, PlanOptions(), connection, money_since=money_since).plan
+    # drift's money summary counts the journal's top-ups; a plan shows the money as counts.
+    result = plan_path(path, PlanOptions(), connection, money_since=money_since, top_ups=True).plan
     # Under --strict, unmanaged workers make drift exit 2: the report names them (the issue).
     _print(result, fmt, show_unmanaged or strict, strict=strict)
     if drift_detected(result, strict=strict):
@@ -191,16 +192,20 @@ def plan_path(
     *,
     keyed: bool = False,
     money_since: datetime | None = None,
+    top_ups: bool = False,
 ) -> Planned:
-    """Load and validate PATH while the live account is refreshed read-only, and diff them."""
+    """Load and validate PATH while the live account is refreshed read-only, and diff them;
+    `top_ups`: the money report counts the journal's top-ups (`drift`'s)."""
     with collector_paused():
 
         def money(desired: DesiredState) -> MoneyWindow | None:
-            return money_window(desired, money_since)
+            return money_window(desired, money_since, top_ups=top_ups)
 
         with file_and_account(path, connection, read_only=True, keyed=keyed, money=money) as ready:
             desired, live = ready.desired, ready.live
-            account = current_account(ready.client, connection) if keyed else None
+            account = None
+            if keyed:  # the wallet the payruns read already confirms a --client-id
+                account = current_account(ready.client, connection, wallet=live.wallet)
         _log.info("refreshed", agreements=len(live.workers), webhook=live.webhook is not None)
         result = diff(desired, live, options)
     _log.info("planned", **result.summary.as_dict())
@@ -209,9 +214,11 @@ def plan_path(
     )
 
 
-def money_window(desired: DesiredState, since: datetime | None) -> MoneyWindow | None:
+def money_window(
+    desired: DesiredState, since: datetime | None, *, top_ups: bool = False
+) -> MoneyWindow | None:
     """The money window, or None when nothing of the money is to be read: no payruns, no
-    `--money-since`, no `policy.moneyWindow`."""
+    `--money-since`, no `policy.moneyWindow`; `top_ups`: the journal's are read too."""
     policy = desired.policy
     if not desired.payruns and since is None and policy.money_window is None:
         return None
@@ -222,12 +229,12 @@ def money_window(desired: DesiredState, since: datetime | None) -> MoneyWindow |
         )
     stuck_after = policy.money_stuck_after or DEFAULT_STUCK_AFTER
     if since is not None:
-        return MoneyWindow(since=since, stuck_after=stuck_after)
+        return MoneyWindow(since=since, stuck_after=stuck_after, top_ups=top_ups)
     window = policy.money_window or DEFAULT_WINDOW
     days, hours = window.days, window.seconds // 3600
     count, unit = (days, "day") if not hours else (days * 24 + hours, "hour")
     relative = f"the last {plural(count, unit)}"
-    return MoneyWindow(datetime.now(UTC) - window, stuck_after, relative)
+    return MoneyWindow(datetime.now(UTC) - window, stuck_after, relative, top_ups)
 
 
 def _print(result: Plan, fmt: str, show_unmanaged: bool, *, strict: bool = False) -> None:

@@ -4,8 +4,9 @@
 (the files read, validated and modelled: CPU in this process) and the live account (pages of
 the service: mostly waiting on it). The refresh needs nothing from the file to start (the
 workers and the webhook are read whole; the scope is applied by the diff), so it starts first,
-in a thread of its own, and the file is loaded while its pages are awaited; the payruns' part
-of the refresh, which the file decides, follows once the file is known.
+in a thread of its own, and the file is loaded while its pages are awaited; the money part of
+the refresh (paylists, payments, wallet, journal), which the file decides, starts as soon as the
+file is known and good, on the same client, beside the workers' refresh still running.
 
 What the user sees stays as it was when the two ran one after the other:
 
@@ -13,7 +14,9 @@ What the user sees stays as it was when the two ran one after the other:
   (the file is what the user must fix; an error of the connection is the next thing to see,
   and it comes once the file is good), and the refresh is stopped;
 - nothing is written before both are done: the refresh only reads (GETs, and a login);
-- a connection or service error is reported as it was, once the file is known to be good.
+- a connection or service error is reported as it was, once the file is known to be good:
+  the workers' refresh's first, then the money reads' (which are stopped when the refresh
+  failed).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from reconciler.desired import DesiredState, load_desired_state
 from reconciler.plan.agreements import AgreementIndex
 from reconciler.plan.model import LiveState
 from reconciler.plan.money import MoneyWindow
-from reconciler.plan.refresh import refresh, refresh_money
+from reconciler.plan.refresh import refresh, start_money, with_money
 from reconciler.plan.signing import PlanKey
 from reconciler.service.client import ServiceClient
 from reconciler.service.models import Webhook, Worker
@@ -88,14 +91,25 @@ def file_and_account(
             held.release()
             _log.info("loaded", workers=len(desired.workers), payruns=len(desired.payruns))
             account.index.expect(desired)  # the pairs read so far are compared while it reads on
-            client, key, live = account.result()
-            live = refresh_money(
-                client,
-                live,
-                payruns=bool(desired.payruns),
-                money=window,
-                parallelism=client.config.parallelism,
-            )
+            opened = account.opened()
+            # The money the file asks for is read from now on, beside the workers' refresh.
+            money_reads = None
+            if opened is not None:
+                money_reads = start_money(
+                    opened,
+                    payruns=bool(desired.payruns),
+                    money=window,
+                    parallelism=opened.config.parallelism,
+                )
+            try:
+                client, key, live = account.result()
+            except BaseException:  # the refresh's error comes first, as when it ran alone
+                if money_reads is not None:
+                    assert opened is not None
+                    opened.abandon()
+                    money_reads.close()
+                raise
+            live = with_money(live, money_reads)
         yield Ready(desired, live, client, key)
 
 
@@ -148,6 +162,11 @@ class _AccountReading:
             self._client.abandon()  # no retry waits out its backoff for nothing
         self._join()
 
+    def opened(self) -> ServiceClient | None:
+        """The client once it is open, while the refresh goes on (None: opening it failed)."""
+        self._opened.wait()
+        return self._client
+
     def result(self) -> tuple[ServiceClient, PlanKey | None, LiveState]:
         self._join()
         if self._error is not None:
@@ -171,9 +190,9 @@ class _AccountReading:
                         self._connection, read_only=self._read_only, parallelism=self._parallelism
                     )
                 )
+                self._client = client
             finally:
                 self._opened.set()
-            self._client = client
             if self._stop.is_set():
                 client.abandon()
             key = plan_key(client) if self._keyed else None

@@ -54,6 +54,9 @@ class MoneyWindow:
     #: How the window was given, for outputs that must not change from day to day
     #: ("the last 35 days"); None: a fixed date, shown as such.
     relative: str | None = None
+    #: Whether the journal's top-ups are read: `drift`'s money summary has them; a plan shows
+    #: the money as counts (untraced, failed, stuck) and reads no journal.
+    top_ups: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,13 +72,14 @@ class WindowPaylist:
 
 @dataclass(frozen=True, slots=True)
 class LiveMoney:
-    """What was read for the money report (`payments`: at least the window's)."""
+    """What was read for the money report (`payments`: at least the window's; `top_ups`:
+    None when the journal was not read)."""
 
     window: MoneyWindow
     read_at: datetime
     paylists: tuple[WindowPaylist, ...] = ()
     payments: tuple[Payment, ...] = ()
-    top_ups: tuple[JournalEntry, ...] = ()
+    top_ups: tuple[JournalEntry, ...] | None = ()
     wallet: Wallet | None = None
 
 
@@ -123,7 +127,7 @@ class MoneyReport:
     failed: tuple[PaymentAlert, ...]
     stuck: tuple[PaymentAlert, ...]
     pending: Figure
-    top_ups: Figure
+    top_ups: Figure | None  # None: the journal was not read (a plan's report)
     balance: Decimal | None
 
     @property
@@ -187,7 +191,9 @@ def money_report(live: LiveMoney, payrun_keys: Collection[str]) -> MoneyReport:
             if payment.created_at is not None and payment.created_at < stuck_before
         ),
         pending=_figure(payment.amount for payment in pending),
-        top_ups=_figure(
+        top_ups=None
+        if live.top_ups is None
+        else _figure(
             entry.amount
             for entry in live.top_ups
             if entry.created_at is None or entry.created_at >= since

@@ -1,9 +1,15 @@
 """The money half of the refresh: paylists with their keys and payments, the wallet, top-ups.
 
-Read the cheapest way the API allows, and concurrently: the paylists listing (paged) names the
-paylists; each one's key is only on the paylist by id, so those reads run `parallelism` at a
-time; every payment comes from the one paged payments listing, which carries `paylist_id`,
-instead of a listing per paylist. The wallet and the journal's top-ups are read meanwhile.
+Read the cheapest way the API allows, and all at once: the paylists listing (paged) names the
+paylists, and each one's key (only on the paylist by id) is asked as soon as the listing's page
+naming it has come; every payment comes from the one paged payments listing, which carries
+`paylist_id`, instead of a listing per paylist; the wallet and, for `drift`'s money summary, the
+journal's top-ups are read meanwhile. No read waits for another it does not need: they start
+together (`MoneyReading`), and the client's connections bound what is on the wire.
+
+The two listings are read side by side, so a paylist made meanwhile may be listed without the
+payments the payments listing had already passed: a listed paylist whose payments do not add up
+to its listed total has them read from the paylist itself, so no paylist is ever priced short.
 
 What is read: every paylist when the files have payruns (a payrun's paylist may be of any age,
 and a payment paid before in any paylist is a duplicate), else only the money window's.
@@ -16,6 +22,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Protocol, runtime_checkable
 
 from reconciler.plan.money import LiveMoney, MoneyWindow, WindowPaylist
@@ -32,6 +39,8 @@ class PaylistReader(Protocol):
     ) -> Iterator[PaylistSummary]: ...
 
     def get_paylist(self, paylist_id: int) -> Paylist: ...
+
+    def iter_paylist_payments(self, paylist_id: int) -> Iterator[Payment]: ...
 
     def iter_payments(
         self, since: datetime | None = None, until: datetime | None = None
@@ -52,39 +61,70 @@ class MoneyRead:
     money: LiveMoney | None
 
 
-def read_money(
-    reader: PaylistReader, *, payruns: bool, window: MoneyWindow | None, parallelism: int
-) -> MoneyRead:
-    """Read what the payruns (every paylist) and the money window (its paylists) need."""
-    read_at = datetime.now(UTC)
-    since = None if payruns or window is None else window.since
-    with ThreadPoolExecutor(max_workers=parallelism, thread_name_prefix="money-read") as pool:
-        wallet = pool.submit(reader.get_wallet)
-        top_ups: Future[list[JournalEntry]] | None = None
-        if window is not None:
-            top_ups = pool.submit(_top_ups, reader, window.since)
-        # The payments are listed once the paylists are: a paylist just made is then never
-        # listed without its payments.
-        summaries = list(reader.iter_paylists(since))
-        payments = pool.submit(lambda: list(reader.iter_payments(since)))
-        headers = list(pool.map(reader.get_paylist, [s.paylist_id for s in summaries]))
-        by_paylist: dict[int, list[Payment]] = defaultdict(list)
-        for payment in payments.result():
-            by_paylist[payment.paylist_id].append(payment)
-        paylists = tuple(
-            LivePaylist(
-                paylist_id=summary.paylist_id,
-                idempotence_key=header.idempotence_key,
-                description=header.description,
-                payments=tuple(by_paylist.get(summary.paylist_id, ())),
-            )
-            for summary, header in zip(summaries, headers, strict=True)
+#: The reads that hold a thread of their own while their pages come (the client's page
+#: fetchers read them): the two listings, the journal, the wallet.
+_HELD = 4
+
+
+class MoneyReading:
+    """The money reads, started together when made; `result()` waits for them."""
+
+    def __init__(
+        self,
+        reader: PaylistReader,
+        *,
+        payruns: bool,
+        window: MoneyWindow | None,
+        parallelism: int,
+    ) -> None:
+        self._reader = reader
+        self._payruns = payruns
+        self._window = window
+        self._read_at = datetime.now(UTC)
+        since = None if payruns or window is None else window.since
+        # The keys by id get `parallelism` threads beside the reads that hold one.
+        self._pool = ThreadPoolExecutor(
+            max_workers=parallelism + _HELD, thread_name_prefix="money-read"
         )
+        submit = self._pool.submit
+        self._paylists = submit(self._list_paylists, since)
+        self._payments = submit(lambda: list(reader.iter_payments(since)))
+        self._wallet = submit(reader.get_wallet)
+        self._top_ups: Future[list[JournalEntry]] | None = None
+        if window is not None and window.top_ups:
+            self._top_ups = submit(_top_ups, reader, window.since)
+
+    def _list_paylists(
+        self, since: datetime | None
+    ) -> list[tuple[PaylistSummary, Future[Paylist]]]:
+        """The listing, each paylist's read by id asked as soon as its page has come."""
+        return [
+            (summary, self._pool.submit(self._reader.get_paylist, summary.paylist_id))
+            for summary in self._reader.iter_paylists(since)
+        ]
+
+    def close(self) -> None:
+        """Ask nothing more, and wait for what is under way (read, failed, or not needed any
+        more: the refresh failed)."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def result(self) -> MoneyRead:
+        """What was read. An error is raised in the order the reads were once made one after
+        another: the paylists listing, their keys, the payments, the journal, the wallet."""
+        try:
+            listed = self._paylists.result()
+            headers = [header.result() for _, header in listed]
+            summaries = [summary for summary, _ in listed]
+            paylists = self._live_paylists(summaries, headers, self._payments.result())
+            top_ups = None if self._top_ups is None else self._top_ups.result()
+            wallet = self._wallet.result()
+        finally:
+            self.close()
         money = None
-        if window is not None and top_ups is not None:
+        if self._window is not None:
             money = LiveMoney(
-                window=window,
-                read_at=read_at,
+                window=self._window,
+                read_at=self._read_at,
                 paylists=tuple(
                     WindowPaylist(
                         paylist_id=summary.paylist_id,
@@ -96,10 +136,32 @@ def read_money(
                     for summary, header in zip(summaries, headers, strict=True)
                 ),
                 payments=tuple(p for live in paylists for p in live.payments),
-                top_ups=tuple(top_ups.result()),
-                wallet=wallet.result(),
+                top_ups=None if top_ups is None else tuple(top_ups),
+                wallet=wallet,
             )
-        return MoneyRead(paylists if payruns else (), wallet.result(), money)
+        return MoneyRead(paylists if self._payruns else (), wallet, money)
+
+    def _live_paylists(
+        self, summaries: list[PaylistSummary], headers: list[Paylist], payments: list[Payment]
+    ) -> tuple[LivePaylist, ...]:
+        by_paylist: dict[int, list[Payment]] = defaultdict(list)
+        for payment in payments:
+            by_paylist[payment.paylist_id].append(payment)
+        paylists = []
+        for summary, header in zip(summaries, headers, strict=True):
+            own = by_paylist.get(summary.paylist_id, [])
+            if sum((p.amount for p in own), Decimal(0)) != summary.total:
+                # Made while the payments were listed: its own listing has them all.
+                own = list(self._reader.iter_paylist_payments(summary.paylist_id))
+            paylists.append(
+                LivePaylist(
+                    paylist_id=summary.paylist_id,
+                    idempotence_key=header.idempotence_key,
+                    description=header.description,
+                    payments=tuple(own),
+                )
+            )
+        return tuple(paylists)
 
 
 def _top_ups(reader: PaylistReader, since: datetime) -> list[JournalEntry]:

@@ -13,7 +13,7 @@ from typing import Protocol
 from reconciler.plan.agreements import AgreementIndex
 from reconciler.plan.model import LiveState
 from reconciler.plan.money import MoneyWindow
-from reconciler.plan.paylist_reads import PaylistReader, read_money
+from reconciler.plan.paylist_reads import MoneyReading, PaylistReader
 from reconciler.service.models import Webhook, Worker
 
 #: How many agreements pass between two progress reports.
@@ -40,9 +40,18 @@ def refresh(
     """Every agreement (all statuses, INACTIVATED included) and the webhook, None when absent;
     with `payruns`, also every paylist with its key and payments, and the wallet; with a
     `money` window, what the money report needs of it (`paylist_reads`). The agreements are
-    added to `index` (a new one if None) as they are read."""
-    live = _workers_and_webhook(reader, on_progress, AgreementIndex() if index is None else index)
-    return refresh_money(reader, live, payruns=payruns, money=money, parallelism=parallelism)
+    added to `index` (a new one if None) as they are read. The money is read while the workers
+    are; an error of the workers' read is the one raised first."""
+    reading = start_money(reader, payruns=payruns, money=money, parallelism=parallelism)
+    try:
+        live = _workers_and_webhook(
+            reader, on_progress, AgreementIndex() if index is None else index
+        )
+    except BaseException:
+        if reading is not None:
+            reading.close()
+        raise
+    return with_money(live, reading)
 
 
 def refresh_money(
@@ -55,11 +64,26 @@ def refresh_money(
 ) -> LiveState:
     """`live` with what the payruns and the money report need of the paylists and the wallet:
     the part of the refresh the file decides, so it can follow a refresh of the workers."""
+    reading = start_money(reader, payruns=payruns, money=money, parallelism=parallelism)
+    return with_money(live, reading)
+
+
+def start_money(
+    reader: object, *, payruns: bool, money: MoneyWindow | None, parallelism: int
+) -> MoneyReading | None:
+    """The money reads the file decides, started now (None: nothing of the money to read)."""
     if not payruns and money is None:
-        return live
+        return None
     if not isinstance(reader, PaylistReader):
         raise TypeError("reading payruns needs a reader of paylists and the wallet")
-    read = read_money(reader, payruns=payruns, window=money, parallelism=parallelism)
+    return MoneyReading(reader, payruns=payruns, window=money, parallelism=parallelism)
+
+
+def with_money(live: LiveState, reading: MoneyReading | None) -> LiveState:
+    """`live` with what `reading` read (waiting for it), or as it is without one."""
+    if reading is None:
+        return live
+    read = reading.result()
     return replace(live, paylists=read.paylists, wallet=read.wallet, money=read.money)
 
 

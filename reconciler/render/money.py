@@ -91,19 +91,22 @@ def money_json(report: MoneyReport) -> dict[str, Any]:
             "payments": _alerts(report.stuck),
         },
         "pending": _figure(report.pending),
-        "top_ups": _figure(report.top_ups),
+        "top_ups": None if report.top_ups is None else _figure(report.top_ups),
         "wallet_balance": None if report.balance is None else two_places(report.balance),
     }
 
 
 def _figures(report: MoneyReport) -> Iterable[tuple[str, Figure, str]]:
-    return (
+    """The summary's figures; the top-ups only where the journal was read (`drift`)."""
+    figures = [
         ("paid through payruns", report.paid, "paylist"),
         ("untraced", report.untraced_figure, "paylist"),
         ("failed", report.failed_figure, "payment"),
         ("pending", report.pending, "payment"),
-        ("top-ups", report.top_ups, "top-up"),
-    )
+    ]
+    if report.top_ups is not None:
+        figures.append(("top-ups", report.top_ups, "top-up"))
+    return figures
 
 
 def _summary(report: MoneyReport) -> str:
@@ -112,8 +115,9 @@ def _summary(report: MoneyReport) -> str:
         for title, figure, noun in _figures(report)
         if noun != "top-up"
     ]
-    parts.append(f"wallet topped up {plural(report.top_ups.count, 'time')}")
-    parts[-1] += f" ({grouped(report.top_ups.total)})"
+    if report.top_ups is not None:
+        parts.append(f"wallet topped up {plural(report.top_ups.count, 'time')}")
+        parts[-1] += f" ({grouped(report.top_ups.total)})"
     if report.stuck:
         parts.append(f"{plural(len(report.stuck), 'payment')} stuck")
     if report.balance is not None:

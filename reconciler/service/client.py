@@ -264,8 +264,14 @@ class ServiceClient:
     def iter_transactions_since(self, since: datetime) -> Iterator[JournalEntry]:
         """The journal entries made at or after `since`, oldest first, reading only the pages
         that may hold them (`paging.walk_from`: the journal takes no dates). Before any walk
-        has shown how the service numbers its pages, the whole journal is read instead."""
+        has shown how the service numbers its pages, the journal's own first pages show it (a
+        walk's opening: the money is read beside the workers' first page, not after it); an
+        empty journal shows nothing, and is read whole."""
         path = "client-wallet/clients/transactions"
+        if self._numbering.first is None:
+            opening = self._walk(path, {}, key="journal_id")
+            next(opening, None)  # the opening learns the numbering; nothing is in flight yet
+            del opening
         first = self._numbering.first
         if first is None:
             yield from (e for e in self.iter_transactions() if _at_or_after(e.created_at, since))

@@ -162,3 +162,10 @@ def test_the_journal_since_a_moment_reads_a_few_pages_not_the_history(sandbox: A
             assert len(pages) <= (120 - index) // 5 + 1 + 9 + ahead, (index, len(pages))
         later = datetime.now(UTC) + timedelta(seconds=1)
         assert list(client.iter_transactions_since(later)) == []
+    # A client that has walked nothing yet (drift reads the journal beside the workers' first
+    # page) learns the numbering from the journal's opening, not by reading all of it.
+    with client_for(sandbox, page_size=5) as fresh:
+        start = last_seq(sandbox)
+        assert list(fresh.iter_transactions_since(every[-1].created_at)) == every[-1:]
+        pages = [e for e in request_log(sandbox, start) if "transactions" in e["path"]]
+        assert len(pages) <= 2 + 1 + 9 + fresh.config.parallelism, len(pages)

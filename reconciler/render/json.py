@@ -25,7 +25,7 @@ from reconciler.plan.payruns import PayrunDecision, WalletCheck, parts_of
 from reconciler.render.base import jsonable
 from reconciler.render.money import money_json
 
-FORMAT_VERSION = "1.1"
+FORMAT_VERSION = "1.2"  # 1.2: money.top_ups is null in a plan (drift reads the journal)
 
 # Terraform's words for why an action was chosen, where one of them fits.
 _REASONS = {Inactivate: "delete_because_no_resource_config", Replace: "replace_by_request"}

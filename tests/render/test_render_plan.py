@@ -210,7 +210,7 @@ def test_the_schema_rejects_a_leaked_header_value() -> None:
 
 def test_json_in_terraforms_words() -> None:
     document = json.loads(JsonRenderer().render(everything()))
-    assert document["format_version"] == "1.1"
+    assert document["format_version"] == "1.2"
     actions = {c["address"]: c["change"]["actions"] for c in document["resource_changes"]}
     assert actions == {
         'worker["ENG-002"]': ["delete", "create"],

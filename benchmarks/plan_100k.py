@@ -309,16 +309,19 @@ PAGE_SIZE = 200
 
 def pages_alone(base_url: str, token: str, workers: int) -> float:
     """Seconds the server takes to answer the refresh's pages with nothing else to do: one
-    thread per connection, each asking every CONNECTIONS-th page, the bodies read, none decoded.
+    thread per connection, each asking the next page not asked yet, the bodies read, none
+    decoded.
     The server's own floor: it answers one request at a time, so its time per page adds to the
     latency of every round."""
     pages = math.ceil(workers / PAGE_SIZE)
     headers = {"Authorization": f"Bearer {token}"}
 
-    def read(first: int) -> None:
+    numbers = iter(range(1, pages + 1))  # one-indexed, as the client asks; shared
+
+    def read(_: int) -> None:
         with httpx.Client(base_url=base_url, headers=headers, timeout=60) as client:
-            for page in range(first, pages, CONNECTIONS):
-                params = {"page": page + 1, "size": PAGE_SIZE}  # one-indexed, as the client asks
+            for page in numbers:  # the next page not asked yet, whichever thread is free
+                params = {"page": page, "size": PAGE_SIZE}
                 client.get("/contract/workers/list", params=params).raise_for_status()
 
     started = time.perf_counter()

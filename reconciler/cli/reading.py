@@ -75,7 +75,7 @@ def file_and_account(
     opening the client, the plan key (`keyed`) or the refresh raised.
     """
     with ExitStack() as client_stack:
-        with collector_paused(), refresh_progress() as on_progress:
+        with collector_paused(), prompt_turns(), refresh_progress() as on_progress:
             held = _HeldLines.install()
             account = _AccountReading(client_stack, connection, read_only, parallelism, keyed)
             account.start(on_progress)
@@ -90,7 +90,6 @@ def file_and_account(
                 raise
             held.release()
             _log.info("loaded", workers=len(desired.workers), payruns=len(desired.payruns))
-            account.index.expect(desired)  # the pairs read so far are compared while it reads on
             opened = account.opened()
             # The money the file asks for is read from now on, beside the workers' refresh.
             money_reads = None
@@ -101,6 +100,7 @@ def file_and_account(
                     money=window,
                     parallelism=opened.config.parallelism,
                 )
+            account.index.expect(desired)  # the pairs read so far are compared while it reads on
             try:
                 client, key, live = account.result()
             except BaseException:  # the refresh's error comes first, as when it ran alone
@@ -298,6 +298,26 @@ def collector_paused() -> Iterator[None]:
         gc.freeze()
         if was_enabled:
             gc.enable()
+
+
+@contextmanager
+def prompt_turns(interval: float = 0.001) -> Iterator[None]:
+    """Let a thread whose answer has come take the interpreter sooner while the file loads.
+
+    The file's loading is CPU in this process; each page's answer needs the interpreter for a
+    moment (its HTTP, its JSON) before the connection can ask for the next one. By default a
+    busy thread keeps the interpreter for 5 ms before another may run, so every answer that
+    comes meanwhile waits for up to that long and its connection sits idle. 1 ms turns them
+    around sooner: the plan of 100,000 went from 3.45 to 3.34 s against a server spending 3 ms
+    of CPU a page and from 4.86 to 4.61 s at 50 ms a request, unchanged with neither (median
+    of 4 to 5, interleaved).
+    """
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(interval)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
 
 
 @contextmanager

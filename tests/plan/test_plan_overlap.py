@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -233,3 +234,32 @@ def test_with_a_good_file_the_refresh_log_lines_are_written(
     assert result.returncode == 1
     assert "retrying in" in result.stderr and "Connection refused" in result.stderr
     assert result.stderr.splitlines()[-1].startswith("Error: could not connect to the service")
+
+
+@pytest.mark.parametrize("good", [True, False], ids=["a good file", "a refused file"])
+def test_the_interpreter_turns_come_back_as_they_were(
+    good: bool, account: SandboxServer, tmp_path: Path
+) -> None:
+    """While the file loads beside the refresh, threads take turns every millisecond
+    (`reading.prompt_turns`); afterwards, and after a refused file, the interval is Python's
+    again."""
+    from reconciler.cli.connection import ConnectionOptions
+    from reconciler.cli.reading import file_and_account
+    from reconciler.desired import InvalidDesiredState
+
+    path = tmp_path / "desired.yaml"
+    path.write_text(desired_text(range(3, 50)) if good else INVALID)
+    before = sys.getswitchinterval()
+    environ = {"RECONCILER_BASE_URL": account.base_url, "RECONCILER_TOKEN": account.token}
+    seen = []
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in environ.items():
+            patch.setenv(name, value)
+        try:
+            with file_and_account(path, ConnectionOptions(), read_only=True) as ready:
+                seen.append(sys.getswitchinterval())
+                assert len(ready.live.workers) == ACCOUNT
+        except InvalidDesiredState:
+            assert not good
+    assert sys.getswitchinterval() == before
+    assert seen == ([before] if good else [])

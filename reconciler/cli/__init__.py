@@ -7,17 +7,13 @@ for the apply engine, the HTTP client or the sandbox.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-import logging
-import os
-import sys
-import threading
 from typing import NoReturn
 
 import click
 
 from reconciler import logconfig, redaction
+from reconciler.cli import ending
 from reconciler.cli.logging_options import LOG_FORMATS, LOG_LEVELS, add_logging_options
 from reconciler.errors import ReconcilerError
 
@@ -172,7 +168,7 @@ class _Group(click.Group):
             click.echo("Interrupted.", err=True)
             ctx.exit(130)
         except BrokenPipeError:  # the reader of the output left (`| head`): nothing to say
-            _discard_output()
+            ending.discard_output()
             ctx.exit(1)
         except Exception as error:  # the last line of defence: a message, not a traceback
             from reconciler import logs
@@ -229,46 +225,15 @@ def main(log_format: str, log_level: str) -> None:
 
 
 def run() -> NoReturn:
-    """The console entry (`reconciler`, `python -m reconciler`): `main`, then a quick exit.
-
-    A plan of 100,000 workers leaves about a million objects that the interpreter would free
-    one by one on its way out, a tenth of a second after everything is printed. Like mypy, the
-    process ends without that once its output is flushed, unless a thread it started is still
-    running or flushing fails: then it exits the usual way, which waits for the thread and
-    reports the failure as before.
-    """
+    """The console entry (`reconciler`, `python -m reconciler`): `main`, then the process ends
+    as soon as its output is flushed (`ending`)."""
+    ending.arm()
     try:
         main()
         code: object = 0
     except SystemExit as stop:
         code = stop.code
-    status = 0 if code is None else code
-    if not isinstance(status, int) or _running_threads():
-        raise SystemExit(code)
-    logging.shutdown()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BrokenPipeError:
-        _discard_output()
-        status = status or 1
-    except (OSError, ValueError):
-        raise SystemExit(code) from None
-    os._exit(status)
-
-
-def _discard_output() -> None:
-    """What is left to write to stdout goes nowhere: its reader has left (`| head`), as the
-    Python documentation advises, so neither the rest of the command nor the exit meets the
-    broken pipe again and prints a traceback."""
-    # Without a file descriptor (a test's capture) nothing is flushed to a pipe either.
-    with contextlib.suppress(OSError, ValueError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-
-
-def _running_threads() -> bool:
-    current = threading.current_thread()
-    return any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not current)
+    ending.end(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

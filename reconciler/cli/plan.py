@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from reconciler import __version__, logs
+from reconciler.cli import ending
 from reconciler.cli.account import current_account
 from reconciler.cli.connection import ConnectionOptions, connection_options
 from reconciler.cli.moment import Moment
@@ -208,6 +209,7 @@ def plan_path(
                 account = current_account(ready.client, connection, wallet=live.wallet)
         _log.info("refreshed", agreements=len(live.workers), webhook=live.webhook is not None)
         result = diff(desired, live, options)
+    ending.hold(result)  # nor the plan made of them
     _log.info("planned", **result.summary.as_dict())
     return Planned(
         result, live, desired.scope_prefix, ready.key, desired.policy.max_payout, account

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler import logs
+from reconciler.cli import ending
 from reconciler.cli.connection import ConnectionOptions, open_client
 from reconciler.cli.plankey import plan_key
 from reconciler.desired import DesiredState, load_desired_state
@@ -110,7 +111,9 @@ def file_and_account(
                     money_reads.close()
                 raise
             live = with_money(live, money_reads)
-        yield Ready(desired, live, client, key)
+        ready = Ready(desired, live, client, key)
+        ending.hold(ready)  # a hundred thousand workers a side are not freed one by one
+        yield ready
 
 
 #: How long the file waits for the client to open before it is loaded. Both are work for this

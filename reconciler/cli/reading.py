@@ -304,16 +304,18 @@ def collector_paused() -> Iterator[None]:
 
 
 @contextmanager
-def prompt_turns(interval: float = 0.001) -> Iterator[None]:
+def prompt_turns(interval: float = 0.002) -> Iterator[None]:
     """Let a thread whose answer has come take the interpreter sooner while the file loads.
 
     The file's loading is CPU in this process; each page's answer needs the interpreter for a
     moment (its HTTP, its JSON) before the connection can ask for the next one. By default a
     busy thread keeps the interpreter for 5 ms before another may run, so every answer that
-    comes meanwhile waits for up to that long and its connection sits idle. 1 ms turns them
-    around sooner: the plan of 100,000 went from 3.45 to 3.34 s against a server spending 3 ms
-    of CPU a page and from 4.86 to 4.61 s at 50 ms a request, unchanged with neither (median
-    of 4 to 5, interleaved).
+    comes meanwhile waits for up to that long and its connection sits idle. Plan of 100,000,
+    medians of 3 to 4 interleaved, 5 / 2 / 1 ms: 3.83 / 3.65 / 3.68 s against a server
+    spending 3 ms of CPU a page, 4.83 / 4.73 / 4.54 s at 50 ms a request, 3.10 / 2.97 / 2.85 s
+    with neither. Shorter turns also mix the pages' objects with the file's in memory, so the
+    peak grows with them (350 / 359 / 367 MiB with neither): 2 ms keeps most of the gain within
+    the 400 MB the plan of 100,000 must stay under.
     """
     before = sys.getswitchinterval()
     sys.setswitchinterval(interval)

@@ -240,7 +240,7 @@ def test_with_a_good_file_the_refresh_log_lines_are_written(
 def test_the_interpreter_turns_come_back_as_they_were(
     good: bool, account: SandboxServer, tmp_path: Path
 ) -> None:
-    """While the file loads beside the refresh, threads take turns every millisecond
+    """While the file loads beside the refresh, threads take shorter turns
     (`reading.prompt_turns`); afterwards, and after a refused file, the interval is Python's
     again."""
     from reconciler.cli.connection import ConnectionOptions

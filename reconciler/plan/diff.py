@@ -40,8 +40,6 @@ from reconciler.secrets import Secret, live_webhook_url, reveal
 from reconciler.service.models import Webhook, Worker
 from reconciler.words import are, plural
 
-_OPEN = OPEN
-
 NO_EXTERNAL_ID = "no externalId"
 OUTSIDE_SCOPE = "outside the scope"
 
@@ -68,11 +66,11 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
             if external_id not in wanted:
                 managed_live.append(external_id)
             if len(agreements) == 1:  # nearly every one
-                owned_open += agreements[0].status in _OPEN
+                owned_open += agreements[0].status in OPEN
             else:
-                owned_open += sum(agreement.status in _OPEN for agreement in agreements)
+                owned_open += sum(agreement.status in OPEN for agreement in agreements)
         else:
-            unmanaged.extend(Unmanaged(a, OUTSIDE_SCOPE) for a in agreements if a.status in _OPEN)
+            unmanaged.extend(Unmanaged(a, OUTSIDE_SCOPE) for a in agreements if a.status in OPEN)
     # Sorted from the file's order (timsort is quick on the runs a file mostly is).
     managed = sorted([*wanted, *managed_live])
 
@@ -157,11 +155,11 @@ class _Decider:
         self.kept_without_prune = 0
 
     def __call__(self, key: str, want: DesiredWorker | None, agreements: Sequence[Worker]) -> None:
-        if len(agreements) == 1 and agreements[0].status in _OPEN:  # nearly every worker
+        if len(agreements) == 1 and agreements[0].status in OPEN:  # nearly every worker
             self._one_open(key, want, agreements[0])
             return
-        open_ = [a for a in agreements if a.status in _OPEN]
-        past = tuple(PastAgreement(key, a) for a in agreements if a.status not in _OPEN)
+        open_ = [a for a in agreements if a.status in OPEN]
+        past = tuple(PastAgreement(key, a) for a in agreements if a.status not in OPEN)
         self.history.extend(past)
         if len(open_) > 1:
             ids = ", ".join(str(a.agreement_id) for a in open_)

@@ -54,20 +54,6 @@ def refresh(
     return with_money(live, reading)
 
 
-def refresh_money(
-    reader: LiveReader,
-    live: LiveState,
-    *,
-    payruns: bool = False,
-    money: MoneyWindow | None = None,
-    parallelism: int = 8,
-) -> LiveState:
-    """`live` with what the payruns and the money report need of the paylists and the wallet:
-    the part of the refresh the file decides, so it can follow a refresh of the workers."""
-    reading = start_money(reader, payruns=payruns, money=money, parallelism=parallelism)
-    return with_money(live, reading)
-
-
 def start_money(
     reader: object, *, payruns: bool, money: MoneyWindow | None, parallelism: int
 ) -> MoneyReading | None:

@@ -106,9 +106,7 @@ def file_and_account(
                 client, key, live = account.result()
             except BaseException:  # the refresh's error comes first, as when it ran alone
                 if money_reads is not None:
-                    assert opened is not None
-                    opened.abandon()
-                    money_reads.close()
+                    money_reads.stop()
                 raise
             live = with_money(live, money_reads)
         ready = Ready(desired, live, client, key)

@@ -50,6 +50,9 @@ class PaylistReader(Protocol):
 
     def iter_transactions_since(self, since: datetime) -> Iterator[JournalEntry]: ...
 
+    def abandon(self) -> None:
+        """Send nothing more: what is not sent yet, or waits to be retried, fails at once."""
+
 
 @dataclass(frozen=True, slots=True)
 class MoneyRead:
@@ -104,9 +107,14 @@ class MoneyReading:
         ]
 
     def close(self) -> None:
-        """Ask nothing more, and wait for what is under way (read, failed, or not needed any
-        more: the refresh failed)."""
+        """Ask nothing more, and wait for what is under way (read, or failed)."""
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def stop(self) -> None:
+        """The money is not needed any more (the workers' refresh failed): the reader sends
+        nothing more, so no read under way waits out its retries, and they are waited for."""
+        self._reader.abandon()
+        self.close()
 
     def result(self) -> MoneyRead:
         """What was read. An error is raised in the order the reads were once made one after

@@ -49,7 +49,7 @@ def refresh(
         )
     except BaseException:
         if reading is not None:
-            reading.close()
+            reading.stop()
         raise
     return with_money(live, reading)
 

@@ -95,13 +95,14 @@ def proxied(server: SandboxServer, rule: Rule) -> Iterator[Proxy]:
         yield proxy
 
 
-def _through(proxy: Proxy, *args: str, server: SandboxServer) -> tuple[int, str, str]:
-    """The CLI against `server`'s demo client, through `proxy`."""
+def _through(proxy: Proxy, *args: str, server: SandboxServer, **extra: str) -> tuple[int, str, str]:
+    """The CLI against `server`'s demo client, through `proxy` (`extra`: more environment)."""
     done = cli(
         *args,
         server=server,
         RECONCILER_CLIENT_ID=str(server.client_id),
         RECONCILER_BASE_URL=proxy.base_url,
+        **extra,
     )
     return done.returncode, done.stdout, done.stderr
 
@@ -287,3 +288,44 @@ def test_a_saved_plan_with_a_client_id_reads_the_wallet_once(
     )
     assert wrong.returncode == 1
     assert "is not the client of this token" in wrong.stderr
+
+
+def test_a_saved_plan_whose_workers_read_fails_does_not_wait_out_the_money_retries(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    """apply PLAN reads the money beside the workers (`refresh`): when the workers' read fails,
+    a money read still being retried is abandoned, not waited for through its retries."""
+    _paylist_outside(demo, "40.00", "Summer bonus")
+    failing = {"now": False}
+
+    async def rule(request: Request) -> Response | None:
+        if not failing["now"]:
+            return None
+        if _paylist_by_id(request.url.path):  # retried, 1 s apart, for up to 30 s
+            return JSONResponse({"title": "Service Unavailable", "status": 503}, 503)
+        if request.url.path == WORKERS_LIST:
+            await asyncio.sleep(0.5)
+            return _refused("the workers read is refused by the test")
+        return None
+
+    with proxied(demo, rule) as proxy:
+        saved = tmp_path / "plan.json"
+        code, _, err = _through(
+            proxy, "plan", str(_file(tmp_path)), "--out", str(saved), server=demo
+        )
+        assert code == 0, err
+        failing["now"] = True
+        started = time.monotonic()
+        code, _, err = _through(
+            proxy,
+            "apply",
+            str(saved),
+            server=demo,
+            RECONCILER_RETRY_SECONDS="30",
+            RECONCILER_RETRY_ATTEMPTS="30",
+        )
+        took = time.monotonic() - started
+    assert code == 1
+    assert "the workers read is refused by the test" in err, err
+    assert "Traceback" not in err
+    assert took < 10, f"{took:.1f} s: the paylist read's retries were waited out"

@@ -80,7 +80,7 @@ def file_and_account(
             held = _HeldLines.install()
             account = _AccountReading(client_stack, connection, read_only, parallelism, keyed)
             account.start(on_progress)
-            account.wait_opened(_OPENING)
+            account.opened(_OPENING)
             try:
                 # Header values are registered with the log scrubber as they are read.
                 desired = load_desired_state(path, credentials=connection.credentials())
@@ -163,9 +163,10 @@ class _AccountReading:
             self._client.abandon()  # no retry waits out its backoff for nothing
         self._join()
 
-    def opened(self) -> ServiceClient | None:
-        """The client once it is open, while the refresh goes on (None: opening it failed)."""
-        self._opened.wait()
+    def opened(self, timeout: float | None = None) -> ServiceClient | None:
+        """The client once it is open, while the refresh goes on (None: opening it failed, or
+        not done within `timeout` seconds)."""
+        self._opened.wait(timeout)
         return self._client
 
     def result(self) -> tuple[ServiceClient, PlanKey | None, LiveState]:
@@ -178,10 +179,6 @@ class _AccountReading:
     def _join(self) -> None:
         if self._thread is not None:
             self._thread.join()
-
-    def wait_opened(self, timeout: float) -> None:
-        """Wait (at most `timeout` seconds) until the client is open or failed to open."""
-        self._opened.wait(timeout)
 
     def _run(self, on_progress: Callable[[int], None] | None) -> None:
         try:

@@ -5,8 +5,8 @@
 The sandbox answers every request on one event loop (one uvicorn worker), and its handlers run
 SQLite synchronously, so pages are served one at a time however many connections the client
 opens. This script times, for pages spread over the whole list, each stage of answering one
-page: counting the client's agreements, selecting the page (LIMIT/OFFSET), turning rows into
-JSON-ready dicts, encoding the JSON; then the whole HTTP round trip, one request at a time, and
+page: counting the client's agreements, the page's JSON (written by SQLite from an id range),
+the envelope around it; then the whole HTTP round trip, one request at a time, and
 the client's own decoding of the same page.
 """
 
@@ -29,8 +29,9 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.refresh_100k import PAGE_SIZE, _seed  # noqa: E402
 from reconciler import logs  # noqa: E402
 from reconciler.sandbox import SandboxServer  # noqa: E402
+from reconciler.sandbox.jsontext import JSONText  # noqa: E402
 from reconciler.sandbox.paging import Paging, spring_page  # noqa: E402
-from reconciler.sandbox.workers import list_page, worker_json  # noqa: E402
+from reconciler.sandbox.workers import list_page  # noqa: E402
 from reconciler.service import decode  # noqa: E402
 from reconciler.service.paging import parse_page  # noqa: E402
 
@@ -65,12 +66,12 @@ def main() -> int:
                             "SELECT COUNT(*) FROM agreements WHERE client_id = ?", (client_id,)
                         ).fetchone()
                     )
-                    select = _ms(lambda conn=conn, paging=paging: list_page(
-                        conn, client_id, None, paging))  # fmt: skip
-                    rows, total = list_page(conn, client_id, None, paging)
-                dicts = _ms(lambda rows=rows: [worker_json(row) for row in rows])
-                body = spring_page([worker_json(row) for row in rows], paging, total)
-                encoding = _ms(lambda body=body: json.dumps(body).encode())
+                    version = (store.serial, store.version)  # the ids read once, as served
+                    select = _ms(lambda conn=conn, paging=paging, version=version: list_page(
+                        conn, client_id, None, paging, version))  # fmt: skip
+                    items, number, total = list_page(conn, client_id, None, paging, version)
+                body = spring_page(items, paging, total, count=number)
+                encoding = _ms(lambda body=body: JSONText(body).body)
                 url = f"{server.base_url}/contract/workers/list"
                 params = {"page": page, "size": PAGE_SIZE}
                 round_trip = _ms(lambda url=url, params=params: http.get(url, params=params))
@@ -83,9 +84,8 @@ def main() -> int:
                 )
                 for stage, value in {
                     "COUNT(*) of the client's agreements": count,
-                    "COUNT + SELECT ... LIMIT/OFFSET (list_page)": select,
-                    "rows to dicts (worker_json)": dicts,
-                    "JSON encoding": encoding,
+                    "the page's JSON, written by SQLite (list_page)": select,
+                    "the envelope around it (JSONText)": encoding,
                     "whole HTTP round trip, alone": round_trip,
                     "client: JSON decoding + typed workers": client,
                 }.items():

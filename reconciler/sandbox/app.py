@@ -46,6 +46,8 @@ RESOURCES = (
     events,
 )
 SCHEMA = tuple(statement for module in RESOURCES for statement in module.SCHEMA)
+#: SQL functions the resources' queries call, registered on the store's connection.
+FUNCTIONS = workers.FUNCTIONS
 CONTROLS_PREFIX = "/_sandbox/"
 
 

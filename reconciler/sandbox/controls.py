@@ -75,8 +75,9 @@ async def move_agreement(request: Request) -> Response:
         row = workers.move_agreement(conn, agreement_id, status, answers)
         if row["status"] == workers.ACTIVE and before["status"] != workers.ACTIVE:
             events.worker_activated(conn, row)
+        worker = workers.worker_json(conn, agreement_id)
     _wake(sandbox)
-    return JSONResponse(workers.worker_json(row))
+    return JSONText(worker)
 
 
 async def faults(request: Request) -> Response:

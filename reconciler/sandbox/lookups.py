@@ -10,7 +10,7 @@ import sqlite3
 from decimal import Decimal
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from reconciler.sandbox.clients import authenticate
@@ -42,11 +42,11 @@ async def worker_by_email(request: Request) -> Response:
             " ORDER BY (status = 'ENDED'), id DESC LIMIT 1",
             (client_id, email),
         ).fetchone()
-    if row is None:
-        raise Problem(404, f"no worker with the email {email[:80]!r}")
-    if row["status"] == INVITATION_SENT:
-        raise Problem(404, _NOT_ONBOARDING)
-    return JSONResponse(worker_json(row))
+        if row is None:
+            raise Problem(404, f"no worker with the email {email[:80]!r}")
+        if row["status"] == INVITATION_SENT:
+            raise Problem(404, _NOT_ONBOARDING)
+        return JSONText(worker_json(conn, row["id"]))
 
 
 async def paylist_by_id(request: Request) -> Response:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from reconciler.sandbox.jsontext import RawJSON
 from reconciler.sandbox.params import query_integer
 from reconciler.sandbox.problems import FieldError, validation_problem
 
@@ -48,12 +49,22 @@ def _sort(sorted_: bool) -> dict[str, bool]:
 
 
 def spring_page(
-    content: Sequence[object], paging: Paging, total: int, *, sorted_: bool = True
+    content: Sequence[object] | RawJSON,
+    paging: Paging,
+    total: int,
+    *,
+    sorted_: bool = True,
+    count: int | None = None,
 ) -> dict[str, object]:
-    """The full page envelope of interface §2.8 around `content`."""
+    """The full page envelope of interface §2.8 around `content`: items, or a JSON array's
+    text holding `count` of them."""
     total_pages = -(-total // paging.size)
+    if isinstance(content, RawJSON):
+        assert count is not None, "the number of items in a JSON array's text"
+    else:
+        content, count = list(content), len(content)
     return {
-        "content": list(content),
+        "content": content,
         "pageable": {
             "sort": _sort(sorted_),
             "offset": paging.offset,
@@ -69,6 +80,6 @@ def spring_page(
         "size": paging.size,
         "number": paging.page,
         "sort": _sort(sorted_),
-        "numberOfElements": len(content),
-        "empty": not content,
+        "numberOfElements": count,
+        "empty": not count,
     }

@@ -11,7 +11,7 @@ from types import TracebackType
 import uvicorn
 
 from reconciler.sandbox import clients
-from reconciler.sandbox.app import SCHEMA, create_app
+from reconciler.sandbox.app import FUNCTIONS, SCHEMA, create_app
 from reconciler.sandbox.background import Background
 from reconciler.sandbox.context import Sandbox, Timing
 from reconciler.sandbox.seed import apply_seed, load_seed
@@ -83,7 +83,7 @@ class SandboxServer:
     def start(self) -> SandboxServer:
         """Open the database, bind the port and serve; returns once it answers."""
         seed = load_seed(self.seed) if self.seed is not None else None  # fail before any write
-        store = Store(self.db, SCHEMA)
+        store = Store(self.db, SCHEMA, FUNCTIONS)
         try:
             with store.write() as conn:
                 demo, created = clients.ensure_demo_client(conn)

@@ -14,9 +14,10 @@ import itertools
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 MEMORY = ":memory:"
 
@@ -65,11 +66,17 @@ _SERIALS = itertools.count(1)
 class Store:
     """The sandbox's database."""
 
-    def __init__(self, path: str | Path, schema: Sequence[str]) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        schema: Sequence[str],
+        functions: Mapping[str, Callable[[Any], str | int | float | None]] | None = None,
+    ) -> None:
         self.path = str(path)
         self._lock = threading.RLock()
         #: This store among all of the process (ids of dead objects are reused), and its write
-        #: version, bumped by every write transaction: a cache of reads keyed by both is good.
+        #: version, bumped by every write transaction that changed a row: a cache of reads keyed
+        #: by both is good.
         self.serial = next(_SERIALS)
         self.version = 0
         if self.path != MEMORY and not self.path.startswith("file:"):
@@ -86,6 +93,8 @@ class Store:
         # isolation_level=None: transactions are ours (BEGIN/COMMIT), never implicit.
         self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._conn.row_factory = sqlite3.Row
+        for name, function in (functions or {}).items():  # SQL functions of one argument
+            self._conn.create_function(name, 1, function, deterministic=True)
         self._conn.execute("PRAGMA foreign_keys = ON")
         if self.path != MEMORY:
             self._conn.execute("PRAGMA journal_mode = WAL")
@@ -98,6 +107,7 @@ class Store:
     def write(self) -> Iterator[sqlite3.Connection]:
         """A write transaction: committed when the block ends, rolled back if it raises."""
         with self._lock:
+            changes = self._conn.total_changes
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self._conn
@@ -105,7 +115,10 @@ class Store:
                 self._conn.execute("ROLLBACK")
                 raise
             finally:
-                self.version += 1  # what was read before may be stale now
+                # What was read before may be stale now, unless no row changed: the background
+                # worker's idle look every second must not throw away a refresh's cached ids.
+                if self._conn.total_changes != changes:
+                    self.version += 1
             self._conn.execute("COMMIT")
 
     @contextmanager

@@ -142,6 +142,37 @@ def test_country_is_the_iso_codes_name_once_the_worker_answers(
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        'Quote " and back\\slash',
+        "Zoë Ångström 李 😀",
+        "Tab\tand line\nbreak",
+        "e\u0301 (NFD) and \u00a0",
+        "</script><b>",
+    ],
+)
+def test_text_reads_back_as_written_from_the_list_and_the_lookups(
+    api: httpx.Client, controls: Controls, text: str
+) -> None:
+    """The sandbox writes a Worker's JSON in SQLite: what JSON escapes comes back unchanged."""
+    (agreement_id,) = invite(api, 1, jobTitle=text, externalId=f"EXT-{text[:5]}")
+    moved = controls.move_agreement(
+        agreement_id, "ACTIVE", firstName=text, lastName=text, legalName=text
+    )
+    (listed,) = api.get(LIST).json()["content"]
+    by_email = api.get("/contract/workers", params={"email": listed["email"]})
+    assert by_email.status_code == 200, by_email.text
+    for worker in (listed, moved, by_email.json()):
+        assert set(worker) == WORKER_KEYS
+        assert worker["agreementId"] == agreement_id
+        assert worker["jobTitle"] == text
+        assert (worker["firstName"], worker["lastName"], worker["legalName"]) == (text,) * 3
+        assert worker["externalId"] == f"EXT-{text[:5]}"
+        assert worker["country"] == "United Kingdom"
+    assert listed == by_email.json() == moved
+
+
+@pytest.mark.parametrize(
     ("status_id", "status"),
     [(0, "ACTIVE"), (1, "INVITATION_SENT"), (2, "VERIFICATION_PENDING"), (3, "ENDED")],
 )

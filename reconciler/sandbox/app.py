@@ -47,7 +47,7 @@ RESOURCES = (
 )
 SCHEMA = tuple(statement for module in RESOURCES for statement in module.SCHEMA)
 #: SQL functions the resources' queries call, registered on the store's connection.
-FUNCTIONS = workers.FUNCTIONS
+FUNCTIONS = {**workers.FUNCTIONS, **payments.FUNCTIONS}
 CONTROLS_PREFIX = "/_sandbox/"
 
 

@@ -102,7 +102,7 @@ async def payment_by_id(request: Request) -> Response:
     payment_id = path_id(request, "paymentId", what="payment")
     with sandbox_of(request).store.read() as conn:
         row = owned_row(conn, "payments", payment_id, client_id, "payment")
-    return JSONText(payment_json(row))
+        return JSONText(payment_json(conn, row["id"]))
 
 
 ROUTES = [

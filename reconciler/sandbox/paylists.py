@@ -293,8 +293,8 @@ async def paylist_payments(request: Request) -> Response:
     paging = sandbox_of(request).paging(request)
     with sandbox_of(request).store.read() as conn:
         owned_row(conn, "paylists", paylist_id, client_id, "paylist")
-        rows, total = payments.paylist_page(conn, paylist_id, paging)
-    return JSONText(spring_page([payments.payment_json(row) for row in rows], paging, total))
+        items, count, total = payments.paylist_page(conn, paylist_id, paging)
+    return JSONText(spring_page(items, paging, total, count=count))
 
 
 ROUTES = [

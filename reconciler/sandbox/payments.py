@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -13,10 +14,11 @@ from starlette.routing import Route
 
 from reconciler.sandbox.clients import authenticate
 from reconciler.sandbox.context import sandbox_of
-from reconciler.sandbox.jsontext import JSONText
+from reconciler.sandbox.jsontext import JSONText, RawJSON
 from reconciler.sandbox.money import from_cents
 from reconciler.sandbox.paging import Paging, spring_page
 from reconciler.sandbox.problems import FieldError, validation_problem
+from reconciler.sandbox.sqljson import json_array, json_object_sql, json_one
 from reconciler.sandbox.timestamps import iso_us, now_ns, parse_iso
 
 PENDING = "PENDING"
@@ -63,39 +65,58 @@ def internal_key(amount: Decimal, worker_email: str, description: str) -> str:
     return hashlib.md5(text.encode("utf-8"), usedforsecurity=False).hexdigest()
 
 
-def payment_json(row: sqlite3.Row) -> dict[str, Any]:
-    """A Payment as the service answers it (interface §2.4)."""
-    return {
-        "id": row["id"],
-        "description": row["description"],
-        "amount": from_cents(row["amount_cents"]),
-        "worker_email": row["worker_email"],
-        "paylist_id": row["paylist_id"],
-        "idempotence_key": row["idempotence_key"],
-        "creation_date": iso_us(row["created_ns"]),
-        "update_date": iso_us(row["updated_ns"]),
-        "status": row["status"],
-        "cause": row["cause"],
-    }
+def _amount_text(cents: int) -> str:
+    return format(from_cents(cents), "f")
+
+
+#: SQL functions of one argument the queries below call (registered on the store's connection).
+FUNCTIONS: dict[str, Callable[[Any], str | None]] = {
+    "sandbox_amount": _amount_text,
+    "sandbox_iso_us": iso_us,
+}
+
+#: A Payment as the service answers it (interface §2.4), field by field (`sqljson`); the
+#: amount is a JSON number with its two places (`10000.00`).
+_PAYMENT_JSON = json_object_sql(
+    [
+        ("id", "id"),
+        ("description", "description"),
+        ("amount", "json(sandbox_amount(amount_cents))"),
+        ("worker_email", "worker_email"),
+        ("paylist_id", "paylist_id"),
+        ("idempotence_key", "idempotence_key"),
+        ("creation_date", "sandbox_iso_us(created_ns)"),
+        ("update_date", "sandbox_iso_us(updated_ns)"),
+        ("status", "status"),
+        ("cause", "cause"),
+    ]
+)
+
+
+def payment_json(conn: sqlite3.Connection, payment_id: int) -> RawJSON:
+    """One payment as a Payment's JSON text."""
+    return json_one(conn, f"SELECT {_PAYMENT_JSON} FROM payments WHERE id = ?", [payment_id])
 
 
 def _page(
     conn: sqlite3.Connection, where: str, args: list[Any], paging: Paging
-) -> tuple[list[sqlite3.Row], int]:
+) -> tuple[RawJSON, int, int]:
     total = int(conn.execute(f"SELECT COUNT(*) FROM payments WHERE {where}", args).fetchone()[0])
     if paging.offset >= total:  # also keeps an absurd page number away from SQLite
-        return [], total
-    rows = conn.execute(
-        f"SELECT * FROM payments WHERE {where} ORDER BY id LIMIT ? OFFSET ?",
+        return RawJSON("[]"), 0, total
+    items, count = json_array(
+        conn,
+        f"SELECT {_PAYMENT_JSON} FROM payments WHERE {where} ORDER BY id LIMIT ? OFFSET ?",
         [*args, paging.size, paging.offset],
-    ).fetchall()
-    return rows, total
+    )
+    return items, count, total
 
 
 def paylist_page(
     conn: sqlite3.Connection, paylist_id: int, paging: Paging
-) -> tuple[list[sqlite3.Row], int]:
-    """One page of a paylist's payments by ascending id, and how many it holds."""
+) -> tuple[RawJSON, int, int]:
+    """One page of a paylist's payments by ascending id as a JSON array of Payments, how many
+    it holds, and how many the paylist holds."""
     return _page(conn, "paylist_id = ?", [paylist_id], paging)
 
 
@@ -127,8 +148,8 @@ async def list_payments(request: Request) -> Response:
     if start is not None:
         where, args = f"{where} AND created_ns >= ?", [*args, start]
     with sandbox_of(request).store.read() as conn:
-        rows, total = _page(conn, where, args, paging)
-    page = spring_page([payment_json(row) for row in rows], paging, total)
+        items, count, total = _page(conn, where, args, paging)
+    page = spring_page(items, paging, total, count=count)
     # This read's envelope is only these three fields (contract, "envelopes").
     return JSONText({key: page[key] for key in ("content", "pageable", "totalElements")})
 

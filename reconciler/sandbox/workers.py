@@ -20,6 +20,7 @@ from reconciler.sandbox.jsontext import JSONText, RawJSON
 from reconciler.sandbox.paging import Paging, spring_page
 from reconciler.sandbox.params import path_id, query_integer
 from reconciler.sandbox.problems import FieldError, Problem, validation_problem
+from reconciler.sandbox.sqljson import json_array, json_object_sql, json_one
 from reconciler.sandbox.timestamps import iso_ms_offset, now_ns
 from reconciler.sandbox.validation import ObjectReader, country_name
 
@@ -173,27 +174,26 @@ FUNCTIONS: dict[str, Callable[[Any], str | None]] = {
 }
 
 #: A Worker as the service shows it (interface §2.1), field by field: its camelCase name and
-#: the SQL that reads it from an agreements row. SQLite writes the JSON itself: a page of 200
-#: in 0.45 ms, where rows made into dicts and then encoded took 1.0 ms.
-_WORKER_FIELDS = (
-    ("agreementId", "id"),
-    ("firstName", "first_name"),
-    ("lastName", "last_name"),
-    ("legalName", "legal_name"),
-    ("email", "email"),
-    ("jobTitle", "job_title"),
-    ("country", "sandbox_country_name(country_iso)"),
-    ("externalId", "external_id"),
-    ("workerCreationDate", "sandbox_iso_ms_offset(created_ns)"),
-    ("status", "status"),
+#: the SQL that reads it from an agreements row (`sqljson`).
+_WORKER_JSON = json_object_sql(
+    [
+        ("agreementId", "id"),
+        ("firstName", "first_name"),
+        ("lastName", "last_name"),
+        ("legalName", "legal_name"),
+        ("email", "email"),
+        ("jobTitle", "job_title"),
+        ("country", "sandbox_country_name(country_iso)"),
+        ("externalId", "external_id"),
+        ("workerCreationDate", "sandbox_iso_ms_offset(created_ns)"),
+        ("status", "status"),
+    ]
 )
-_WORKER_JSON = "json_object(" + ", ".join(f"'{name}', {sql}" for name, sql in _WORKER_FIELDS) + ")"
 
 
 def worker_json(conn: sqlite3.Connection, agreement_id: int) -> RawJSON:
     """One agreement as a Worker's JSON text."""
-    row = conn.execute(f"SELECT {_WORKER_JSON} FROM agreements WHERE id = ?", (agreement_id,))
-    return RawJSON(row.fetchone()[0])
+    return json_one(conn, f"SELECT {_WORKER_JSON} FROM agreements WHERE id = ?", [agreement_id])
 
 
 #: The ids of the last list read, in order, while the database is unchanged: a deep page is an
@@ -231,15 +231,12 @@ def list_page(
     if paging.offset >= total:  # also keeps an absurd page number away from SQLite
         return RawJSON("[]"), 0, total
     first, last = ids[paging.offset], ids[min(paging.offset + paging.size, total) - 1]
-    items = [
-        row[0]
-        for row in conn.execute(
-            f"SELECT {_WORKER_JSON} FROM agreements"
-            f" WHERE {where} AND id BETWEEN ? AND ? ORDER BY id",
-            (*args, first, last),
-        )
-    ]
-    return RawJSON("[" + ",".join(items) + "]"), len(items), total
+    items, count = json_array(
+        conn,
+        f"SELECT {_WORKER_JSON} FROM agreements WHERE {where} AND id BETWEEN ? AND ? ORDER BY id",
+        (*args, first, last),
+    )
+    return items, count, total
 
 
 def inactivate(conn: sqlite3.Connection, client_id: int, agreement_id: int) -> bool | None:

@@ -221,6 +221,33 @@ def test_a_payments_idempotence_key_is_the_md5_of_amount_email_description(
     assert created["idempotence_key"] == hashlib.md5(text.encode()).hexdigest()
 
 
+def test_a_payment_reads_the_same_from_its_paylist_the_date_range_and_its_id(
+    api: httpx.Client, controls: Controls
+) -> None:
+    """SQLite writes a Payment's JSON: amounts keep their two places as JSON numbers, text
+    that JSON escapes comes back as sent, and the three reads agree."""
+    email = active_worker(api, controls)[1]
+    items = [
+        payment(email, "0.05", description='Quote " and back\\slash'),
+        payment(email, "9876.50", description="Zoë ✓ 😀\tline\nbreak"),
+        payment(email, "10", description="</script>"),
+    ]
+    paylist_id = create(api, *items)
+    process(controls)
+    answer = api.get(f"{PAYLISTS}/{paylist_id}/payments")
+    for text in ('"amount":0.05', '"amount":9876.50', '"amount":10.00'):
+        assert text in answer.text
+    in_paylist = exact(answer)["content"]
+    in_range = [p for p in exact(api.get(PAYMENTS, params={"size": "200"}))["content"]]
+    by_id = [exact(api.get(f"{PAYMENTS}/{p['id']}")) for p in in_paylist]
+    assert in_paylist == [p for p in in_range if p["paylist_id"] == paylist_id] == by_id
+    assert [(p["description"], p["amount"]) for p in in_paylist] == [
+        (item["description"], Decimal(item["amount"]).quantize(Decimal("0.01"))) for item in items
+    ]
+    assert [p["status"] for p in in_paylist] == ["SUCCESS"] * 3
+    assert all(re.fullmatch(MICROSECONDS_Z, p["update_date"]) for p in in_paylist)
+
+
 # --- GET /payment-agent/payments ------------------------------------------------------------
 
 

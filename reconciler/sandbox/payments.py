@@ -104,9 +104,12 @@ def _page(
     total = int(conn.execute(f"SELECT COUNT(*) FROM payments WHERE {where}", args).fetchone()[0])
     if paging.offset >= total:  # also keeps an absurd page number away from SQLite
         return RawJSON("[]"), 0, total
+    # The page's ids first: where ORDER BY needs a sort (the date range), SQLite would write
+    # the JSON of every row in the range before it sorted them and skipped to the page.
+    page = f"SELECT id FROM payments WHERE {where} ORDER BY id LIMIT ? OFFSET ?"
     items, count = json_array(
         conn,
-        f"SELECT {_PAYMENT_JSON} FROM payments WHERE {where} ORDER BY id LIMIT ? OFFSET ?",
+        f"SELECT {_PAYMENT_JSON} FROM payments WHERE id IN ({page}) ORDER BY id",
         [*args, paging.size, paging.offset],
     )
     return items, count, total
@@ -118,6 +121,17 @@ def paylist_page(
     """One page of a paylist's payments by ascending id as a JSON array of Payments, how many
     it holds, and how many the paylist holds."""
     return _page(conn, "paylist_id = ?", [paylist_id], paging)
+
+
+def range_page(
+    conn: sqlite3.Connection, client_id: int, start: int | None, end: int, paging: Paging
+) -> tuple[RawJSON, int, int]:
+    """One page of the client's payments with start <= created < end (no start: from the
+    first), by ascending id, as `paylist_page` gives it."""
+    where, args = "client_id = ? AND created_ns < ?", [client_id, end]
+    if start is not None:
+        where, args = f"{where} AND created_ns >= ?", [*args, start]
+    return _page(conn, where, args, paging)
 
 
 def date_range(request: Request) -> tuple[int | None, int]:
@@ -144,11 +158,8 @@ async def list_payments(request: Request) -> Response:
     client_id = authenticate(request)
     start, end = date_range(request)
     paging = sandbox_of(request).paging(request)
-    where, args = "client_id = ? AND created_ns < ?", [client_id, end]
-    if start is not None:
-        where, args = f"{where} AND created_ns >= ?", [*args, start]
     with sandbox_of(request).store.read() as conn:
-        items, count, total = _page(conn, where, args, paging)
+        items, count, total = range_page(conn, client_id, start, end, paging)
     page = spring_page(items, paging, total, count=count)
     # This read's envelope is only these three fields (contract, "envelopes").
     return JSONText({key: page[key] for key in ("content", "pageable", "totalElements")})

@@ -7,7 +7,10 @@ from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
+from reconciler.identity import text_key
 from reconciler.service import decode
 from reconciler.service.models import PaymentStatus, WorkerStatus
 
@@ -154,3 +157,46 @@ def test_journal_entry_reads_its_transaction_data() -> None:
         "March",
     )
     assert entry.operation.known and entry.reason.known
+
+
+_TEXT_FIELDS = {
+    "firstName": "first_name",
+    "lastName": "last_name",
+    "legalName": "legal_name",
+    "jobTitle": "job_title",
+    "externalId": "external_id",
+}
+
+#: Any text, and text made of letters with and without their combining marks (NFD and NFC).
+_TEXTS = st.text(max_size=12) | st.text(alphabet="Ae\u0301\u030a\u00e9\u00c5 -", max_size=6)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@example(texts=dict.fromkeys(_TEXT_FIELDS, "Zoe\u0301 A\u030a"), country="Tu\u0308rkiye")
+@example(texts=dict.fromkeys(_TEXT_FIELDS, 42), country=None)
+@given(
+    texts=st.fixed_dictionaries(
+        {name: st.none() | _TEXTS | st.integers() for name in _TEXT_FIELDS}
+    ),
+    country=st.none() | st.sampled_from(["United Kingdom", "Atlantis", "fr", "Türkiye"]),
+)
+def test_a_worker_s_texts_are_compared_in_nfc_whatever_path_they_take(
+    texts: dict[str, object], country: str | None
+) -> None:
+    """ASCII text is taken as it is, any other in NFC, a number as its text, null as None: the
+    plan compares these with the file's (`reconciler.identity.text_key`)."""
+    item = {
+        "agreementId": 7,
+        "email": "x@example.com",
+        "status": "ACTIVE",
+        "workerCreationDate": "2025-03-14T09:26:53.589+00:00",
+        "country": country,
+        **texts,
+    }
+    worker = decode.worker(item)
+    for name, attribute in _TEXT_FIELDS.items():
+        value = texts[name]
+        expected = None if value is None else text_key(str(value))
+        assert getattr(worker, attribute) == expected, name
+    assert worker.country == country
+    assert worker.country_iso == decode.country_iso(country)

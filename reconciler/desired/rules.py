@@ -246,35 +246,48 @@ def _worker_merge_problems(
 ) -> list[tuple[str, PathProblem]]:
     """Duplicate externalIds and emails across all files, and workers outside the scope."""
     problems: list[tuple[str, PathProblem]] = []
-    # The first place of each externalId and email; messages are only made for a repeat.
-    first_ids: dict[str, tuple[str, YamlPath]] = {}
-    first_emails: dict[str, tuple[str, YamlPath]] = {}
-    for values in files:
+    # The first place of each externalId and email, as the file's number and the worker's index
+    # in one int (`_SPAN`): no tuple is made per worker; places are only made for a repeat.
+    first_ids: dict[str, int] = {}
+    first_emails: dict[str, int] = {}
+
+    def place(first: int, field: str) -> tuple[str, YamlPath]:
+        number, index = divmod(first, _SPAN)
+        return files[number].name, ("workers", index, field)
+
+    for number, values in enumerate(files):
         name = values.name
         workers = values.data.get("workers")
         for index, worker in enumerate(workers if isinstance(workers, list) else []):
             if not isinstance(worker, dict):
                 continue
+            here = number * _SPAN + index
             external_id, email = worker.get("externalId"), worker.get("workerEmail")
             if isinstance(external_id, str):
-                here: YamlPath = ("workers", index, "externalId")
-                first = first_ids.setdefault(text_key(external_id), (name, here))
-                if first[1] is not here:
+                first = first_ids.setdefault(text_key(external_id), here)
+                if first != here:
                     message = f"externalId {external_id!r} is given twice"
-                    problems.append((name, PathProblem(here, message, other=first)))
+                    path: YamlPath = ("workers", index, "externalId")
+                    other = place(first, "externalId")
+                    problems.append((name, PathProblem(path, message, other=other)))
                 if prefix is not None and not external_id.startswith(prefix):
                     message = (
                         f"externalId {external_id!r} is outside the scope: "
                         f"scope.externalIdPrefix is {prefix!r}"
                     )
-                    problems.append((name, PathProblem(here, message)))
+                    problems.append((name, PathProblem(("workers", index, "externalId"), message)))
             if isinstance(email, str):
-                here = ("workers", index, "workerEmail")
-                first = first_emails.setdefault(email_key(email), (name, here))
-                if first[1] is not here:
+                first = first_emails.setdefault(email_key(email), here)
+                if first != here:
                     message = f"workerEmail {email!r} is given twice (as one mailbox)"
-                    problems.append((name, PathProblem(here, message, other=first)))
+                    other = place(first, "workerEmail")
+                    path = ("workers", index, "workerEmail")
+                    problems.append((name, PathProblem(path, message, other=other)))
     return problems
+
+
+#: More workers than one file holds: a worker's place is `file number * _SPAN + index`.
+_SPAN = 1 << 40
 
 
 def _scope_prefix(files: list[FileValues], name: str | None) -> str | None:

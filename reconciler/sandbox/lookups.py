@@ -38,7 +38,7 @@ async def worker_by_email(request: Request) -> Response:
         raise validation_problem([FieldError("is required", field="email")], what="the query")
     with sandbox_of(request).store.read() as conn:
         row = conn.execute(
-            "SELECT * FROM agreements WHERE client_id = ? AND lower(email) = lower(?)"
+            "SELECT id, status FROM agreements WHERE client_id = ? AND lower(email) = lower(?)"
             " ORDER BY (status = 'ENDED'), id DESC LIMIT 1",
             (client_id, email),
         ).fetchone()

@@ -1,6 +1,7 @@
 """A resource's JSON written by SQLite from its rows (`json_object`), not a dict per row encoded
-afterwards: a page of 200 workers in 0.45 ms instead of 1.0 ms, of 200 payments (whose exact
-amounts went through the Python-level writer) in 0.5 ms instead of about 6 ms.
+afterwards: a page of 200 workers in 0.45 ms instead of 1.0 ms in process; a paylist of 1,000
+payments (whose exact amounts went through the Python-level writer) read back over HTTP in
+10.9 ms instead of 32.8 ms.
 
 A resource names its fields once, each with the SQL that reads it from its table's row; what
 SQL cannot write as the service does (a country's name, a timestamp, an amount's digits) is an

@@ -145,7 +145,7 @@ def worker(item: Mapping[str, Any]) -> Worker:
     first, last, legal = get("firstName"), get("lastName"), get("legalName")
     title, external = get("jobTitle"), get("externalId")
     known_status = _STATUSES.get(status) if type(status) is str else None
-    return Worker(  # positional, in the fields' order: a tenth of the call's cost
+    return Worker(  # positional, in the fields' order: 1.05 us instead of 1.39 us by keyword
         agreement_id if type(agreement_id) is int else _int(item, "agreementId"),
         _str(item, "email"),
         known_status or WorkerStatus(_str(item, "status")),

@@ -238,7 +238,7 @@ def test_a_payment_reads_the_same_from_its_paylist_the_date_range_and_its_id(
     for text in ('"amount":0.05', '"amount":9876.50', '"amount":10.00'):
         assert text in answer.text
     in_paylist = exact(answer)["content"]
-    in_range = [p for p in exact(api.get(PAYMENTS, params={"size": "200"}))["content"]]
+    in_range = exact(api.get(PAYMENTS, params={"size": "200"}))["content"]
     by_id = [exact(api.get(f"{PAYMENTS}/{p['id']}")) for p in in_paylist]
     assert in_paylist == [p for p in in_range if p["paylist_id"] == paylist_id] == by_id
     assert [(p["description"], p["amount"]) for p in in_paylist] == [

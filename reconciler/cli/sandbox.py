@@ -20,6 +20,7 @@ from reconciler.hosts import is_loopback
 from reconciler.sandbox import SandboxServer
 from reconciler.sandbox.faults import FaultSettings
 from reconciler.sandbox.seed import SeedError
+from reconciler.service.tls import verification
 from reconciler.words import plural
 
 _PAGE_SIZE = 200
@@ -199,7 +200,12 @@ def _summary(server: SandboxServer) -> str:
     """What the demo account holds, read over HTTP as any client would."""
     headers = {"Authorization": f"Bearer {server.token}"}
     try:
-        with httpx.Client(base_url=server.base_url, headers=headers, timeout=10) as client:
+        with httpx.Client(
+            base_url=server.base_url,
+            headers=headers,
+            timeout=10,
+            verify=verification(server.base_url),
+        ) as client:
             workers = _all_workers(client)
             webhook = client.get("/webhooks/clients")
     except httpx.HTTPError as error:

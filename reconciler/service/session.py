@@ -21,6 +21,7 @@ import httpx
 from reconciler import logs
 from reconciler.secrets import Secret
 from reconciler.service.errors import RateLimited, ServiceError, Unauthorized
+from reconciler.service.tls import verification
 
 LOGIN_PATH = "login/login/v2"
 #: Where a real answer may put the token (the shape is not documented).
@@ -168,6 +169,7 @@ class TokenSource:
             timeout=self._timeout,
             headers={"User-Agent": self._user_agent, "Accept": "application/json"},
             follow_redirects=False,
+            verify=verification(self._base_url),
         ) as http:
             while True:
                 try:

@@ -48,6 +48,7 @@ from reconciler.service.errors import (
     UnknownHost,
 )
 from reconciler.service.session import TokenSource
+from reconciler.service.tls import verification
 
 _log = logs.get_logger("reconciler.service")
 
@@ -126,6 +127,7 @@ class Transport:
                 max_connections=config.parallelism, max_keepalive_connections=config.parallelism
             ),
             follow_redirects=False,
+            verify=verification(config.base_url),
         )
         self._abandoned = threading.Event()
 

@@ -12,11 +12,11 @@ from types import FrameType
 from typing import Any
 
 import click
-import httpx
 
 from reconciler.cli.connection import demo_seed
 from reconciler.errors import ReconcilerError
 from reconciler.hosts import is_loopback
+from reconciler.lean_httpx import httpx
 from reconciler.sandbox import SandboxServer
 from reconciler.sandbox.faults import FaultSettings
 from reconciler.sandbox.seed import SeedError

@@ -10,11 +10,11 @@ import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import httpx
 import stamina
 
 from reconciler import logs
 from reconciler.errors import ReconcilerError
+from reconciler.lean_httpx import httpx
 from reconciler.secrets import Secret
 from reconciler.service.config import ConfigError, check_base_url
 

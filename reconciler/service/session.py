@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
-
 from reconciler import logs
+from reconciler.lean_httpx import httpx
 from reconciler.secrets import Secret
 from reconciler.service.errors import RateLimited, ServiceError, Unauthorized
 from reconciler.service.tls import verification

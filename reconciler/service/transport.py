@@ -23,10 +23,10 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 import stamina
 
 from reconciler import logs
+from reconciler.lean_httpx import httpx
 from reconciler.service import encode
 from reconciler.service.config import ClientConfig
 from reconciler.service.errors import (

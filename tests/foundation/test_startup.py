@@ -30,12 +30,12 @@ NOT_FOR_VALIDATE = (
 )
 
 
-def _imported(*arguments: str, cwd: Path = ROOT) -> set[str]:
+def _imported(*arguments: str, cwd: Path = ROOT, environ: dict[str, str] | None = None) -> set[str]:
     """The modules `reconciler ARGUMENTS` imports (it must succeed)."""
     result = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "reconciler", *arguments],
         cwd=cwd,
-        env=user_environment(),
+        env={**user_environment(), **(environ or {})},
         capture_output=True,
         text=True,
         check=False,
@@ -87,6 +87,16 @@ def test_a_plan_with_nothing_to_log_does_not_load_structlog(tmp_path: Path) -> N
     imported = _imported("plan", "--sandbox", "quickstart.yaml", cwd=tmp_path)
     assert "reconciler.service.client" in imported  # it did read the account
     assert sorted(name for name in imported if name.split(".")[0] == "structlog") == []
+
+
+def test_a_command_that_reads_the_account_leaves_out_httpx_s_command_line(sandbox) -> None:
+    """httpx imports its own command line (rich's syntax, pygments) unless it is kept out
+    (`reconciler.lean_httpx`): about 30 ms before the first request."""
+    environ = {"RECONCILER_BASE_URL": sandbox.base_url, "RECONCILER_TOKEN": sandbox.token}
+    imported = _imported("workers", environ=environ)
+    assert "httpx" in imported and "reconciler.service.client" in imported
+    # httpx._main itself is listed: its import was tried, and refused.
+    assert sorted(name for name in imported if name.startswith(("pygments", "rich.syntax"))) == []
 
 
 def test_help_lists_every_command_without_loading_any() -> None:

@@ -1,7 +1,7 @@
 """Benchmark: `reconciler plan` on 100,000 workers, end to end, against the straightforward way.
 
-    PYTHONPATH=. python benchmarks/plan_100k.py [--workers 100000] [--repeat 1]
-        [--page-cost-ms 3] [--latency-ms 50]
+    PYTHONPATH=. python benchmarks/plan_100k.py [--workers 100000] [--repeat 1] [--pairs 1]
+        [--warmup 1] [--page-cost-ms 3] [--latency-ms 50]
 
 Sets up a sandbox (its own process, `reconciler sandbox serve`) holding N agreements and a file
 of N workers: 1% drifted (job title), 0.5% only in the file (invite), 0.5% only in the account
@@ -20,6 +20,12 @@ on each page it answers (`sandbox serve --page-cost-ms`), and `--latency-ms MS` 
 request wait that long (the sandbox's latency fault); the straightforward pipeline meets the
 same server.
 
+`--warmup` runs of the plan come first, uncounted: the sandbox reads its 100,000 agreements'
+ids into a cache on the first page, and the system caches its database, as a live service's
+are warm. The machine's speed drifts by about 10% from one minute to the next, the
+straightforward pipeline's most (35 to 41 s in one hour): `--pairs N` runs the plan (best of
+`--repeat`) and the pipeline N times one after the other, and judges the median ratio.
+
 Targets: under 15 s and 400 MB peak for `reconciler plan`; without latency, at least 12x
 faster than (3); with `--latency-ms`, at most 1.2x the latency floor (pages / connections x
 latency), and (3), which would only measure 500 sequential waits, is not run; the server's
@@ -31,15 +37,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import multiprocessing
 import os
 import platform
 import re
-import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -114,19 +121,24 @@ def start_sandbox(
 
 def run_reconciler(desired: Path, env: dict[str, str]) -> tuple[float, int, str]:
     """Wall seconds, peak RSS in bytes, and stdout of `reconciler plan FILE`."""
-    started = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "reconciler", "plan", str(desired)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    stdout, stderr = process.communicate()
-    elapsed = time.perf_counter() - started
-    peak = _peak_rss_of_children()
-    if process.returncode != 0:
-        raise SystemExit(f"reconciler plan failed ({process.returncode}): {stderr.decode()}")
-    return elapsed, peak, stdout.decode()
+    with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "reconciler", "plan", str(desired)],
+            stdout=stdout,
+            stderr=stderr,
+            env=env,
+        )
+        # This child's own peak (the kernel's, from wait4), not the largest of every child.
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        stdout.seek(0)
+        stderr.seek(0)
+        if process.returncode != 0:
+            problem = stderr.read().decode()
+            raise SystemExit(f"reconciler plan failed ({process.returncode}): {problem}")
+        return elapsed, usage.ru_maxrss * 1024, stdout.read().decode()
 
 
 #: The steps of `reconciler plan` (reconciler/cli/plan.py), timed one by one in a child.
@@ -193,10 +205,13 @@ def breakdown(desired: Path, env: dict[str, str], runs: int) -> dict[str, float]
     return best
 
 
-def _peak_rss_of_children() -> int:
-    # The largest peak of every child reaped so far: the sandbox still runs, so only the plan
-    # processes count.
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+def straightforward_apart(desired: Path, base_url: str, token: str) -> dict[str, float]:
+    """`straightforward` in a process of its own, so that this one stays small: the kernel
+    counts in a child's peak what it held before its exec, this process's gigabytes after the
+    pipeline, for a plan started later."""
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(1, mp_context=spawn) as pool:
+        return pool.submit(straightforward, desired, base_url, token).result()
 
 
 def straightforward(desired: Path, base_url: str, token: str) -> dict[str, float]:
@@ -254,6 +269,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=1, help="runs of reconciler plan (best)")
+    parser.add_argument("--warmup", type=int, default=1, help="uncounted runs of the plan first")
+    parser.add_argument(
+        "--pairs",
+        type=int,
+        default=1,
+        help="times the plan (best of --repeat) and the straightforward pipeline are run one "
+        "after the other; the verdict is on the median ratio",
+    )
     parser.add_argument("--skip-baseline", action="store_true")
     parser.add_argument("--page-cost-ms", type=float, default=0, help="CPU per page, server")
     parser.add_argument("--latency-ms", type=int, default=0, help="wait per request, server")
@@ -273,6 +296,8 @@ def main() -> None:
         print(f"server: {args.page_cost_ms:g} ms of CPU a page, {args.latency_ms} ms a request")
         try:
             env |= {"RECONCILER_BASE_URL": hello["base_url"], "RECONCILER_TOKEN": hello["token"]}
+            for _ in range(args.warmup):  # the sandbox's caches and the page cache warm
+                run_reconciler(desired, env)
             runs = [run_reconciler(desired, env) for _ in range(args.repeat)]
             elapsed = min(run[0] for run in runs)
             peak = max(run[1] for run in runs)
@@ -291,14 +316,27 @@ def main() -> None:
                 return
             if args.skip_baseline:
                 return
-            timings = straightforward(desired, hello["base_url"], hello["token"])
+            timings = straightforward_apart(desired, hello["base_url"], hello["token"])
+            for name, seconds in timings.items():
+                print(f"straightforward {name}: {seconds:.2f} s")
+            ratios = [timings["total"] / elapsed]
+            for _ in range(args.pairs - 1):  # the machine's speed drifts: more pairs, one verdict
+                again = [run_reconciler(desired, env) for _ in range(args.repeat)]
+                best = min(run[0] for run in again)
+                peak = max([peak, *(run[1] for run in again)])
+                total = straightforward_apart(desired, hello["base_url"], hello["token"])["total"]
+                ratio = total / best
+                print(f"pair: plan {best:.2f} s, straightforward {total:.2f} s: {ratio:.1f}x")
+                elapsed = max(elapsed, best)
+                ratios.append(ratio)
         finally:
             sandbox.terminate()
             sandbox.wait(timeout=30)
-    for name, seconds in timings.items():
-        print(f"straightforward {name}: {seconds:.2f} s")
-    ratio = timings["total"] / elapsed
-    print(f"speed-up: {ratio:.1f}x (target >= 12x); target < 15 s and < 400 MB")
+    ratio = statistics.median(ratios)
+    shown = ", ".join(f"{r:.1f}x" for r in ratios)
+    print(f"speed-up: {ratio:.1f}x, median of {shown} (target >= 12x)")
+    print(f"every plan: the slowest best {elapsed:.2f} s, peak RSS {peak / 2**20:.0f} MiB")
+    print("targets: < 15 s and < 400 MB")
     _verdict(elapsed < 15 and peak < 400e6 and ratio >= 12)
 
 

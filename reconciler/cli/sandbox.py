@@ -20,7 +20,7 @@ from reconciler.lean_httpx import httpx
 from reconciler.sandbox import SandboxServer
 from reconciler.sandbox.faults import FaultSettings
 from reconciler.sandbox.seed import SeedError
-from reconciler.service.tls import verification
+from reconciler.service.reach import through_environment, verification
 from reconciler.words import plural
 
 _PAGE_SIZE = 200
@@ -205,6 +205,7 @@ def _summary(server: SandboxServer) -> str:
             headers=headers,
             timeout=10,
             verify=verification(server.base_url),
+            trust_env=through_environment(server.base_url),
         ) as client:
             workers = _all_workers(client)
             webhook = client.get("/webhooks/clients")

@@ -47,8 +47,8 @@ from reconciler.service.errors import (
     UnexpectedResponse,
     UnknownHost,
 )
+from reconciler.service.reach import through_environment, verification
 from reconciler.service.session import TokenSource
-from reconciler.service.tls import verification
 
 _log = logs.get_logger("reconciler.service")
 
@@ -128,6 +128,7 @@ class Transport:
             ),
             follow_redirects=False,
             verify=verification(config.base_url),
+            trust_env=through_environment(config.base_url),
         )
         self._abandoned = threading.Event()
 

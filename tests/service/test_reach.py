@@ -118,13 +118,9 @@ def loaded_bundles(monkeypatch: pytest.MonkeyPatch) -> list[object]:
 def test_the_clients_of_a_plain_http_service_load_no_bundle(
     sandbox: SandboxServer, loaded_bundles: list[object]
 ) -> None:
-    token = {"RECONCILER_TOKEN": sandbox.token}
-    with ServiceClient(resolve_config(base_url=sandbox.base_url, environ=token)) as client:
-        client.list_workers()
-    login = resolve_config(base_url=sandbox.base_url, environ=_login(sandbox))
-    with ServiceClient(login) as client:
-        client.list_workers()  # after a login, made by a client of its own
+    _read_with_a_token_and_after_a_login(sandbox)
     assert loaded_bundles == []
+    token = {"RECONCILER_TOKEN": sandbox.token}
     Transport(resolve_config(base_url="https://api.example.com", environ=token), read_only=True)
     assert loaded_bundles  # an https client does load it: the count above could see one
 
@@ -169,14 +165,14 @@ def proxy(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bytes]]:
 def test_a_loopback_service_is_reached_directly_whatever_the_proxies(
     sandbox: SandboxServer, proxy: list[bytes]
 ) -> None:
-    token = {"RECONCILER_TOKEN": sandbox.token}
-    with ServiceClient(resolve_config(base_url=sandbox.base_url, environ=token)) as client:
-        client.list_workers()
-    login = resolve_config(base_url=sandbox.base_url, environ=_login(sandbox))
-    with ServiceClient(login) as client:
-        client.list_workers()
+    _read_with_a_token_and_after_a_login(sandbox)
     assert proxy == []  # neither a request nor the login (with the password) went through it
 
 
-def _login(sandbox: SandboxServer) -> dict[str, str]:
-    return {"RECONCILER_EMAIL": sandbox.email, "RECONCILER_PASSWORD": sandbox.password}
+def _read_with_a_token_and_after_a_login(sandbox: SandboxServer) -> None:
+    """The workers read by a client with the sandbox's token, and by one that signs in first
+    (its login made by a client of its own)."""
+    login = {"RECONCILER_EMAIL": sandbox.email, "RECONCILER_PASSWORD": sandbox.password}
+    for environ in ({"RECONCILER_TOKEN": sandbox.token}, login):
+        with ServiceClient(resolve_config(base_url=sandbox.base_url, environ=environ)) as client:
+            client.list_workers()

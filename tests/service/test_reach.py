@@ -4,7 +4,8 @@ certificate bundle; an https one as httpx reaches any.
 No TLS connection made through the plain-http context can go unverified: a real TLS server on
 loopback, with a certificate made for the test, is refused through it and accepted by a context
 that trusts that certificate. With proxies set in the environment, the sandbox is still reached
-directly (a proxy would carry the token in clear text), by the service client and by a login.
+directly (a proxy would carry the token in clear text), by the service client and by a login,
+and so is a loopback GitHub API.
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ from typing import Any
 
 import pytest
 
+from reconciler.gitops.github import GitHub
 from reconciler.sandbox import SandboxServer
+from reconciler.secrets import Secret
 from reconciler.service.client import ServiceClient
 from reconciler.service.config import resolve_config
 from reconciler.service.reach import through_environment, verification
 from reconciler.service.transport import Transport
+from tests.gitops.fake_github import OWNER_REPO, FakeGitHub
 
 
 def test_https_keeps_httpx_defaults() -> None:
@@ -167,6 +171,16 @@ def test_a_loopback_service_is_reached_directly_whatever_the_proxies(
 ) -> None:
     _read_with_a_token_and_after_a_login(sandbox)
     assert proxy == []  # neither a request nor the login (with the password) went through it
+
+
+def test_a_loopback_github_api_is_reached_directly_too(proxy: list[bytes]) -> None:
+    token = "ghs_" + "0" * 36
+    with (
+        FakeGitHub(token) as fake,
+        GitHub(OWNER_REPO, Secret(token), api_url=fake.api_url, backoff=0.01) as api,
+    ):
+        assert api.post(api.repo_path("issues/42/comments"), {"body": "a plan"})["id"]
+    assert proxy == []  # GitHub's token did not go to the proxy in clear text
 
 
 def _read_with_a_token_and_after_a_login(sandbox: SandboxServer) -> None:

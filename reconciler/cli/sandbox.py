@@ -20,7 +20,7 @@ from reconciler.lean_httpx import httpx
 from reconciler.sandbox import SandboxServer
 from reconciler.sandbox.faults import FaultSettings
 from reconciler.sandbox.seed import SeedError
-from reconciler.service.reach import through_environment, verification
+from reconciler.service.reach import reach
 from reconciler.words import plural
 
 _PAGE_SIZE = 200
@@ -204,8 +204,7 @@ def _summary(server: SandboxServer) -> str:
             base_url=server.base_url,
             headers=headers,
             timeout=10,
-            verify=verification(server.base_url),
-            trust_env=through_environment(server.base_url),
+            **reach(server.base_url),
         ) as client:
             workers = _all_workers(client)
             webhook = client.get("/webhooks/clients")

@@ -17,7 +17,7 @@ from reconciler.errors import ReconcilerError
 from reconciler.lean_httpx import httpx
 from reconciler.secrets import Secret
 from reconciler.service.config import ConfigError, check_base_url
-from reconciler.service.reach import through_environment, verification
+from reconciler.service.reach import reach
 
 DEFAULT_API_URL = "https://api.github.com"
 _PAGE_SIZE = 100  # GitHub's maximum per_page
@@ -86,8 +86,7 @@ class GitHub:
             },
             timeout=_TIMEOUT,
             transport=transport,
-            verify=verification(api_url),
-            trust_env=through_environment(api_url),
+            **reach(api_url),
         )
 
     @classmethod

@@ -15,26 +15,24 @@ from __future__ import annotations
 
 import functools
 import ssl
-from typing import Literal
+from typing import Literal, TypedDict
 from urllib.parse import urlsplit
 
 
-def verification(base_url: str) -> ssl.SSLContext | Literal[True]:
-    """httpx's `verify` for a client of `base_url`: True (the bundle httpx loads) for https,
-    a context that trusts nothing for plain http."""
-    if _plain(base_url):
-        return _trusting_nothing()
-    return True
+class Reach(TypedDict):
+    """httpx.Client's keywords for reaching a service: `verify` and `trust_env`."""
+
+    verify: ssl.SSLContext | Literal[True]
+    trust_env: bool
 
 
-def through_environment(base_url: str) -> bool:
-    """httpx's `trust_env` for a client of `base_url`: False for plain http (no proxy, no
-    netrc), True for https."""
-    return not _plain(base_url)
-
-
-def _plain(base_url: str) -> bool:
-    return urlsplit(base_url.strip()).scheme == "http"
+def reach(base_url: str) -> Reach:
+    """How a client reaches `base_url`, as httpx.Client's keywords (`**reach(url)`): for https,
+    httpx's defaults (the bundle, the environment's proxies); for plain http, a context that
+    trusts nothing and no proxy or netrc from the environment."""
+    if urlsplit(base_url.strip()).scheme == "http":
+        return Reach(verify=_trusting_nothing(), trust_env=False)
+    return Reach(verify=True, trust_env=True)
 
 
 @functools.cache

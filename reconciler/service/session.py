@@ -20,7 +20,7 @@ from reconciler import logs
 from reconciler.lean_httpx import httpx
 from reconciler.secrets import Secret
 from reconciler.service.errors import RateLimited, ServiceError, Unauthorized
-from reconciler.service.reach import through_environment, verification
+from reconciler.service.reach import reach
 
 LOGIN_PATH = "login/login/v2"
 #: Where a real answer may put the token (the shape is not documented).
@@ -168,8 +168,7 @@ class TokenSource:
             timeout=self._timeout,
             headers={"User-Agent": self._user_agent, "Accept": "application/json"},
             follow_redirects=False,
-            verify=verification(self._base_url),
-            trust_env=through_environment(self._base_url),
+            **reach(self._base_url),
         ) as http:
             while True:
                 try:

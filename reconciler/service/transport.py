@@ -47,7 +47,7 @@ from reconciler.service.errors import (
     UnexpectedResponse,
     UnknownHost,
 )
-from reconciler.service.reach import through_environment, verification
+from reconciler.service.reach import reach
 from reconciler.service.session import TokenSource
 
 _log = logs.get_logger("reconciler.service")
@@ -127,8 +127,7 @@ class Transport:
                 max_connections=config.parallelism, max_keepalive_connections=config.parallelism
             ),
             follow_redirects=False,
-            verify=verification(config.base_url),
-            trust_env=through_environment(config.base_url),
+            **reach(config.base_url),
         )
         self._abandoned = threading.Event()
 

@@ -26,25 +26,24 @@ from reconciler.sandbox import SandboxServer
 from reconciler.secrets import Secret
 from reconciler.service.client import ServiceClient
 from reconciler.service.config import resolve_config
-from reconciler.service.reach import through_environment, verification
+from reconciler.service.reach import reach
 from reconciler.service.transport import Transport
 from tests.gitops.fake_github import OWNER_REPO, FakeGitHub
 
 
 def test_https_keeps_httpx_defaults() -> None:
     for url in ("https://api.example.com", "https://127.0.0.1:8443", "HTTPS://api.example.com"):
-        assert verification(url) is True
-        assert through_environment(url)
+        assert reach(url) == {"verify": True, "trust_env": True}
 
 
 @pytest.mark.parametrize("url", ["http://127.0.0.1:8000", "http://localhost", "HTTP://[::1]:1"])
 def test_plain_http_gets_a_context_that_trusts_nothing(url: str) -> None:
-    context = verification(url)
+    context = reach(url)["verify"]
     assert isinstance(context, ssl.SSLContext)
     assert context.verify_mode == ssl.CERT_REQUIRED
     assert context.check_hostname
     assert context.cert_store_stats()["x509_ca"] == 0  # no bundle was loaded
-    assert not through_environment(url)
+    assert not reach(url)["trust_env"]
 
 
 @pytest.fixture
@@ -92,7 +91,7 @@ def test_no_tls_connection_through_the_plain_http_context_goes_unverified(
     tls_server: tuple[int, Path],
 ) -> None:
     port, cert = tls_server
-    context = verification("http://127.0.0.1:1")
+    context = reach("http://127.0.0.1:1")["verify"]
     assert isinstance(context, ssl.SSLContext)
     with (
         socket.create_connection(("127.0.0.1", port), timeout=10) as raw,

@@ -153,7 +153,8 @@ def _report(
         again = connection.repeated()
         _say(f"Next: reconciler validate {target} && reconciler plan{again} {target}")
     if result.header_variables:  # last, where a person looks for what to do
-        _say("Set these variables (in CI: repository or environment secrets of the same name)")
+        _say("Set these variables (in CI: environment secrets of the same name, never repository")
+        _say("secrets, which any workflow of any branch can read)")
         _say("before validate, plan or apply; they may be secrets, and were not written:")
         for variable in result.header_variables:
             what = (

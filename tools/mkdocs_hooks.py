@@ -32,8 +32,9 @@ def _places(config: Any) -> tuple[Path, Path]:
 
 def on_config(config: Any) -> Any:
     """The pages of the repository's files, last in the navigation (when it is written out)."""
-    if config["nav"] is not None:
-        config["nav"].append({"Examples and schemas": f"{site_files.PREFIX}/index.md"})
+    entry = {"Examples and schemas": f"{site_files.PREFIX}/index.md"}
+    if config["nav"] is not None and entry not in config["nav"]:
+        config["nav"].append(entry)
     return config
 
 

@@ -99,9 +99,12 @@ def _page(browser: Any, width: int, height: int) -> Any:
     return page
 
 
-_LINKS = """() => Array.from(document.querySelectorAll('a[href]'), a => a.href)"""
-_IDS = """() => Array.from(document.querySelectorAll('[id]'), e => e.id)"""
-_OVERFLOW = """() => document.documentElement.scrollWidth - document.documentElement.clientWidth"""
+#: What the test needs of a page, in one call: its links, its ids, how far it scrolls sideways.
+_LOOK = """() => [
+    Array.from(document.querySelectorAll('a[href]'), a => a.href),
+    Array.from(document.querySelectorAll('[id]'), e => e.id),
+    document.documentElement.scrollWidth - document.documentElement.clientWidth,
+]"""
 
 
 def test_every_page_loads_links_resolve_and_fits_a_phone(
@@ -120,9 +123,8 @@ def test_every_page_loads_links_resolve_and_fits_a_phone(
     for name in pages:
         answer = page.goto(served + name, wait_until="load")
         assert answer is not None and answer.status == 200, name
-        ids[name] = set(page.evaluate(_IDS))
-        links[name] = page.evaluate(_LINKS)
-        overflow = page.evaluate(_OVERFLOW)
+        links[name], found, overflow = page.evaluate(_LOOK)
+        ids[name] = set(found)
         if overflow > 0:
             too_wide.append((name, overflow))
     page.close()

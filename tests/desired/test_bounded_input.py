@@ -75,3 +75,20 @@ def test_a_link_inside_the_folder_is_followed(tmp_path: Path) -> None:
     result = reconciler("validate", str(tmp_path))
 
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_value_echoed_from_a_file_is_bounded_and_masked(tmp_path: Path) -> None:
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    (tmp_path / "token.yaml").write_text(f"{token}\n", encoding="utf-8")
+    (tmp_path / "long.yaml").write_text(
+        TEAM.replace("workers: []", f"workers: {'w' * 20_000}"), encoding="utf-8"
+    )
+
+    for output in ("text", "github", "json"):
+        result = reconciler("validate", str(tmp_path), "--format", output)
+
+        said = result.stdout + result.stderr
+        assert result.returncode == 1, said
+        assert "the top level must be a mapping" in said and "[masked]" in said, said
+        assert token[4:16] not in said, said
+        assert "w" * 600 not in said and "(cut at 500 of 20," in said, said

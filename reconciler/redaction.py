@@ -127,7 +127,7 @@ def shown(text: str, limit: int = 200) -> str:
     kept, the cut said.
     """
     window = text[: limit + _MARGIN]
-    window = _mask_known(window)
+    window = mask_known(window)
     window = _PERCENT_RUN.sub(_mask_percent_run, window)
     window = _RUN.sub(_mask_run, window)
     window = " ".join(window.split())
@@ -137,8 +137,9 @@ def shown(text: str, limit: int = 200) -> str:
     return f"{window[:limit]}... (cut at {limit} of {len(text):,} characters)"
 
 
-def _mask_known(text: str) -> str:
-    """`text` with every registered secret masked, whatever its case and white space."""
+def mask_known(text: str) -> str:
+    """`text` with every registered secret masked, in any of its encodings, whatever its case
+    and white space (a log line; `shown` does this and more for text from outside)."""
     if not _folded:
         return text
     # The text without white space, lower case, and where each of its characters came from.
@@ -167,7 +168,7 @@ def _mask_percent_run(found: re.Match[str]) -> str:
     run = found[0]
     escapes = run.count("%")
     decoded = urllib.parse.unquote(run)
-    if escapes >= 4 or _could_be_credential(decoded) or _mask_known(decoded) != decoded:
+    if escapes >= 4 or _could_be_credential(decoded) or mask_known(decoded) != decoded:
         return MASKED
     return run
 

@@ -99,8 +99,8 @@ def guard_output() -> None:
 
 
 def _fold(text: str) -> str:
-    """`text` as `shown` compares it: no white space, lower case."""
-    return "".join(text.split()).lower()
+    """`text` as `mask_known` compares it: no white space or invisible character, lower case."""
+    return "".join(char for char in text if char.isprintable() and not char.isspace()).lower()
 
 
 #: How much of a text `shown` looks at beyond what it shows: a secret that starts before the
@@ -142,8 +142,9 @@ def mask_known(text: str) -> str:
     and white space (a log line; `shown` does this and more for text from outside)."""
     if not _folded:
         return text
-    # The text without white space, lower case, and where each of its characters came from.
-    places = [index for index, char in enumerate(text) if not char.isspace()]
+    # The text without white space or invisible characters (a token split by a newline or a
+    # zero-width space), lower case, and where each of its characters came from.
+    places = [index for index, char in enumerate(text) if char.isprintable() and not char.isspace()]
     folded = "".join(text[index] for index in places).lower()
     if len(folded) != len(places):  # a character whose lower case is longer: compare as is
         folded = "".join(text[index] for index in places)

@@ -36,6 +36,7 @@ ECHOES: dict[str, Callable[[str], str]] = {
     "base32": lambda token: base64.b32encode(token.encode()).decode(),
     "split by a newline": lambda token: f"{token[:9]}\n{token[9:]}",
     "split by spaces": lambda token: " ".join(token[i : i + 4] for i in range(0, len(token), 4)),
+    "split by zero-width spaces": lambda token: "\u200b".join(token),
 }
 #: Runs that could be credentials though nobody registered them.
 UNKNOWN = {

@@ -22,32 +22,41 @@ _MIN_SECRET_LENGTH = 4  # shorter values would mask ordinary words; such a secre
 
 _lock = threading.Lock()
 _needles: tuple[str, ...] = ()
-_folded: tuple[str, ...] = ()  # the needles without white space, in lower case (`shown`)
+_folded: tuple[str, ...] = ()  # every `leak_forms`, folded (`mask_known`)
 
 
 def encodings(value: str) -> set[str]:
-    """`value` as it is and in the encodings it typically travels or leaks in (URL encoding of
-    the unsafe characters or of every byte, in either case; hex; base64, URL-safe base64 and
-    base32, with and without padding; `Bearer <value>` in base64), each also reversed and
-    upper-cased, each at least 4 characters long."""
+    """`value` as it is and in the encodings it typically travels or leaks in (URL, hex,
+    base64 and URL-safe base64 with and without padding), each at least 4 characters long."""
     raw = value.encode()
-    every_byte = "".join(f"%{byte:02X}" for byte in raw)
     forms = {
         value,
         urllib.parse.quote(value, safe=""),
         urllib.parse.quote_plus(value),
-        every_byte,
-        every_byte.lower(),
         raw.hex(),
         raw.hex().upper(),
     }
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        encoded = encode(raw).decode()
+        forms.add(encoded)
+        forms.add(encoded.rstrip("="))
+    return {form for form in forms if len(form) >= _MIN_SECRET_LENGTH}
+
+
+def leak_forms(value: str) -> set[str]:
+    """Every form `mask_known` looks for (in any case, across white space): the `encodings`,
+    and every byte URL-encoded, base32, `Bearer <value>` in base64 or base32, each reversed.
+
+    The stream guard (`scrub`, over every byte written) keeps to the `encodings`: a form is a
+    search of the whole output, and these cost it five times more on a plan of 100,000 workers.
+    """
+    raw = value.encode()
+    forms = encodings(value) | {"".join(f"%{byte:02x}" for byte in raw)}
     for data in (raw, b"Bearer " + raw):
         for encode in (base64.b64encode, base64.urlsafe_b64encode, base64.b32encode):
             encoded = encode(data).decode()
-            forms.add(encoded)
-            forms.add(encoded.rstrip("="))
-    forms |= {form.lower() for form in forms if form.isupper()}
-    forms |= {form.upper() for form in forms} | {form[::-1] for form in forms}
+            forms |= {encoded, encoded.rstrip("=")}
+    forms |= {form[::-1] for form in forms}
     return {form for form in forms if len(form) >= _MIN_SECRET_LENGTH}
 
 
@@ -60,7 +69,8 @@ def register_secret(value: str | None) -> None:
         merged = set(_needles) | encodings(value)
         # Longest first, so a value is removed before any shorter form inside it.
         _needles = tuple(sorted(merged, key=len, reverse=True))
-        _folded = tuple(dict.fromkeys(_fold(needle) for needle in _needles))
+        folded = set(_folded) | {_fold(form) for form in leak_forms(value)}
+        _folded = tuple(sorted(folded, key=len, reverse=True))
 
 
 def scrub(text: str) -> str:

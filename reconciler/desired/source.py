@@ -89,6 +89,12 @@ def _refuse_link_out(file: Path, inside: Path) -> None:
             "a symbolic link that leads out of the directory: a desired-state directory may "
             "link only to files inside it (copy the file in, or link to one inside)"
         )
+    if any(part.startswith(".") for part in target.relative_to(inside).parts):
+        # Hidden entries are never read (`.git/config` may hold the checkout's credentials).
+        raise _Unreadable(
+            "a symbolic link to a hidden file or directory (one whose name starts with `.`): "
+            "a desired-state directory may link only to files it would read"
+        )
 
 
 def _read_regular_file(file: Path, budget: int = MAX_INPUT_BYTES) -> bytes:

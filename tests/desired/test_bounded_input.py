@@ -67,6 +67,23 @@ def test_a_link_out_of_the_folder_is_refused_unread(tmp_path: Path) -> None:
         assert said.count("a symbolic link that leads out of the directory") == 2, said
 
 
+def test_a_link_into_a_hidden_directory_of_the_folder_is_refused_unread(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text(
+        '[http]\n\textraheader = "AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzX1NFQ1JFVA=="\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "team.yaml").write_text(TEAM, encoding="utf-8")
+    os.symlink(".git/config", tmp_path / "config.yaml")
+
+    result = reconciler("validate", str(tmp_path), "--format", "github")
+
+    said = result.stdout + result.stderr
+    assert result.returncode == 1, said
+    assert "a symbolic link to a hidden file or directory" in said, said
+    assert "eC1hY2Nl" not in said and "extraheader" not in said, said
+
+
 def test_a_link_inside_the_folder_is_followed(tmp_path: Path) -> None:
     (tmp_path / "kept").mkdir()
     (tmp_path / "kept" / "team.txt").write_text(TEAM, encoding="utf-8")

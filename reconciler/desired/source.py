@@ -84,6 +84,8 @@ def _refuse_link_out(file: Path, inside: Path) -> None:
     if not file.is_symlink():
         return
     target = Path(os.path.realpath(file))
+    if not target.exists():
+        return  # dangling, or a loop: reading it says which, and reads nothing
     if target == inside or inside not in target.parents:
         raise _Unreadable(
             "a symbolic link that leads out of the directory: a desired-state directory may "

@@ -22,6 +22,7 @@ from reconciler import logconfig
 from reconciler.redaction import (
     REDACTED,
     guard_output,
+    mask_known,
     register_secret,
     scrub,
 )
@@ -36,16 +37,16 @@ __all__ = ["REDACTED", "configure", "get_logger", "guard_output", "register_secr
 
 def _scrub_value(value: Any) -> Any:
     if isinstance(value, str):
-        return scrub(value)
+        return mask_known(value)
     if isinstance(value, dict):
         return {key: _scrub_item(key, item) for key, item in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
         return [_scrub_value(item) for item in value]
     if isinstance(value, bytes):
-        return scrub(value.decode("utf-8", "replace"))
+        return mask_known(value.decode("utf-8", "replace"))
     if isinstance(value, int | float | bool) or value is None:
         return value
-    return scrub(str(value))
+    return mask_known(str(value))
 
 
 def _scrub_item(key: Any, value: Any) -> Any:

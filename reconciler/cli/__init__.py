@@ -174,7 +174,7 @@ class _Group(click.Group):
             from reconciler import logs
 
             logs.get_logger("reconciler").debug("internal error", exc_info=True)
-            message = redaction.scrub(f"{type(error).__name__}: {error}")
+            message = redaction.shown(f"{type(error).__name__}: {error}", 1000)
             click.echo(
                 f"Error: internal error: {message}\n"
                 "  hint: run with --log-level debug to see where it happened, and report it.",

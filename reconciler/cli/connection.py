@@ -19,6 +19,7 @@ import click
 
 import reconciler
 from reconciler import logs
+from reconciler.redaction import shown
 from reconciler.secrets import Secret
 from reconciler.service.client import ServiceClient
 from reconciler.service.config import ClientConfig, ConfigError, check_base_url, resolve_config
@@ -220,7 +221,7 @@ def _embedded_sandbox(db: Path, *, reset: bool) -> Iterator[Any]:
         server.start()
     except Exception as error:  # a locked or foreign file, a bad seed: say which, no traceback
         raise ConfigError(
-            f"the embedded sandbox could not start on {db}: {logs.scrub(str(error))}",
+            f"the embedded sandbox could not start on {db}: {shown(str(error))}",
             hint="--sandbox-reset starts it afresh",
         ) from error
     try:

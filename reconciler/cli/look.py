@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -16,6 +17,7 @@ import click
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.moment import Moment
 from reconciler.cli.rows import chosen_format, format_option, print_record, print_rows, write_csv
+from reconciler.secrets import live_webhook_url
 from reconciler.service.client import ServiceClient
 from reconciler.service.models import WorkerStatus
 
@@ -154,7 +156,7 @@ def webhook() -> None:
 @format_option
 @connection_options
 def webhook_show(connection: ConnectionOptions, output_format: str | None) -> None:
-    """Show the webhook configuration; header values are masked."""
+    """Show the webhook configuration; header values, and the URL's path and query, are masked."""
     found = read_with(connection, ServiceClient.get_webhook)
     if found is None:
         chosen = chosen_format(output_format)
@@ -165,7 +167,10 @@ def webhook_show(connection: ConnectionOptions, output_format: str | None) -> No
         else:
             click.echo("No webhook is configured.")
         return
-    print_record(found, WEBHOOK_COLUMNS, output_format, title="Webhook")
+    # The live URL's path and query are credentials (an incoming-webhook URL often is one):
+    # shown as its origin and a fingerprint, as every output shows a URL no file writes.
+    shown_url = str(live_webhook_url(found.url, ""))
+    print_record(replace(found, url=shown_url), WEBHOOK_COLUMNS, output_format, title="Webhook")
 
 
 COMMANDS: tuple[click.Command, ...] = (

@@ -10,6 +10,7 @@ was not delivered.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime
 
 import click
@@ -35,6 +36,7 @@ from reconciler.cli.rows import (
     write_json_list,
 )
 from reconciler.desired.rules import email_problem
+from reconciler.redaction import shown
 from reconciler.service.models import EVENT_TYPES
 
 PAYLIST_COLUMNS = ("id", "description", "idempotence_key", "client_id", "created_at")
@@ -131,6 +133,8 @@ def webhook_test(
     """Ask the service to send one test event now; exit 0 when it was delivered, 1 when not."""
     with open_client(connection, read_only=False) as client:
         result = client.test_webhook(event_type)
+    if result.error is not None:  # what the webhook's server answered: text from outside
+        result = replace(result, error=shown(result.error))
     print_record(result, TEST_COLUMNS, output_format, title="Webhook test")
     if not result.delivered:
         raise click.exceptions.Exit(1)

@@ -8,12 +8,12 @@ key that is not text, so a valid file never pays for it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import yaml_rs
 
 from reconciler.desired.model import Location
-from reconciler.desired.parse import events_of
 from reconciler.desired.problems import Problem
 from reconciler.desired.source import SourceText
 
@@ -23,6 +23,21 @@ if TYPE_CHECKING:
 
 class NonTextKey(Exception):
     """A mapping of the file has a key that is not text (raised by the schema check)."""
+
+
+def events_of(source: SourceText) -> Iterator[yaml.Event]:
+    """PyYAML's events of a file the fast parser read, to locate what it found; they stop
+    quietly where PyYAML refuses the syntax (that was said elsewhere)."""
+    import yaml  # here: a valid file never needs PyYAML
+
+    parser = yaml.CSafeLoader(source.text)
+    try:
+        while (event := parser.get_event()) is not None:
+            yield event
+    except yaml.YAMLError:
+        return
+    finally:
+        parser.dispose()
 
 
 def key_problems(source: SourceText) -> list[Problem]:
@@ -54,7 +69,7 @@ def key_problems(source: SourceText) -> list[Problem]:
             node_ended()
         elif isinstance(event, yaml.ScalarEvent):
             plain = not event.style  # None or "" (the C parser's plain style)
-            if at_key and plain and not isinstance(_read(event.value), str):
+            if at_key and plain and isinstance(_read(event.value), _NOT_TEXT):
                 shown = event.value or "an empty key"
                 what = f"the key {shown} is not text"
                 problems.append(_problem(source, event, what, "quote it"))
@@ -62,6 +77,11 @@ def key_problems(source: SourceText) -> list[Problem]:
         elif isinstance(event, yaml.AliasEvent):
             node_ended()
     return problems
+
+
+#: What a plain scalar reads as when it is not text (`version:` alone reads as a mapping: it is
+#: the text of a key that ends with a colon, not a mapping).
+_NOT_TEXT = (bool, int, float, type(None))
 
 
 def _read(text: str) -> object:

@@ -14,6 +14,8 @@ from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
+import yaml_rs
+
 from reconciler.desired.fill import EveryName, FilledWebhook, fill_webhook
 from reconciler.desired.keys import NonTextKey, key_problems
 from reconciler.desired.model import (
@@ -25,7 +27,7 @@ from reconciler.desired.model import (
     Location,
     Policy,
 )
-from reconciler.desired.parse import UNPARSED, scan
+from reconciler.desired.parse import UNPARSED, Marks, scan
 from reconciler.desired.parse import parse as parse_yaml
 from reconciler.desired.payruns import (
     EscapedText,
@@ -84,7 +86,7 @@ def load_desired_state(
             problems += key_problems(source) or [_non_text_key(source)]
             continue
         if isinstance(data, dict):
-            _read_number_texts(source, data)
+            pending[source.name] += _read_number_texts(source, data)
             ascii_text = source.text.isascii() and "\\" not in source.text
             values = FileValues(source.name, data, ascii_text)
             files.append(values)
@@ -104,25 +106,54 @@ def load_desired_state(
     return _build(files, webhook)
 
 
-def _read_number_texts(source: SourceText, data: dict[object, object]) -> None:
+def _read_number_texts(source: SourceText, data: dict[object, object]) -> list[PathProblem]:
     """Amounts written as YAML numbers are read from their text (`0x10` is not 16.00), and a
     quoted amount written with escapes (`"1\\x30\\x30"`) is not taken for its digits: one marked
-    pass, only over a file that writes an amount unquoted, or has a backslash anywhere."""
+    pass, only over a file that writes an amount unquoted, or has a backslash anywhere.
+
+    The text comes from the other parser's events: each is checked to read, as YAML 1.2, as the
+    very value the values' parser made of it, so an amount cannot be one number to the plan and
+    another in its text (the characters the two read differently are refused before; this
+    makes sure no other way remains)."""
     paths = amount_paths(data, strings="\\" in source.text)
     if not paths:
-        return
+        return []
     wanted = {prefix for path in paths for prefix in _prefixes(path)}
     marks = scan(source, wanted, everything=False).marks
     texts: dict[YamlPath, str] = {}
+    problems: list[PathProblem] = []
     for path in paths:
         found = marks.get(path)
         if found is None or not found.text:
             continue  # a number the scan could not place keeps its value, which no rule accepts
-        if found.escaped:
+        value = _value_at(data, path)
+        if not _reads_as(found, value):
+            problems.append(PathProblem(path, _TWO_READINGS))
+        elif found.escaped:
             texts[path] = EscapedText(found.text)
-        elif _value_at(data, path).__class__ is not str:
+        elif value.__class__ is not str:
             texts[path] = NumberText(found.text)
     with_number_texts(data, texts)
+    return problems
+
+
+_TWO_READINGS = (
+    "this value reads one way to the YAML parser that reads values and another way to the one "
+    "that reads its text: the file is refused rather than guessed at (rewrite the line plainly)"
+)
+
+
+def _reads_as(found: Marks, value: object) -> bool:
+    """Whether the text PyYAML's events found is the value yaml-rs read (YAML 1.2)."""
+    text = found.text or ""
+    if isinstance(value, str):
+        return text == value
+    try:
+        read = yaml_rs.loads(text)
+    except yaml_rs.YAMLDecodeError:
+        return False
+    both_nan = read != read and value != value  # NaN is not itself
+    return read.__class__ is value.__class__ and (read == value or both_nan)
 
 
 def _value_at(data: object, path: YamlPath) -> object:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -20,6 +20,8 @@ import yaml_rs
 if TYPE_CHECKING:
     import yaml
 
+from reconciler.desired.characters import character_problem
+from reconciler.desired.keys import events_of, key_problems
 from reconciler.desired.model import Location
 from reconciler.desired.problems import Problem, YamlPath
 from reconciler.desired.source import SourceText
@@ -30,9 +32,6 @@ _NO_ALIASES = yaml_rs.AliasLimits(
     max_total_replayed_events=0, max_replay_stack_depth=0, max_alias_expansions_per_anchor=0
 )
 _LINE_COLUMN = re.compile(r"line (\d+), column (\d+)")
-_ALLOWED_ASCII = bytes(range(0x20, 0x7F)) + b"\t\n\r"
-#: Characters outside YAML's printable set (control characters, non-characters).
-_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
 _NODE_EVENTS: frozenset[type] = frozenset()  # PyYAML's, once `_load_pyyaml` ran
 _END_EVENTS: frozenset[type] = frozenset()
 
@@ -62,9 +61,9 @@ UNPARSED = Unparsed()
 
 def parse(source: SourceText) -> tuple[object, list[Problem]]:
     """The values of a file, or `UNPARSED` and the located problems that prevented them."""
-    forbidden = _first_forbidden(source.text)
-    if forbidden is not None:  # parsers disagree on these: refuse them before either reads
-        return UNPARSED, [_forbidden_problem(source, forbidden)]
+    refused = character_problem(source)
+    if refused is not None:  # the readers disagree on these: refuse them before either reads
+        return UNPARSED, [refused]
     try:
         data = yaml_rs.loads(
             source.text,
@@ -76,6 +75,10 @@ def parse(source: SourceText) -> tuple[object, list[Problem]]:
         if "recursion limit" in str(error):  # PyYAML would take minutes over such a file
             return UNPARSED, [_too_deep(source, error)]
         problems = _tab_problems(source) or scan(source).problems
+        if not problems and "duplicate mapping key" in str(error):
+            # Keys PyYAML keeps apart and yaml-rs finds equal (`1:` and `true:`): each is
+            # not text, and is said as written, at its line.
+            problems = key_problems(source)
         return UNPARSED, problems or [_fast_parser_problem(source, error)]
     if data is None:
         message = "the file is empty: expected a mapping with keys such as version and workers"
@@ -150,20 +153,6 @@ def _tag_problems(source: SourceText) -> list[Problem]:
             )
             problems.append(_problem(source, _mark(event), message))
     return problems
-
-
-def events_of(source: SourceText) -> Iterator[yaml.Event]:
-    """PyYAML's events of a file the fast parser read, to locate what it found; they stop
-    quietly where PyYAML refuses the syntax (that was said elsewhere)."""
-    _load_pyyaml()
-    parser = yaml.CSafeLoader(source.text)
-    try:
-        while (event := parser.get_event()) is not None:
-            yield event
-    except yaml.YAMLError:
-        return
-    finally:
-        parser.dispose()
 
 
 def _shown_tag(tag: str) -> str:
@@ -341,15 +330,6 @@ def _syntax_problem(source: SourceText, error: yaml.MarkedYAMLError) -> Problem:
         context_line = error.context_mark.line + 1
         message += f" ({error.context} that starts at line {context_line})"
     return _problem(source, where, message)
-
-
-def _first_forbidden(text: str) -> int | None:
-    """The offset of the first character YAML forbids, or None."""
-    # The usual file is ASCII: deleting its allowed bytes in C is ten times faster than a regex.
-    if text.isascii() and not text.encode("ascii").translate(None, _ALLOWED_ASCII):
-        return None
-    found = _FORBIDDEN.search(text)
-    return found.start() if found else None
 
 
 def _reader_problem(source: SourceText, error: yaml.reader.ReaderError) -> Problem:

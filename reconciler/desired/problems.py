@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from reconciler.desired.model import Location
 from reconciler.errors import ReconcilerError
+from reconciler.redaction import shown
 from reconciler.words import noun
 
 __all__ = ["InvalidDesiredState", "Location", "PathProblem", "Problem", "YamlPath"]
@@ -47,7 +48,11 @@ class InvalidDesiredState(ReconcilerError):
     def __init__(
         self, problems: Iterable[Problem], total: int | None = None, *, at_least: bool = False
     ) -> None:
-        self.problems = sorted(problems)
+        # A message may echo a value of the file (a token a link led to, a long line): each
+        # is shown bounded and masked, as any text from outside is (`redaction.shown`).
+        self.problems = sorted(
+            Problem(problem.location, shown(problem.message, MESSAGE)) for problem in problems
+        )
         #: How many problems there are, when only the first of them were located and kept;
         #: `at_least` when some were not even read one by one.
         self.total = max(total or 0, len(self.problems))
@@ -67,5 +72,7 @@ class InvalidDesiredState(ReconcilerError):
 #: Problems listed in a message: a file of 100,000 broken workers needs the first few, and a
 #: count, not 100,000 lines.
 SHOWN = 100
+#: The most characters of one problem's message, with the value it echoes.
+MESSAGE = 500
 #: Problems located and kept at most: locating each costs a look at the file.
 KEPT = 1000

@@ -13,6 +13,10 @@ from reconciler.desired.problems import Problem
 
 _SUFFIXES = (".yaml", ".yml")
 _BOM = "\ufeff"
+#: The most bytes one load reads, in all its files (documented in docs/safety.md): a state of
+#: 100,000 workers is about 26 MB; a file of hundreds of megabytes would take gigabytes of
+#: memory to parse. A file that would take the total over it is refused before it is read.
+MAX_INPUT_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +34,9 @@ def read_sources(path: str | Path) -> tuple[list[SourceText], list[Problem]]:
     such as an editor's lock files, aside) must be a readable regular file once links are
     followed: a dangling link, a link loop, a directory or a FIFO is an error naming it, never
     skipped, since a file that silently drops out of the state would inactivate its workers.
+    A link in a directory must lead to a file inside that directory: one leading out of it
+    (to a credential file, say) is refused unread. The files are read while their sizes add
+    up to at most `MAX_INPUT_BYTES`; the one that would pass it is refused unread.
     """
     path = Path(path)
     if path.is_dir():
@@ -41,15 +48,21 @@ def read_sources(path: str | Path) -> tuple[list[SourceText], list[Problem]]:
         if not files:
             message = "the directory holds no *.yaml or *.yml file"
             return [], [Problem(Location(str(path), 1, 1), message)]
+        inside = Path(os.path.realpath(path))
     elif path.exists() or path.is_symlink():
         files = [path]
+        inside = None  # a file named on the command line is read wherever it is
     else:
         return [], [Problem(Location(str(path), 1, 1), "no such file or directory")]
     sources: list[SourceText] = []
     problems: list[Problem] = []
+    budget = MAX_INPUT_BYTES
     for file in files:
         try:
-            raw = _read_regular_file(file)
+            if inside is not None:
+                _refuse_link_out(file, inside)
+            raw = _read_regular_file(file, budget)
+            budget -= len(raw)
         except _Unreadable as error:
             problems.append(Problem(Location(str(file), 1, 1), str(error)))
             continue
@@ -66,8 +79,29 @@ class _Unreadable(Exception):
     """Why an entry cannot be read as a desired-state file."""
 
 
-def _read_regular_file(file: Path) -> bytes:
-    """The bytes of a regular file, refusing anything else without waiting on it.
+def _refuse_link_out(file: Path, inside: Path) -> None:
+    """Refuse a symbolic link (or a chain of them) that leads out of the directory."""
+    if not file.is_symlink():
+        return
+    target = Path(os.path.realpath(file))
+    if not target.exists():
+        return  # dangling, or a loop: reading it says which, and reads nothing
+    if target == inside or inside not in target.parents:
+        raise _Unreadable(
+            "a symbolic link that leads out of the directory: a desired-state directory may "
+            "link only to files inside it (copy the file in, or link to one inside)"
+        )
+    if any(part.startswith(".") for part in target.relative_to(inside).parts):
+        # Hidden entries are never read (`.git/config` may hold the checkout's credentials).
+        raise _Unreadable(
+            "a symbolic link to a hidden file or directory (one whose name starts with `.`): "
+            "a desired-state directory may link only to files it would read"
+        )
+
+
+def _read_regular_file(file: Path, budget: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of a regular file, refusing anything else without waiting on it, and any
+    file of more than `budget` bytes before reading it.
 
     Opened non-blocking and checked on the open descriptor, so a FIFO (or a file swapped for
     one after a look) is refused at once rather than read forever.
@@ -88,13 +122,26 @@ def _read_regular_file(file: Path) -> bytes:
         kind = stat.S_IFMT(os.fstat(descriptor).st_mode)
         if kind != stat.S_IFREG:
             raise _Unreadable(f"not a regular file but {_KINDS.get(kind, 'a special file')}")
+        if os.fstat(descriptor).st_size > budget:
+            raise _Unreadable(_too_large(os.fstat(descriptor).st_size))
         os.set_blocking(descriptor, True)
         with os.fdopen(descriptor, "rb", closefd=False) as stream:
-            return stream.read()
+            raw = stream.read(budget + 1)  # a file growing while read stops at the limit
+        if len(raw) > budget:
+            raise _Unreadable(_too_large(len(raw)))
+        return raw
     except OSError as error:
         raise _Unreadable(f"cannot read: {error.strerror}") from None
     finally:
         os.close(descriptor)
+
+
+def _too_large(size: int) -> str:
+    limit = MAX_INPUT_BYTES // (1024 * 1024)
+    return (
+        f"refused unread: {size:,} bytes would take the desired state over {limit} MiB in all "
+        f"(the most one run reads, in all its files; see docs/safety.md)"
+    )
 
 
 _KINDS = {

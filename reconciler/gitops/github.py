@@ -15,6 +15,7 @@ import stamina
 from reconciler import logs
 from reconciler.errors import ReconcilerError
 from reconciler.lean_httpx import httpx
+from reconciler.redaction import shown
 from reconciler.secrets import Secret
 from reconciler.service.config import ConfigError, check_base_url
 from reconciler.service.reach import reach
@@ -182,7 +183,7 @@ class GitHub:
             answer = self._http.request(method, url, **kwargs)
         except httpx.HTTPError as error:
             raise GitHubError(
-                f"could not reach GitHub at {self._origin}: {logs.scrub(str(error))}",
+                f"could not reach GitHub at {self._origin}: {shown(str(error))}",
                 hint="check GITHUB_API_URL and the runner's network",
             ) from None
         _log.debug("github", method=method, path=answer.request.url.path, status=answer.status_code)
@@ -224,7 +225,7 @@ def _message(answer: httpx.Response) -> str:
     except RecursionError:
         return "(an answer nested too deeply to read)"
     except ValueError:
-        return logs.scrub(answer.text)[:200]  # redacted before it is cut
+        return shown(answer.text)
     if isinstance(body, dict) and isinstance(body.get("message"), str):
         # A 422 says what was wrong in `errors` ("body is too long (maximum is 65536 ...)").
         details = [
@@ -232,5 +233,5 @@ def _message(answer: httpx.Response) -> str:
             for error in body.get("errors") or []
             if isinstance(error, dict) and isinstance(error.get("message"), str)
         ]
-        return logs.scrub("; ".join([body["message"], *details]))
+        return shown("; ".join([body["message"], *details]), 500)
     return ""

@@ -2,7 +2,8 @@
 
 Every error is a `ReconcilerError`, so the CLI prints its message without a traceback. Messages
 carry the status, the service's own explanation and the per-item errors, and never a token or a
-header value: the details a service sends back are scrubbed of every registered secret.
+header value: whatever the service sent back is shown only through `redaction.shown`, which
+bounds it and masks every registered secret and every run that could be a credential.
 """
 
 from __future__ import annotations
@@ -10,8 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from reconciler import logs
 from reconciler.errors import ReconcilerError
+from reconciler.redaction import shown
+
+#: How much of the service's text an error shows: the message (with the service's explanation
+#: in it), each detail, and how many item errors.
+_MESSAGE = 1000
+_DETAIL = 300
+_ITEMS = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +55,12 @@ class ServiceError(ReconcilerError):
         hint: str | None = None,
     ) -> None:
         self.status = status
-        self.detail = None if detail is None else logs.scrub(detail)
+        self.detail = None if detail is None else shown(detail, _DETAIL)
         self.item_errors = tuple(item_errors)
-        lines = [logs.scrub(message)]
-        lines.extend(f"  - {logs.scrub(str(item))}" for item in self.item_errors)
+        lines = [shown(message, _MESSAGE)]
+        lines.extend(f"  - {shown(str(item), _DETAIL)}" for item in self.item_errors[:_ITEMS])
+        if len(self.item_errors) > _ITEMS:
+            lines.append(f"  - and {len(self.item_errors) - _ITEMS:,} more")
         super().__init__("\n".join(lines), hint=hint)
 
     def __repr__(self) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 
 from reconciler import logs
 from reconciler.lean_httpx import httpx
+from reconciler.redaction import shown
 from reconciler.secrets import Secret
 from reconciler.service.errors import RateLimited, ServiceError, Unauthorized
 from reconciler.service.reach import reach
@@ -176,7 +177,7 @@ class TokenSource:
                 except httpx.TransportError as error:
                     raise ServiceError(
                         f"could not sign in at {self._base_url}{LOGIN_PATH}: "
-                        f"{logs.scrub(str(error)) or type(error).__name__}"
+                        f"{shown(str(error)) or type(error).__name__}"
                     ) from None
                 wait = _retry_after(answer)
                 if answer.status_code == 429 and wait is not None:
@@ -231,9 +232,9 @@ def _reason(answer: httpx.Response) -> str:
     if isinstance(body, dict):
         for key in ("detail", "message", "error"):
             if isinstance(body.get(key), str) and body[key].strip():
-                return logs.scrub(body[key].strip())[:200]
+                return shown(body[key].strip())
     text = answer.text.strip().splitlines()
-    return logs.scrub(text[0])[:200] if text else answer.reason_phrase
+    return shown(text[0]) if text else answer.reason_phrase
 
 
 def _retry_after(answer: httpx.Response) -> float | None:

@@ -27,6 +27,7 @@ import stamina
 
 from reconciler import logs
 from reconciler.lean_httpx import httpx
+from reconciler.redaction import shown
 from reconciler.service import encode
 from reconciler.service.config import ClientConfig
 from reconciler.service.errors import (
@@ -320,10 +321,9 @@ def _problem(response: httpx.Response) -> tuple[str | None, str | None, list[Ite
         return None, "an answer nested too deeply to read", []
     except ValueError:
         content_type = response.headers.get("content-type", "unknown type").split(";")[0]
-        snippet = logs.scrub(" ".join(text.split()))[:200]  # redacted before it is cut
-        return None, f"a non-JSON answer ({content_type}): {snippet}", []
+        return None, f"a non-JSON answer ({shown(content_type, 60)}): {shown(text)}", []
     if not isinstance(body, dict):
-        return None, f"an unexpected JSON answer: {logs.scrub(json.dumps(body))[:200]}", []
+        return None, f"an unexpected JSON answer: {shown(json.dumps(body))}", []
     title = body.get("title") if isinstance(body.get("title"), str) else None
     detail = body.get("detail") if isinstance(body.get("detail"), str) else None
     for spring in ("message", "error"):  # what Spring Boot's default error answer calls it

@@ -120,7 +120,8 @@ def test_a_file_whose_link_lost_its_target_inactivates_nobody(
 ) -> None:
     folder = tmp_path / "state"
     folder.mkdir()
-    target = tmp_path / "shared" / "sales.yaml"
+    # Inside the folder: a link leading out of it is refused even while its target exists.
+    target = folder / "shared" / "sales.yaml"
     target.parent.mkdir()
     target.write_text(SALES)
     (folder / "team.yaml").write_text(TEAM)

@@ -14,7 +14,7 @@ import click
 
 from reconciler import __version__, logs
 from reconciler.cli import ending
-from reconciler.cli.account import current_account
+from reconciler.cli.account import saved_plan_account
 from reconciler.cli.connection import ConnectionOptions, connection_options
 from reconciler.cli.moment import Moment
 from reconciler.cli.reading import collector_paused, file_and_account
@@ -206,7 +206,7 @@ def plan_path(
             desired, live = ready.desired, ready.live
             account = None
             if keyed:  # the wallet the payruns read already confirms a --client-id
-                account = current_account(ready.client, connection, wallet=live.wallet)
+                account = saved_plan_account(ready.client, connection, wallet=live.wallet)
         _log.info("refreshed", agreements=len(live.workers), webhook=live.webhook is not None)
         result = diff(desired, live, options)
     ending.hold(result)  # nor the plan made of them

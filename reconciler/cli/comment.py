@@ -72,9 +72,11 @@ def comment(
     """
     marker = marker_for(PLAN, key)
     if is_saved_plan(source):
-        if out is not None or pull_request is not None:
+        if out is not None:
+            raise click.BadParameter("--out needs a desired-state PATH, not a saved plan")
+        if pull_request is not None:  # the saved plan names its own pull request
             raise click.BadParameter(
-                "--out, --pull-request and --head-sha need a desired-state PATH, not a saved plan"
+                "--pull-request and --head-sha need a desired-state PATH, not a saved plan"
             )
         result, commit = _resume(source, connection)
     else:

@@ -118,20 +118,25 @@ def find_reviewed_plan(
 def _is_reviewed_run(
     github: GitHub, run_id: int, workflow: str, default_branch: str, repository_id: int
 ) -> bool:
-    try:
-        run = github.get(github.repo_path(f"actions/runs/{int(run_id)}"))
-    except GitHubError as error:
-        if error.status == 404:  # deleted since: its artifact is nobody's
-            return False
-        raise
-    if not is_plan_run(
+    run = _found(github, f"actions/runs/{int(run_id)}")  # None: deleted since
+    if run is None or not is_plan_run(
         run, workflow=workflow, default_branch=default_branch, repository_id=repository_id
     ):
         return False
     # A tag named like the default branch runs with that head_branch too, at its own commit.
     basehead = f"{quote(default_branch, safe='/')}...{quote(str(run['head_sha']), safe='')}"
-    compared = github.get(github.repo_path(f"compare/{basehead}"))
-    return compared.get("status") in _ON_BRANCH
+    compared = _found(github, f"compare/{basehead}")  # None: a commit the repository lacks
+    return compared is not None and compared.get("status") in _ON_BRANCH
+
+
+def _found(github: GitHub, path: str) -> Any:
+    """The object at the repository's `path`, or None where GitHub answers 404."""
+    try:
+        return github.get(github.repo_path(path))
+    except GitHubError as error:
+        if error.status == 404:
+            return None
+        raise
 
 
 def check_pull_head(pull: Mapping[str, Any], number: int, head_sha: str) -> None:

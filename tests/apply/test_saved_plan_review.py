@@ -104,3 +104,12 @@ def test_the_pull_request_is_recorded_only_in_a_saved_plan(demo: SandboxServer) 
         "plan", str(QUICKSTART), "--head-sha", "9fceb02", "--pull-request", "1", server=demo
     )
     assert short.returncode == 1 and "not a full commit SHA" in short.stderr
+
+
+def test_the_comment_of_a_saved_plan_names_the_commit_it_planned(
+    demo: SandboxServer, reviewed: Path
+) -> None:
+    body = cli("comment", str(reviewed), server=demo, RECONCILER_PLAN_KEY=PLAN_KEY)
+    assert body.returncode == 0, body.stderr
+    assert body.stdout.startswith("<!-- reconciler:plan -->\n### reconciler plan\n")
+    assert f"\n\nPlanned at commit `{HEAD}`.\n" in body.stdout

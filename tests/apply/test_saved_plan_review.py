@@ -113,3 +113,17 @@ def test_the_comment_of_a_saved_plan_names_the_commit_it_planned(
     assert body.returncode == 0, body.stderr
     assert body.stdout.startswith("<!-- reconciler:plan -->\n### reconciler plan\n")
     assert f"\n\nPlanned at commit `{HEAD}`.\n" in body.stdout
+
+
+def test_the_expect_options_check_a_saved_plan_and_need_the_files(
+    demo: SandboxServer, reviewed: Path
+) -> None:
+    on_a_file = cli("apply", str(QUICKSTART), "--expect-pull-request", "42", server=demo)
+    assert on_a_file.returncode == 1 and "check a saved plan" in on_a_file.stderr
+    since = request_seq(demo)
+    no_files = cli(
+        "apply", str(reviewed), "--expect-pull-request", "42", "--expect-head-sha", HEAD,
+        server=demo, RECONCILER_PLAN_KEY=PLAN_KEY,
+    )  # fmt: skip
+    assert no_files.returncode == 1 and "need --expect-files" in no_files.stderr
+    assert _writes(demo, since) == []

@@ -35,6 +35,7 @@ from reconciler.cli.account import check_saved_account
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.plankey import plan_key
 from reconciler.cli.reading import file_and_account, refresh_progress
+from reconciler.cli.review import check_expected, expect_options
 from reconciler.desired import DesiredState
 from reconciler.errors import ReconcilerError
 from reconciler.plan import Plan, PlanOptions, WebhookCreate, WebhookUpdate, diff
@@ -140,6 +141,7 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
     metavar="ID",
     help="Inactivate this worker and invite it again (the only fix for drift). PATH only.",
 )
+@expect_options
 @connection_options
 def apply(
     source: Path,
@@ -153,10 +155,19 @@ def apply(
     targets: tuple[str, ...],
     excludes: tuple[str, ...],
     replaces: tuple[str, ...],
+    expect_pull_request: int | None,
+    expect_head_sha: str | None,
+    expect_files: Path | None,
     connection: ConnectionOptions,
 ) -> None:
     """Apply the desired state at PATH (after a plan and a question) or a saved PLAN."""
     saved = load_saved_plan(source) if is_saved_plan(source) else None
+    expected = (expect_pull_request, expect_head_sha, expect_files)
+    if saved is None and expected != (None, None, None):
+        raise ApplyRefused(
+            f"--expect-pull-request, --expect-head-sha and --expect-files check a saved plan, "
+            f"and {source} is a desired-state file"
+        )
     if saved is not None and (targets or excludes or replaces):
         raise ApplyRefused(
             "--target, --exclude and --replace shape a plan; a saved plan is already shaped",
@@ -183,7 +194,9 @@ def apply(
     if saved is not None:
         with open_client(connection, read_only=False, parallelism=parallelism) as client:
             # An edited plan, another key's or account's, is refused before the refresh.
-            saved.verify(plan_key(client))
+            key = plan_key(client)
+            saved.verify(key)
+            check_expected(saved, key, *expected)
             check_saved_account(saved, client, connection, doing="talks to")
             with refresh_progress() as on_progress:
                 live = refresh(

@@ -15,6 +15,7 @@ from reconciler.cli.account import check_saved_account
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.plan import plan_path, save_plan
 from reconciler.cli.plankey import plan_key
+from reconciler.cli.review import review_options
 from reconciler.gitops.body import plan_comment
 from reconciler.gitops.marker import PLAN, InvalidMarkerKey, Marker
 from reconciler.plan import Plan, PlanOptions
@@ -53,6 +54,7 @@ def marker_for(kind: str, key: str | None) -> Marker:
     "plan artifact: the comment cuts the low-risk tail of a large plan).",
 )
 @click.option("--show-unmanaged", is_flag=True, help="List the unmanaged open agreements.")
+@review_options
 @connection_options
 def comment(
     source: Path,
@@ -60,6 +62,7 @@ def comment(
     out: Path | None,
     full: Path | None,
     show_unmanaged: bool,
+    pull_request: tuple[int, str] | None,
     connection: ConnectionOptions,
 ) -> None:
     """Print the plan comment's body for the desired state at PATH, or for a saved PLAN.
@@ -71,27 +74,39 @@ def comment(
     if is_saved_plan(source):
         if out is not None:
             raise click.BadParameter("--out needs a desired-state PATH, not a saved plan")
-        result = _resume(source, connection)
+        if pull_request is not None:  # the saved plan names its own pull request
+            raise click.BadParameter(
+                "--pull-request and --head-sha need a desired-state PATH, not a saved plan"
+            )
+        result, commit = _resume(source, connection)
     else:
+        if pull_request is not None and out is None:
+            raise click.UsageError(
+                "--pull-request and --head-sha are recorded in a saved plan: add --out"
+            )
         planned = plan_path(source, PlanOptions(), connection, keyed=out is not None)
         result = planned.plan
+        commit = pull_request[1] if pull_request is not None else None
         if out is not None:
-            save_plan(out, planned, source, connection)
+            save_plan(out, planned, source, connection, pull_request=pull_request)
     if full is not None:
         renderer = MarkdownRenderer(show_unmanaged=show_unmanaged, limit=None)
         full.write_text(renderer.render(result), encoding="utf-8")
-    click.echo(plan_comment(result, marker, show_unmanaged=show_unmanaged), nl=False)
+    body = plan_comment(result, marker, show_unmanaged=show_unmanaged, commit=commit)
+    click.echo(body, nl=False)
 
 
-def _resume(path: Path, connection: ConnectionOptions) -> Plan:
+def _resume(path: Path, connection: ConnectionOptions) -> tuple[Plan, str | None]:
+    """The saved plan as it holds now, and the commit it was planned at (if any)."""
     saved = load_saved_plan(path)
     with open_client(connection, read_only=True) as client:
         key = plan_key(client)
         saved.verify(key)  # an edited plan is refused before the account is read
         check_saved_account(saved, client, connection, doing="talks to")
         live = refresh(client, payruns=bool(saved.payruns))
+    commit = saved.review.head_sha if saved.review is not None else None
     try:
-        return resume(saved, live, key=key, environ=os.environ, max_age=DEFAULT_MAX_AGE)
+        return resume(saved, live, key=key, environ=os.environ, max_age=DEFAULT_MAX_AGE), commit
     except StalePlan as error:
         raise StalePlan(
             error.message,

@@ -13,13 +13,14 @@ import click
 
 from reconciler.cli.comment import key_option, marker_for
 from reconciler.cli.plankey import offline_plan_key
+from reconciler.cli.review import COMMIT_SHA
 from reconciler.gitops.body import JOB_SUMMARY_LIMIT, fit_body, utf8_bytes
 from reconciler.gitops.comments import ACTIONS_BOT, upsert_comment
 from reconciler.gitops.compare import compare_plans
 from reconciler.gitops.github import GitHub
 from reconciler.gitops.issues import DEFAULT_LABEL, DEFAULT_TITLE, sync_drift_issue
 from reconciler.gitops.marker import APPLY, DRIFT, PLAN
-from reconciler.gitops.runs import find_reviewed_plan
+from reconciler.gitops.runs import DEFAULT_WORKFLOW, check_pull_head, find_reviewed_plan
 from reconciler.plan.account import check_account
 from reconciler.plan.saved import load_saved_plan
 
@@ -130,18 +131,47 @@ def step_summary(body_file: Path, summary_file: Path) -> None:
     click.echo(f"added {utf8_bytes(body):,} bytes to the job summary")
 
 
+@github.command("pull-head")
+@click.option("--pr", "number", type=click.IntRange(min=1), required=True, help="The PR number.")
+@click.option("--head-sha", type=COMMIT_SHA, required=True, help="The commit to plan.")
+@_repository_option
+def pull_head(number: int, head_sha: str, repository: str | None) -> None:
+    """Exit 0 only if HEAD-SHA is the head of the open pull request PR (before planning it)."""
+    with GitHub.from_environment(repository=repository) as client:
+        pull = client.get(client.repo_path(f"pulls/{number}"))
+    check_pull_head(pull, number, head_sha)
+    click.echo(f"pull request #{number} is at {head_sha}: planning that commit")
+
+
 @github.command("reviewed-plan")
-@click.option("--sha", required=True, help="The merge commit on the default branch.")
+@click.option(
+    "--sha", type=COMMIT_SHA, required=True, help="The merge commit on the default branch."
+)
 @click.option(
     "--artifact",
     required=True,
     help="The plan artifact's name, without the `-<head sha>` the plan job adds.",
 )
+@click.option(
+    "--workflow",
+    default=DEFAULT_WORKFLOW,
+    show_default=True,
+    metavar="FILE",
+    help="The plan workflow's file in .github/workflows/: only artifacts its runs on the "
+    "default branch uploaded count.",
+)
 @_repository_option
-def reviewed_plan(sha: str, artifact: str, repository: str | None) -> None:
-    """Find the run of the merged pull request that saved its plan; print GITHUB_OUTPUT lines."""
+def reviewed_plan(sha: str, artifact: str, workflow: str, repository: str | None) -> None:
+    """Find the plan workflow's run that saved the merged pull request's plan; print
+    GITHUB_OUTPUT lines."""
+    if "/" in workflow or workflow.startswith("."):
+        raise click.BadParameter(
+            f"{workflow!r:.80} is not a file name in .github/workflows/ (such as "
+            f"{DEFAULT_WORKFLOW})",
+            param_hint="--workflow",
+        )
     with GitHub.from_environment(repository=repository) as client:
-        found = find_reviewed_plan(client, sha, artifact)
+        found = find_reviewed_plan(client, sha, artifact, workflow)
     if found is None:
         click.echo("found=false")
         return

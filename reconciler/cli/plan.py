@@ -14,10 +14,11 @@ import click
 
 from reconciler import __version__, logs
 from reconciler.cli import ending
-from reconciler.cli.account import current_account
+from reconciler.cli.account import saved_plan_account
 from reconciler.cli.connection import ConnectionOptions, connection_options
 from reconciler.cli.moment import Moment
 from reconciler.cli.reading import collector_paused, file_and_account
+from reconciler.cli.review import review_of, review_options
 from reconciler.desired.model import DesiredState
 from reconciler.plan import Plan, PlanOptions, diff
 from reconciler.plan.account import Account
@@ -88,6 +89,7 @@ _show_unmanaged_option = click.option(
 )
 @_show_unmanaged_option
 @_money_since_option
+@review_options
 @connection_options
 def plan(
     path: Path,
@@ -99,16 +101,21 @@ def plan(
     replaces: tuple[str, ...],
     show_unmanaged: bool,
     money_since: datetime | None,
+    pull_request: tuple[int, str] | None,
     connection: ConnectionOptions,
 ) -> None:
     """Compare the file(s) at PATH with the live account and print what apply would do."""
+    if pull_request is not None and out is None:
+        raise click.UsageError(
+            "--pull-request and --head-sha are recorded in a saved plan: add --out"
+        )
     options = PlanOptions(
         targets=frozenset(targets), excludes=frozenset(excludes), replaces=frozenset(replaces)
     )
     planned = plan_path(path, options, connection, keyed=out is not None, money_since=money_since)
     _print(planned.plan, fmt, show_unmanaged)
     if out is not None:
-        save_plan(out, planned, path, connection)
+        save_plan(out, planned, path, connection, pull_request=pull_request)
     if detailed_exitcode and planned.plan.has_changes:
         raise click.exceptions.Exit(EXIT_CHANGES)
 
@@ -154,15 +161,22 @@ class Planned:
 
 
 def save_plan(
-    out: Path, planned: Planned, source: Path, connection: ConnectionOptions | None = None
+    out: Path,
+    planned: Planned,
+    source: Path,
+    connection: ConnectionOptions | None = None,
+    *,
+    pull_request: tuple[int, str] | None = None,
 ) -> None:
-    """Write `--out`: the signed saved plan, made from `source` against the live state."""
+    """Write `--out`: the signed saved plan, made from `source` against the live state (for
+    `pull_request`, (number, head commit), when it is reviewed on one)."""
     assert planned.key is not None and planned.account is not None, "plan_path(keyed=True)"
     document = saved_plan_document(
         planned.plan,
         planned.live,
         key=planned.key,
         account=planned.account,
+        review=review_of(source, planned.key, pull_request),
         created_at=datetime.now(UTC),
         tool_version=__version__,
         sources=[str(source)],
@@ -206,7 +220,7 @@ def plan_path(
             desired, live = ready.desired, ready.live
             account = None
             if keyed:  # the wallet the payruns read already confirms a --client-id
-                account = current_account(ready.client, connection, wallet=live.wallet)
+                account = saved_plan_account(ready.client, connection, wallet=live.wallet)
         _log.info("refreshed", agreements=len(live.workers), webhook=live.webhook is not None)
         result = diff(desired, live, options)
     ending.hold(result)  # nor the plan made of them

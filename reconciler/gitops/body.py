@@ -85,7 +85,13 @@ def _note(lines: int, size: int, unit: str, whole: str) -> str:
     )
 
 
-def plan_comment(plan: Plan, marker: Marker, *, show_unmanaged: bool = False) -> str:
-    """The same bytes for the same plan, so an unchanged plan leaves its comment alone."""
-    body = marker.stamp(MarkdownRenderer(show_unmanaged=show_unmanaged).render(plan))
-    return fit_body(body)
+def plan_comment(
+    plan: Plan, marker: Marker, *, show_unmanaged: bool = False, commit: str | None = None
+) -> str:
+    """The same bytes for the same plan, so an unchanged plan leaves its comment alone;
+    `commit`: the pull request's commit that was planned, named under the heading."""
+    text = MarkdownRenderer(show_unmanaged=show_unmanaged).render(plan)
+    if commit is not None:
+        heading, _, rest = text.partition("\n")
+        text = f"{heading}\n\nPlanned at commit `{commit}`.\n{rest}"
+    return fit_body(marker.stamp(text))

@@ -4,6 +4,11 @@ A saved plan records, for each change, a keyed hash of every live resource it de
 ("absent" for an invitation whose worker must still be missing); `apply PLAN` computes them
 again from a fresh read and refuses the plan when any differs. They are keyed because the
 webhook's includes its header values.
+
+An invitation's covers every agreement of its externalId and email in any status, closed ones
+included: the agreement it made stays in the account once an admin inactivates it, so a replay
+of the plan is stale instead of inviting the worker a second time (it would be "absent" again
+if only open agreements counted).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ LABEL = b"reconciler saved-plan fingerprint v1"
 
 
 class LiveIndex:
-    """The open agreements of the live state by externalId and by email, for fingerprints."""
+    """The agreements of the live state by externalId and by email, for fingerprints."""
 
     def __init__(self, live: LiveState) -> None:
         self.webhook = live.webhook
@@ -32,17 +37,17 @@ class LiveIndex:
         self.by_email: dict[str, list[Worker]] = defaultdict(list)
         self.by_agreement = {agreement.agreement_id: agreement for agreement in live.workers}
         for agreement in live.workers:
-            if agreement.status.is_open:
-                if agreement.external_id is not None:
-                    self.by_id[agreement.external_id].append(agreement)
-                self.by_email[email_key(agreement.email)].append(agreement)
+            if agreement.external_id is not None:
+                self.by_id[agreement.external_id].append(agreement)
+            self.by_email[email_key(agreement.email)].append(agreement)
 
-    def touched(self, external_id: str, email: str | None) -> list[Worker]:
-        """The open agreements an action on this worker depends on."""
+    def touched(self, external_id: str, email: str | None, *, closed: bool = False) -> list[Worker]:
+        """The agreements an action on this worker depends on: the open ones, and with
+        `closed` the closed ones too."""
         found = {a.agreement_id: a for a in self.by_id.get(external_id, ())}
         if email is not None:
             found.update((a.agreement_id, a) for a in self.by_email.get(email_key(email), ()))
-        return [found[key] for key in sorted(found)]
+        return [found[key] for key in sorted(found) if closed or found[key].status.is_open]
 
 
 def digest(key: bytes, value: Any) -> str:
@@ -83,4 +88,5 @@ def fingerprint(change: Change, index: LiveIndex, key: bytes) -> str:
     if isinstance(change, WebhookCreate | WebhookUpdate):
         return webhook_fingerprint(index.webhook, key)
     email = change.worker.worker_email if isinstance(change, Invite | Replace) else None
-    return worker_fingerprint(index.touched(change.external_id, email), key)
+    touched = index.touched(change.external_id, email, closed=isinstance(change, Invite))
+    return worker_fingerprint(touched, key)

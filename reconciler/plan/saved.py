@@ -1,13 +1,14 @@
 """Saved plans (`plan --out`): what to change, signed, and how to tell later whether it holds.
 
-A saved plan records the account it was made for (`reconciler.plan.account`), its changes, a
-fingerprint of each live resource they touch, the scope and policy it was planned under, when it
-was made and by which version, and what it reported besides (drift, unmanaged workers,
-conflicts: counted for the pull-request comment). It never holds a secret in clear, nor an
-unkeyed hash of one: a value from `${VAR}` is stored as the template and an HMAC keyed with the
-plan key (`reconciler.plan.signing`). The whole document is signed with the same key, so an
-edited plan is refused before anything is sent; its shape is checked exactly (no extra or
-missing keys, no `true` where a number belongs).
+A saved plan records the account it was made for (`reconciler.plan.account`), what it was
+reviewed as (the files it was made from and, in CI, the pull request and commit:
+`reconciler.plan.review`), its changes, a fingerprint of each live resource they touch, the
+scope and policy it was planned under, when it was made and by which version, and what it
+reported besides (drift, unmanaged workers, conflicts: counted for the pull-request comment).
+It never holds a secret in clear, nor an unkeyed hash of one: a value from `${VAR}` is stored
+as the template and an HMAC keyed with the plan key (`reconciler.plan.signing`). The whole
+document is signed with the same key, so an edited plan is refused before anything is sent;
+its shape is checked exactly (no extra or missing keys, no `true` where a number belongs).
 
 `apply` tells a saved plan from a desired-state file by its content (`"format"`), and
 `SavedPlan.resume` (`reconciler.plan.resume`) checks it against a fresh read of the account.
@@ -35,12 +36,14 @@ from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
 from reconciler.plan.model import DriftEntry, LiveState, Plan
 from reconciler.plan.payruns import PayrunDecision
+from reconciler.plan.review import Review
 from reconciler.plan.saved_schema import document_problem
 from reconciler.plan.signing import PlanKey, sign, verify
 from reconciler.secrets import MASK, Secret
 
 FORMAT = "reconciler-plan"
-FORMAT_VERSION = 3
+#: 4: the review (files, pull request, commit), and a client id always named.
+FORMAT_VERSION = 4
 DEFAULT_MAX_AGE = timedelta(hours=1)
 #: A plan made this far in the future is refused: clocks differ a little, never by more.
 CLOCK_SKEW = timedelta(minutes=5)
@@ -69,6 +72,7 @@ def saved_plan_document(
     *,
     key: PlanKey,
     account: Account,
+    review: Review,
     created_at: datetime,
     tool_version: str,
     sources: Iterable[str] = (),
@@ -88,6 +92,7 @@ def saved_plan_document(
         "sources": list(sources),
         "key": {"setting": key.setting, "check": key.check},
         "account": account.as_record(),
+        "review": review.as_record(),
         "scope": {"externalIdPrefix": scope_prefix},
         "safety": {
             "owned_open_agreements": plan.safety.owned_open,
@@ -268,6 +273,7 @@ class SavedPlan:
     payruns: tuple[dict[str, Any], ...] = ()
     max_payout: Decimal | None = None
     account: Account | None = None  # always set when read from a file
+    review: Review | None = None  # always set when read from a file
 
     def verify(self, key: PlanKey) -> None:
         """Refuse the plan unless this key signed exactly this document."""
@@ -336,6 +342,7 @@ def _from_document(name: str, document: dict[str, Any]) -> SavedPlan:
         payruns=tuple(document["payruns"]),
         max_payout=None if document["max_payout"] is None else Decimal(document["max_payout"]),
         account=Account.from_record(document["account"]),
+        review=Review.from_record(document["review"]),
     )
 
 

@@ -129,7 +129,7 @@ _PAYRUN = _object(
 SCHEMA: dict[str, Any] = _object(
     {
         "format": {"const": "reconciler-plan"},
-        "format_version": {"const": 3},
+        "format_version": {"const": 4},
         "tool_version": _TEXT,
         "created_at": _TEXT,
         "sources": {"type": "array", "items": _TEXT},
@@ -137,8 +137,18 @@ SCHEMA: dict[str, Any] = _object(
         "account": _object(
             {
                 "base_url": {"type": "string", "minLength": 1, "maxLength": 2000},
-                "client_id": {"type": ["integer", "null"], "minimum": 0},
+                "client_id": {"type": "integer", "minimum": 0},
                 "email": {"type": ["string", "null"], "maxLength": 320},
+            }
+        ),
+        "review": _object(
+            {
+                "files": {"type": "string", "pattern": "^hmac-sha256:[0-9a-f]{64}$"},
+                "pull_request": {"type": ["integer", "null"], "minimum": 1},
+                "head_sha": {
+                    "type": ["string", "null"],
+                    "pattern": "^[0-9a-f]{40}([0-9a-f]{24})?$",
+                },
             }
         ),
         "scope": _object({"externalIdPrefix": {"type": ["string", "null"]}}),

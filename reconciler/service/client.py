@@ -306,6 +306,17 @@ class ServiceClient:
             )
         return found
 
+    def confirm_client_id(self, client_id: int) -> bool:
+        """Whether the token is client `client_id`'s, as the service answers at the wallet path
+        that names it (another client's id answers 404); once confirmed, it is the client id."""
+        try:
+            self.get_wallet(client_id)
+        except NotFound:
+            return False
+        if self._client_id is None:
+            self._client_id = client_id
+        return True
+
     def known_client_id(self) -> int | None:
         """The client's id: from the settings, else the login token's `client_id` claim, else
         the webhook or the journal; None when nothing says it (the service never does

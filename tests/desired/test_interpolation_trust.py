@@ -137,7 +137,7 @@ def _outputs(server: SandboxServer, path: Path, tmp_path: Path, **env: str) -> s
         out = tmp_path / f"plan-{fmt}.json"
         result = reconciler(
             "--log-level", "debug", "plan", str(path), "--format", fmt, "--out", str(out),
-            server=server, **env,
+            server=server, RECONCILER_CLIENT_ID=str(server.client_id), **env,
         )  # fmt: skip
         assert result.returncode == 0, result.stderr
         texts += [result.stdout, result.stderr, out.read_text()]

@@ -25,7 +25,10 @@ def test_out_never_replaces_the_desired_state_file(
     desired = tmp_path / "desired.yaml"
     desired.write_text(QUICKSTART.read_text())
     before = _digest(desired)
-    result = reconciler(command, str(desired), "--out", str(desired), server=sandbox)
+    result = reconciler(
+        command, str(desired), "--out", str(desired), server=sandbox,
+        RECONCILER_CLIENT_ID=str(sandbox.client_id),
+    )  # fmt: skip
     assert result.returncode == 1
     assert "exists and is not a saved plan: refusing to replace it" in result.stderr
     assert _digest(desired) == before
@@ -34,7 +37,10 @@ def test_out_never_replaces_the_desired_state_file(
 def test_out_replaces_an_earlier_saved_plan(sandbox: SandboxServer, tmp_path: Path) -> None:
     plan = tmp_path / "plan.json"
     for _ in range(2):
-        result = reconciler("plan", str(QUICKSTART), "--out", str(plan), server=sandbox)
+        result = reconciler(
+            "plan", str(QUICKSTART), "--out", str(plan), server=sandbox,
+            RECONCILER_CLIENT_ID=str(sandbox.client_id),
+        )  # fmt: skip
         assert result.returncode == 0, result.stderr
 
 

@@ -1,6 +1,7 @@
 """A fake of GitHub's REST API on a loopback port: the few endpoints the CI jobs call.
 
-It answers in GitHub's documented shapes (issue comments, issues, pull requests, artifacts),
+It answers in GitHub's documented shapes (issue comments, issues, pull requests, artifacts,
+workflow runs, the repository, a comparison of two commits),
 pages lists the way GitHub does (`page`/`per_page`, a `Link` header with `next`, `last`,
 `prev` and `first`), refuses requests without the expected bearer token as GitHub does (401
 "Bad credentials") and a body over 65,536 characters (422 "Validation Failed"), and records
@@ -19,6 +20,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 OWNER_REPO = "octo-org/workforce"
+REPOSITORY_ID = 1296269
 HTML = f"https://github.com/{OWNER_REPO}"
 
 
@@ -39,6 +41,11 @@ class State:
     issues: list[dict[str, Any]] = field(default_factory=list)
     commit_pulls: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     artifacts: list[dict[str, Any]] = field(default_factory=list)
+    pulls: dict[int, dict[str, Any]] = field(default_factory=dict)
+    runs: dict[int, dict[str, Any]] = field(default_factory=dict)
+    default_branch: str = "main"
+    #: The commits the default branch holds: compare says "behind" (or "identical") for them.
+    default_branch_commits: set[str] = field(default_factory=set)
     next_id: int = 9_000_000
 
 
@@ -77,10 +84,31 @@ class FakeGitHub:
 
     def handle(self, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, Any]:
         repo = f"/repos/{OWNER_REPO}"
+        state = self.state
+        if path == repo and method == "GET":
+            return 200, {
+                "id": REPOSITORY_ID,
+                "name": OWNER_REPO.split("/")[1],
+                "full_name": OWNER_REPO,
+                "default_branch": state.default_branch,
+                "html_url": HTML,
+            }
         if not path.startswith(repo + "/"):
             return 404, _not_found()
         route = path[len(repo) :]
-        state = self.state
+        if (match := re.fullmatch(r"/pulls/(\d+)", route)) and method == "GET":
+            pull = state.pulls.get(int(match.group(1)))
+            return (200, pull) if pull is not None else (404, _not_found())
+        if (match := re.fullmatch(r"/actions/runs/(\d+)", route)) and method == "GET":
+            run = state.runs.get(int(match.group(1)))
+            return (200, run) if run is not None else (404, _not_found())
+        if (match := re.fullmatch(r"/compare/(.+)\.\.\.([0-9a-f]+)", route)) and method == "GET":
+            if match.group(1) != state.default_branch:
+                return 404, _not_found()
+            head = match.group(2)
+            if head in state.default_branch_commits:
+                return 200, {"status": "behind", "ahead_by": 0, "behind_by": 1}
+            return 200, {"status": "diverged", "ahead_by": 1, "behind_by": 1}
         if match := re.fullmatch(r"/issues/(\d+)/comments", route):
             number = int(match.group(1))
             if method == "GET":
@@ -280,3 +308,43 @@ def _page(
     if page > 1:
         links += [f'<{url(1)}>; rel="first"', f'<{url(page - 1)}>; rel="prev"']
     return answer, {"Link": ", ".join(links)} if links else {}
+
+
+def workflow_run(
+    run_id: int,
+    head_sha: str,
+    *,
+    branch: str = "main",
+    path: str = ".github/workflows/reconciler-plan.yml",
+    event: str = "workflow_dispatch",
+    repository_id: int = REPOSITORY_ID,
+) -> dict[str, Any]:
+    """A workflow run as "Get a workflow run" answers it (the fields the reconciler reads)."""
+    return {
+        "id": run_id,
+        "name": "reconciler plan",
+        "path": path,
+        "event": event,
+        "status": "completed",
+        "conclusion": "success",
+        "head_branch": branch,
+        "head_sha": head_sha,
+        "workflow_id": 161335,
+        "html_url": f"{HTML}/actions/runs/{run_id}",
+        "repository": {"id": REPOSITORY_ID, "full_name": OWNER_REPO},
+        "head_repository": {"id": repository_id, "full_name": OWNER_REPO},
+    }
+
+
+def pull_request(number: int, head_sha: str, *, state: str = "open") -> dict[str, Any]:
+    """A pull request as "Get a pull request" answers it (the fields the reconciler reads)."""
+    return {
+        "url": f"https://api.github.com/repos/{OWNER_REPO}/pulls/{number}",
+        "number": number,
+        "state": state,
+        "title": "Change the workforce",
+        "merged_at": None,
+        "merge_commit_sha": None,
+        "head": {"ref": "change", "sha": head_sha, "label": "octo-org:change"},
+        "base": {"ref": "main", "sha": "e5bd3914e2e596debea16f433f57875b5b90bcd6"},
+    }

@@ -20,7 +20,7 @@ from reconciler.plan.saved import is_saved_plan
 from reconciler.plan.signing import PlanKey, sign
 from reconciler.sandbox import SandboxServer
 from tests.gitops.action_runner import Job, run_action
-from tests.gitops.fake_github import OWNER_REPO, FakeGitHub
+from tests.gitops.fake_github import OWNER_REPO, FakeGitHub, pull_request, workflow_run
 from tests.gitops.support import FIXTURES, ROOT
 
 TOKEN = "ghs_" + secrets.token_urlsafe(27)
@@ -29,6 +29,8 @@ PR = 42
 MERGE_SHA = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 HEAD_SHA = "9fceb02d0ae598e95dc970b74767f19372d61af8"
 RUN_ID = 7001
+#: The default branch's commit the plan workflow ran at (before the merge).
+MAIN_SHA = "e5bd3914e2e596debea16f433f57875b5b90bcd6"
 #: The plan job runs on the default branch: the artifact's name says which PR commit it planned.
 ARTIFACT = f"reconciler-plan-{HEAD_SHA}"
 
@@ -45,6 +47,7 @@ def github() -> Iterator[FakeGitHub]:
         fake.state.comments[PR] = copy.deepcopy(
             json.loads((FIXTURES / "pr_comments.json").read_text())
         )
+        fake.state.pulls[PR] = pull_request(PR, HEAD_SHA)
         yield fake
 
 
@@ -69,8 +72,10 @@ def job(
     )
 
 
-def pull_request_job(tmp_path: Path, server: SandboxServer, github: FakeGitHub) -> Job:
-    return run_action(job(tmp_path, "pr", "pull-request", QUICKSTART, server, github))
+def pull_request_job(
+    tmp_path: Path, server: SandboxServer, github: FakeGitHub, path: Path = QUICKSTART
+) -> Job:
+    return run_action(job(tmp_path, "pr", "pull-request", path, server, github))
 
 
 def test_pull_request_plans_keeps_the_plan_and_updates_one_comment(
@@ -82,6 +87,7 @@ def test_pull_request_plans_keeps_the_plan_and_updates_one_comment(
     assert done.step("Validate (annotations on the changed lines)").stdout == ""  # no errors
     comment = next(c for c in github.state.comments[PR] if c["id"] == 1006)
     assert comment["body"].startswith("<!-- reconciler:plan -->\n### reconciler plan\n")
+    assert f"\n\nPlanned at commit `{HEAD_SHA}`.\n" in comment["body"]
     assert "| 0 | 1 | 0 | 0 | 1 | 1 | 1 | 2 |" in comment["body"]
     assert [r.method for r in github.writes()] == ["PATCH"]
     artifact = done.artifacts[ARTIFACT]
@@ -112,18 +118,28 @@ def test_an_invalid_file_is_annotated_and_nothing_is_posted(
     assert github.writes() == [] and done.artifacts == {}
 
 
-def merge_job(tmp_path: Path, server: SandboxServer, github: FakeGitHub, reviewed: Job) -> Job:
-    """The push to main after the pull request's run `reviewed`: its artifact is findable."""
+def merge_job(
+    tmp_path: Path,
+    server: SandboxServer,
+    github: FakeGitHub,
+    reviewed: Job,
+    artifact: str = ARTIFACT,
+    path: Path = QUICKSTART,
+) -> Job:
+    """The push to main after the pull request's run `reviewed`: its artifact is findable, as
+    the plan workflow's run on the default branch uploaded it (`artifact` of `reviewed`)."""
     github.state.commit_pulls[MERGE_SHA] = [
         {"number": PR, "merged_at": "2026-11-21T10:00:00Z", "merge_commit_sha": MERGE_SHA,
          "head": {"sha": HEAD_SHA, "ref": "change"}, "base": {"ref": "main"}}
     ]  # fmt: skip
     github.state.artifacts = [
         {"id": 1, "name": ARTIFACT, "expired": False, "created_at": "2026-11-21T09:00:00Z",
-         "workflow_run": {"id": RUN_ID, "head_sha": MERGE_SHA}}
+         "workflow_run": {"id": RUN_ID, "head_branch": "main", "head_sha": MAIN_SHA}}
     ]  # fmt: skip
-    merge = job(tmp_path, "merge", "apply", QUICKSTART, server, github)
-    merge.artifacts[f"{RUN_ID}/{ARTIFACT}"] = reviewed.artifacts[ARTIFACT]
+    github.state.runs[RUN_ID] = workflow_run(RUN_ID, MAIN_SHA)
+    github.state.default_branch_commits.add(MAIN_SHA)
+    merge = job(tmp_path, "merge", "apply", path, server, github)
+    merge.artifacts[f"{RUN_ID}/{ARTIFACT}"] = reviewed.artifacts[artifact]
     return run_action(merge)
 
 
@@ -245,3 +261,84 @@ def test_a_key_gives_an_account_its_own_comment_and_artifact(
     assert [r.method for r in github.writes()] == ["POST"]  # no comment of this key yet
     created = github.state.comments[PR][-1]
     assert created["body"].startswith('<!-- reconciler:plan key="eu" -->\n### reconciler plan\n')
+
+
+NEWER_HEAD = "1f2e3d4c5b6a79881726354453627180a9b8c7d6"
+
+
+def test_a_plan_request_for_a_commit_not_the_pull_requests_head_plans_nothing(
+    demo: SandboxServer, github: FakeGitHub, tmp_path: Path
+) -> None:
+    # `gh workflow run reconciler-plan.yml -f pull-request=42 -f head-sha=<another commit>`,
+    # or a request overtaken by a newer push: pull request 42's head is now another commit.
+    github.state.pulls[PR] = pull_request(PR, NEWER_HEAD)
+
+    done = pull_request_job(tmp_path, demo, github)
+
+    assert done.failed is not None
+    assert done.failed.name == "Check that the commit is the pull request's head"
+    assert f"{HEAD_SHA} is not the head of pull request #{PR}" in done.failed.stderr
+    assert NEWER_HEAD in done.failed.stderr
+    assert github.writes() == [] and done.artifacts == {}
+    github.state.pulls[PR] = pull_request(PR, HEAD_SHA, state="closed")
+    closed = pull_request_job(tmp_path / "closed", demo, github)
+    assert closed.failed is not None and "is closed, not open" in closed.failed.stderr
+
+
+ATTACKER_PR = 43
+ATTACKER_HEAD = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
+MALLORY = """\
+  - externalId: ENG-666
+    typeOfWorker: Worker
+    workerName: Mallory
+    workerSurname: Example
+    workerEmail: mallory@example.com
+    countryIso: GB
+"""
+
+
+def test_a_merge_never_applies_another_pull_requests_plan(
+    demo: SandboxServer, github: FakeGitHub, tmp_path: Path
+) -> None:
+    # Pull request 43, never approved, invites mallory; its plan is validly signed.
+    unapproved = tmp_path / "attacker.yaml"
+    unapproved.write_text(QUICKSTART.read_text().replace("webhook:\n", MALLORY + "webhook:\n", 1))
+    github.state.pulls[ATTACKER_PR] = pull_request(ATTACKER_PR, ATTACKER_HEAD)
+    planned = job(tmp_path, "attacker", "pull-request", unapproved, demo, github)
+    planned.inputs |= {"pull-request": str(ATTACKER_PR), "head-sha": ATTACKER_HEAD}
+    attacker = run_action(planned)
+    assert attacker.failed is None, attacker.failed
+    # It reaches the merge of pull request 42 under 42's artifact name (as if every check
+    # of the artifact's run had been passed): the plan itself says whose it is.
+    done = merge_job(tmp_path, demo, github, attacker, artifact=f"reconciler-plan-{ATTACKER_HEAD}")
+
+    assert done.failed is not None and done.failed.name.startswith("Apply the reviewed plan")
+    assert "was not reviewed for this merge (pull request and head commit and desired-state" in (
+        done.failed.stderr
+    )
+    assert "differs from the reviewed plan: nothing was applied" in done.failed.stdout
+    refusal = github.state.comments[PR][-1]
+    assert refusal["body"].startswith("<!-- reconciler:apply -->\n:no_entry: **Not applied")
+    assert live_status(demo, "ENG-666") == []  # mallory was never invited
+    assert live_status(demo, "ENG-006") == ["ACTIVE"]
+
+
+def test_a_merge_whose_files_differ_from_the_reviewed_ones_replans(
+    demo: SandboxServer, github: FakeGitHub, tmp_path: Path
+) -> None:
+    # Reviewed at the head of 42; at merge the files differ (here only by a comment, as when
+    # another pull request was merged first): the new plan is applied only as it is equal.
+    reviewed = pull_request_job(tmp_path, demo, github)
+    merged = tmp_path / "merged" / "quickstart.yaml"
+    merged.parent.mkdir()
+    merged.write_text(QUICKSTART.read_text() + "# merged after another pull request\n")
+
+    done = merge_job(tmp_path, demo, github, reviewed, path=merged)
+
+    assert done.failed is None, done.failed
+    assert (
+        "desired-state files differ"
+        in done.step("Apply the reviewed plan, or a new plan only if it is the same").stderr
+    )
+    assert done.outputs["apply"]["applied"] == "replanned"
+    assert live_status(demo, "ENG-006") == ["INACTIVATED"]

@@ -1,7 +1,9 @@
 """After a merge: find the pull request's run that saved the reviewed plan, on a fake GitHub.
 
-The answers follow GitHub's documented shapes for "List pull requests associated with a commit"
-and "List artifacts for a repository" (an object wrapping `artifacts`, paged by `Link`).
+The answers follow GitHub's documented shapes for "List pull requests associated with a commit",
+"List artifacts for a repository" (an object wrapping `artifacts`, paged by `Link`), "Get a
+workflow run" and "Compare two commits". Only an artifact that a run of the plan workflow on
+the default branch uploaded counts: a branch's run can upload any name.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 import pytest
 
 from reconciler.gitops.runs import merged_pull_request, newest_artifact
-from tests.gitops.fake_github import OWNER_REPO, FakeGitHub
+from tests.gitops.fake_github import OWNER_REPO, FakeGitHub, workflow_run
 from tests.gitops.support import reconciler
 
 TOKEN = "ghs_" + secrets.token_urlsafe(27)
@@ -36,7 +38,9 @@ def pull(number: int, merged: bool, merge_sha: str | None, head: str) -> dict[st
     }
 
 
-def artifact(ident: int, name: str, head: str, created: str, expired: bool = False) -> Any:
+def artifact(
+    ident: int, name: str, head: str, created: str, expired: bool = False, branch: str = "main"
+) -> Any:
     """The plan artifact of pull request head `head`, uploaded by the plan workflow, which runs
     on the default branch: the run's own head is main's, the name says which PR commit."""
     return {
@@ -54,7 +58,7 @@ def artifact(ident: int, name: str, head: str, created: str, expired: bool = Fal
             "id": 7000 + ident,
             "repository_id": 1296269,
             "head_repository_id": 1296269,
-            "head_branch": "main",
+            "head_branch": branch,
             "head_sha": MERGE_SHA,
         },
     }
@@ -100,11 +104,37 @@ def test_the_newest_unexpired_artifact(name: str, head: str, expected: int | Non
     assert (found["id"] if found is not None else None) == expected
 
 
+TAG_COMMIT = "a" * 40
+#: Newer than the reviewed plan, under its very name: uploaded by runs that are not the plan
+#: workflow's on the default branch. None of them may be chosen.
+ATTACKS = [
+    # A branch's own workflow (which its author may edit at will) re-uploads a signed plan.
+    artifact(11, NAME, HEAD_SHA, "2026-11-21T09:56:00Z", branch="attacker-branch"),
+    # Another workflow on main that uploads what it is given.
+    artifact(12, NAME, HEAD_SHA, "2026-11-21T09:57:00Z"),
+    # The plan workflow as a tag named `main` has it: head_branch says main, at its own commit.
+    artifact(13, NAME, HEAD_SHA, "2026-11-21T09:58:00Z"),
+    # The plan workflow on main, but run by a push (a branch's edit of its trigger).
+    artifact(14, NAME, HEAD_SHA, "2026-11-21T09:59:00Z"),
+]
+RUNS = {
+    **{
+        a["workflow_run"]["id"]: workflow_run(a["workflow_run"]["id"], MERGE_SHA) for a in ARTIFACTS
+    },
+    7011: workflow_run(7011, MERGE_SHA, branch="attacker-branch", event="push"),
+    7012: workflow_run(7012, MERGE_SHA, path=".github/workflows/upload.yml"),
+    7013: workflow_run(7013, TAG_COMMIT),
+    7014: workflow_run(7014, MERGE_SHA, event="push"),
+}
+
+
 @pytest.fixture
 def github() -> Iterator[FakeGitHub]:
     with FakeGitHub(TOKEN, max_page_size=2) as fake:
         fake.state.commit_pulls[MERGE_SHA] = [pull(8, True, MERGE_SHA, HEAD_SHA)]
-        fake.state.artifacts = ARTIFACTS
+        fake.state.artifacts = ARTIFACTS + ATTACKS
+        fake.state.runs = dict(RUNS)
+        fake.state.default_branch_commits = {MERGE_SHA}
         yield fake
 
 
@@ -128,7 +158,7 @@ def test_prints_the_run_for_github_output(github: FakeGitHub) -> None:
         f"artifact-name={NAME}-{HEAD_SHA}",
     ]
     listed = [r for r in github.requests if r.path.endswith("/actions/artifacts")]
-    assert [r.query.get("page", "1") for r in listed] == ["1", "2"]  # every page
+    assert [r.query.get("page", "1") for r in listed] == ["1", "2", "3", "4"]  # every page
     assert all(r.query["name"] == f"{NAME}-{HEAD_SHA}" for r in listed)
 
 
@@ -136,3 +166,33 @@ def test_a_direct_push_has_no_reviewed_plan(github: FakeGitHub) -> None:
     result = reviewed_plan(github, "2" * 40)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "found=false\n"
+
+
+def test_only_the_plan_workflows_run_on_the_default_branch_counts(github: FakeGitHub) -> None:
+    github.state.runs.pop(7004)  # the reviewed run deleted: the earlier re-run is the one
+    result = reviewed_plan(github, MERGE_SHA)
+    assert result.returncode == 0, result.stderr
+    assert "run-id=7002" in result.stdout.splitlines()
+    # The branch's run was never even asked about; the others were, and refused.
+    asked = {r.path.rsplit("/", 1)[1] for r in github.requests if "/actions/runs/" in r.path}
+    assert "7011" not in asked and {"7012", "7013", "7014"} <= asked
+
+
+def test_no_plan_when_only_other_runs_uploaded_one(github: FakeGitHub) -> None:
+    github.state.artifacts = ATTACKS
+    result = reviewed_plan(github, MERGE_SHA)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "found=false\n"
+
+
+def test_another_plan_workflow_file_can_be_named(github: FakeGitHub) -> None:
+    github.state.runs = {
+        key: {**run, "path": run["path"].replace("reconciler-plan.yml", "plan.yml")}
+        for key, run in RUNS.items()
+    }
+    named = reconciler(
+        "github", "reviewed-plan", "--sha", MERGE_SHA, "--artifact", NAME, "--workflow", "plan.yml",
+        GITHUB_TOKEN=TOKEN, GITHUB_REPOSITORY=OWNER_REPO, GITHUB_API_URL=github.api_url,
+    )  # fmt: skip
+    assert named.returncode == 0 and "run-id=7004" in named.stdout.splitlines()
+    assert reviewed_plan(github, MERGE_SHA).stdout == "found=false\n"

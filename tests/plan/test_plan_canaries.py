@@ -138,9 +138,16 @@ def test_the_saved_plan_keys_header_hashes_with_the_token(
     sandbox, token, path = account
     other = httpx.post(f"{sandbox.base_url}/_sandbox/clients", json={"name": "Other"}).json()
     records = []
-    for name, each in (("first", token), ("second", other["token"])):
+    first = httpx.get(
+        f"{sandbox.base_url}/webhooks/clients", headers={"Authorization": f"Bearer {token}"}
+    ).json()["client_id"]
+    for name, each, client in (("first", token, first), ("second", other["token"], None)):
         saved = tmp_path / f"{name}.plan"
-        result = run("plan", str(path), "--out", str(saved), server=sandbox, token=each, **ENV)
+        # A saved plan names its client: the second has no webhook to show it, so it is given.
+        client_id = {} if client is not None else {"RECONCILER_CLIENT_ID": str(other["client_id"])}
+        result = run(
+            "plan", str(path), "--out", str(saved), server=sandbox, token=each, **ENV, **client_id
+        )
         assert result.returncode == 0, result.stderr
         text = saved.read_text()
         for value in (FILE_VALUE, NEW_VALUE, LIVE_VALUE):

@@ -19,6 +19,7 @@ from reconciler.plan import Inactivate, Invite, LiveState, WebhookUpdate, diff
 from reconciler.plan.account import Account
 from reconciler.plan.fingerprint import ABSENT
 from reconciler.plan.resume import resume
+from reconciler.plan.review import Review
 from reconciler.plan.saved import (
     InvalidSavedPlan,
     SavedPlan,
@@ -39,6 +40,7 @@ from tests.plan.factories import (
 TOKEN = "tok-Zk4r9Qm2Xv7Lp0Wn5Bt8"
 KEY = PlanKey(TOKEN.encode(), "RECONCILER_PLAN_KEY")
 ACCOUNT = Account.of("https://api.example.com", 7, None)
+REVIEW = Review("hmac-sha256:" + "ab" * 32, 42, "9fceb02d0ae598e95dc970b74767f19372d61af8")
 HEADER_VALUE = "hdr-Jc6Yf1Ds3Ue8Ga2Rk9"
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 ENVIRON = {"WEBHOOK_TOKEN": HEADER_VALUE}
@@ -60,6 +62,7 @@ def _save(tmp_path: Path, desired, live: LiveState, token: str = TOKEN) -> Path:
         live,
         key=PlanKey(token.encode(), "RECONCILER_PLAN_KEY"),
         account=ACCOUNT,
+        review=REVIEW,
         created_at=NOW,
         tool_version="1.2.3",
         scope_prefix=desired.scope_prefix,
@@ -244,6 +247,12 @@ def test_a_directory_is_not_a_saved_plan(tmp_path: Path) -> None:
     ("mutate", "message"),
     [
         (lambda d: d.update(format_version=99), "format_version 99 is not supported"),
+        # A plan of the version before the review was recorded: refused, saying to plan again.
+        (lambda d: d.update(format_version=3), r"format_version 3 is not supported \(this vers"),
+        (lambda d: d["account"].update(client_id=None), "client_id"),
+        (lambda d: d.pop("review"), "review"),
+        (lambda d: d["review"].update(head_sha="main"), "head_sha"),
+        (lambda d: d["review"].update(pull_request="42"), "pull_request"),
         (lambda d: d.pop("created_at"), "damaged"),
         (lambda d: d["changes"].append({"action": "explode"}), "damaged"),
         (lambda d: d["changes"][0].pop("fingerprint"), "damaged"),
@@ -273,7 +282,13 @@ def test_a_saved_plan_that_cannot_be_written_is_a_clear_error(
 ) -> None:
     desired, live = quickstart()
     document = saved_plan_document(
-        diff(desired, live), live, key=KEY, account=ACCOUNT, created_at=NOW, tool_version="1.2.3"
+        diff(desired, live),
+        live,
+        key=KEY,
+        account=ACCOUNT,
+        review=REVIEW,
+        created_at=NOW,
+        tool_version="1.2.3",
     )
     with pytest.raises(ReconcilerError, match=said):
         write_saved_plan(tmp_path / where, document)

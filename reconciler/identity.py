@@ -99,7 +99,11 @@ def description_key(text: str) -> str:
     if text.isascii() and text.isprintable():
         folded = " ".join(text.split())
     else:
-        kept = "".join(char for char in text if not _invisible(char))
+        kept = "".join(
+            " " if char.isspace() else char
+            for char in text
+            if char.isspace() or not _invisible(char)
+        )
         folded = " ".join(unicodedata.normalize("NFKC", kept).split())
     return _skeleton(folded)
 

@@ -183,6 +183,7 @@ def decide_units(
     succeeded = paid_before(paylists)
     known_payees = {email_key(p.worker_email) for paylist in paylists for p in paylist.payments}
     decisions: list[PayrunDecision] = []
+    planned: dict[tuple[str, Decimal, str], str] = {}  # the payments this plan pays, by payrun
     for group, possible in _payruns_with_keys(units, by_key):
         found = {part: by_key[key] for part, key in enumerate(possible) if key in by_key}
         if found:
@@ -190,7 +191,9 @@ def decide_units(
             continue
         for unit in group:
             key = paylist_key(unit.payrun_id, unit.part)
-            payments, reasons = _preflight(unit.payments, payees, leaving, succeeded, wallet)
+            payments, reasons = _preflight(
+                unit.payments, payees, leaving, succeeded, wallet, planned, unit.payrun_id
+            )
             state = REFUSED if reasons else TO_PAY
             new = dict.fromkeys(p.email for p in payments if email_key(p.email) not in known_payees)
             decisions.append(
@@ -329,9 +332,13 @@ def _preflight(
     leaving: set[str],
     succeeded: Mapping[tuple[str, Decimal, str], Payment],
     wallet: Wallet | None,
+    planned: dict[tuple[str, Decimal, str], str],
+    payrun_id: str,
 ) -> tuple[tuple[PayrunPayment, ...], tuple[str, ...]]:
     """The payments as they would be sent (each to its payee's email as the service knows it)
-    and why the service would refuse or fail them, before anything is sent."""
+    and why the service would refuse or fail them, before anything is sent. `planned`: the
+    payments of the payruns judged before this one in this plan (a payment in two payruns is
+    a retry of one that FAILED: it is paid once, by the first)."""
     reasons: list[str] = []
     if wallet is not None and not wallet.enabled:
         reasons.append("the wallet is disabled")
@@ -354,7 +361,14 @@ def _preflight(
                 f"{who}: the account has an ACTIVE worker at each of {names}, which "
                 "this address matches alike: write the email exactly"
             )
-        paid = succeeded.get(payment_key(payment.email, payment.amount, payment.description))
+        identity = payment_key(payment.email, payment.amount, payment.description)
+        paid = succeeded.get(identity)
+        other = planned.setdefault(identity, payrun_id)
+        if other != payrun_id:
+            reasons.append(
+                f"{who}: payrun {other!r} of this plan pays the same payment (the same "
+                "amount, email and description, as people read them): it is paid once"
+            )
         if paid is not None and str(paid.status) == "SUCCESS":
             reasons.append(
                 f"{who}: paid already in paylist {paid.paylist_id} with the same amount, email "

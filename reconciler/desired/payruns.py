@@ -3,10 +3,12 @@
 Every check needs only the files: unique ids; each payment names exactly one of `worker` (an
 externalId of the files, paid at that worker's email) and `email`; an amount above 0 with at most
 two places and at most 1,000,000,000,000.00, written as a plain decimal; descriptions free of
-white space at their ends and of control or format characters; the same payment (as
-`reconciler.identity` compares them) twice is an error at one place naming the other (the
-service would fail the second as DUPLICATE_PAYMENT). Money is a Decimal from the file's text
-on: a YAML number is read through the text it was written with, never as a float.
+white space at their ends and of control, format, unassigned, private-use or default-ignorable
+characters; the same payment (as `reconciler.identity` compares them) twice in one payrun is an
+error at one place naming the other (the service would fail the second as DUPLICATE_PAYMENT);
+in two payruns it is the retry of a payment that FAILED, which the plan judges. Money is a
+Decimal from the file's text on: a YAML number is read through the text it was written with,
+never as a float.
 """
 
 from __future__ import annotations

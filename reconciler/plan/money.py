@@ -45,14 +45,22 @@ _ZERO = Decimal("0.00")
 
 #: What to do about a FAILED payment, by its cause.
 _FAILED_ACTIONS = {
-    "INSUFFICIENT_FUNDS": "top up the wallet, then pay it again in a new payrun",
-    "WALLET_DISABLED": "have the wallet enabled again, then pay it again in a new payrun",
+    "INSUFFICIENT_FUNDS": (
+        "top up the wallet, then pay the same payment (payee, amount and description) in a new "
+        "payrun"
+    ),
+    "WALLET_DISABLED": (
+        "have the wallet enabled again, then pay the same payment (payee, amount and "
+        "description) in a new payrun"
+    ),
     "DUPLICATE_PAYMENT": (
         "the same amount, payee and description was paid before: nothing is owed unless it was "
         "meant twice (then pay it in a new payrun with another description)"
     ),
 }
-_FAILED_OTHERWISE = "fix the cause, then pay it again in a new payrun"
+_FAILED_OTHERWISE = (
+    "fix the cause, then pay the same payment (payee, amount and description) in a new payrun"
+)
 
 
 @dataclass(frozen=True, slots=True)

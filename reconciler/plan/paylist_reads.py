@@ -12,7 +12,10 @@ payments the payments listing had already passed: a listed paylist whose payment
 to its listed total has them read from the paylist itself, so no paylist is ever priced short.
 
 What is read: every paylist when the files have payruns (a payrun's paylist may be of any age,
-and a payment paid before in any paylist is a duplicate), else only the money window's.
+and a payment paid before in any paylist is a duplicate), else only the money window's: then the
+listings are by creation date, so when the journal (read for `drift`) names a payment paid in
+the window that they did not hold, the payments listing is read whole once, and that payment's
+paylist by id (`_moved_earlier`): its money moved in the window.
 """
 
 from __future__ import annotations

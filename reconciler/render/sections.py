@@ -18,7 +18,7 @@ from reconciler.money import grouped
 from reconciler.plan.changes import Inactivate, Invite, Replace, WebhookCreate, WebhookUpdate
 from reconciler.plan.model import Plan
 from reconciler.plan.payruns import TO_PAY, PayrunDecision, parts_of
-from reconciler.render.base import clean, show, show_paid
+from reconciler.render.base import clean, show_paid
 from reconciler.render.text import (
     Line,
     change_lines,
@@ -176,9 +176,9 @@ def _payrun_item(decision: PayrunDecision, parts: dict[str, int]) -> Item:
     if decision.new_payees and count > PAYMENTS_LISTED:
         new = decision.new_payees
         lines.append(Line(f"  # {plural(len(new), 'payee')} new to this account (never paid):"))
-        lines += _capped([Line(f"      + {show(email)}", "+") for email in new], "new payee")
+        lines += _capped([Line(f"      + {show_paid(email)}", "+") for email in new], "new payee")
     elif decision.new_payees:
-        emails = ", ".join(show(email) for email in decision.new_payees)
+        emails = ", ".join(show_paid(email) for email in decision.new_payees)
         lines.append(Line(f"  # new to this account (never paid): {emails}"))
     return tuple(lines)
 

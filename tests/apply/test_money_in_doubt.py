@@ -342,3 +342,43 @@ def test_a_paylist_made_36_days_ago_and_settled_today_is_in_the_window(
     )
     money = _money(held, path, *window)
     assert [p["paylist_id"] for p in money["untraced"]["paylists"]] == [old]
+
+
+def test_two_payruns_of_one_plan_paying_the_same_payment_pay_it_once(
+    slow: SandboxServer, tmp_path: Path
+) -> None:
+    """The same payment (a Greek ο for a Latin o) in two new payruns: the files allow it (a
+    retry of a FAILED payment is written so), the plan pays it once, by the first payrun."""
+    path = _file(
+        tmp_path,
+        "twice.yaml",
+        _payrun("2027-01-a", ("ada@example.com", "1500.00", "Good work bonus")),
+        _payrun("2027-01-b", ("ada@example.com", "1500.00", "G\u03bfod work bonus")),
+    )
+    planned = _run("plan", str(path), "--format", "json", server=slow)
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    states = {p["id"]: (p["state"], p["reasons"]) for p in json.loads(planned.stdout)["payruns"]}
+    assert states["2027-01-a"] == ("to_pay", [])
+    state, reasons = states["2027-01-b"]
+    assert state == "refused"
+    assert "payrun '2027-01-a' of this plan pays the same payment" in " ".join(reasons)
+    since = request_seq(slow)
+    applied = _run("apply", str(path), "--auto-approve", "--no-wait", server=slow)
+    assert applied.returncode == 1, applied.stdout + applied.stderr  # the second is refused
+    assert len(paylist_posts(slow, since)) == 1
+    assert len(_payments(slow)) == 1
+
+
+def test_the_same_payment_twice_in_one_payrun_is_still_an_error(tmp_path: Path) -> None:
+    path = _file(
+        tmp_path,
+        "twice.yaml",
+        _payrun(
+            "2027-01-a",
+            ("ada@example.com", "1500.00", "Good work bonus"),
+            ("ADA@example.com", "1500.00", "G\u03bfod  work bonus"),
+        ),
+    )
+    validated = reconciler("validate", str(path))
+    assert validated.returncode == 1, validated.stdout
+    assert "is given twice in one payrun" in validated.stdout

@@ -6,13 +6,21 @@ made two agreements and two invitation e-mails. Every comparison of an externalI
 in the file's checks, the diff, a saved plan's fingerprints and apply's re-read, goes through
 `text_key` and `email_key`. ASCII takes a fast path: 100,000 workers pay nothing for this.
 
-A payment is one too: its payee by `email_key`, its amount as a Decimal, its description by
-`description_key` (NFKC, the invisible characters dropped, each run of white space one space);
-payrun ids by `text_key`. The file's duplicate check, "paid before" among past SUCCESS
-payments and a paid paylist's content all compare through these. Two emails are one payee when
+A payment is one too, and this module holds its one identity rule (`payment_key`): its payee by
+`email_key`, its amount as a Decimal, its description by `description_key`: the characters that
+print as nothing dropped, NFKC, each run of white space one space, then the confusable skeleton
+of Unicode TS #39 (ICU's, through PyICU), so `January  design review`, `Jаnuary design review`
+with a Cyrillic `а` and `January design review` are one payment. The file's duplicate check,
+"paid before" (past SUCCESS and in-flight payments, in a plan and at apply), a paid paylist's
+content and drift's "paid again" all compare through it. Two emails are one payee when
 email-validator's normalisation (the local part in NFC, the domain in IDNA ASCII) agrees after
 Unicode case folding of the local part, as for workers: `Ada@` and `ada@`, an NFD and an NFC
 `rené@`, `strasse@` and `straße@` (folding maps ß to ss).
+
+Unicode data: categories and NFKC come from Python's `unicodedata` (Unicode 14.0.0 in Python
+3.11); the Default_Ignorable_Code_Point property and the confusables come from the ICU that
+PyICU ships (Unicode 16.0 for ICU 77). A character unassigned in Python's data is refused, so
+every character kept is one both know.
 """
 
 from __future__ import annotations
@@ -21,37 +29,31 @@ import contextlib
 import unicodedata
 from decimal import Decimal
 from functools import lru_cache
+from typing import Any
 
-#: Unicode categories no externalId may hold: control characters, and format characters
-#: (zero-width spaces and joiners, bidi overrides) that print as nothing or reorder the text.
-_HIDDEN = frozenset({"Cc", "Cf"})
+#: Unicode categories no identifying text may hold: control and format characters (zero-width
+#: spaces and joiners, bidi overrides) that print as nothing or reorder the text, unassigned code
+#: points (any renderer shows them as it likes) and private-use ones (their look is anyone's).
+_HIDDEN = frozenset({"Cc", "Cf", "Cn", "Co"})
 
-#: Code points outside Cc and Cf that print as nothing too: Unicode's other default-ignorable
-#: code points (variation selectors, the combining grapheme joiner, the Hangul fillers, Mongolian
-#: and Khmer invisibles, musical format marks, tag and reserved planes) and the blank Braille
-#: pattern, which renders as an empty cell.
-_BLANK_RANGES = (
-    (0x034F, 0x034F),
-    (0x115F, 0x1160),
-    (0x17B4, 0x17B5),
-    (0x180B, 0x180F),
-    (0x2800, 0x2800),
-    (0x3164, 0x3164),
-    (0xFE00, 0xFE0F),
-    (0xFFA0, 0xFFA0),
-    (0xFFF0, 0xFFF8),
-    (0x1BCA0, 0x1BCA3),
-    (0x1D173, 0x1D17A),
-    (0xE0000, 0xE0FFF),
-)
+#: Code points no Unicode property marks as default-ignorable that print as nothing or as an
+#: empty box all the same: the blank Braille pattern, the object replacement character, the
+#: Khitan filler and the musical null notehead. Every default-ignorable code point (ICU's
+#: Default_Ignorable_Code_Point, the whole property, reserved code points included) is hidden too.
+_BLANK_GLYPHS = frozenset("\u2800\ufffc\U00016fe4\U0001d159")
 
 
 def _invisible(char: str) -> bool:
-    """Whether `char` prints as nothing (or reorders the text) in a plan."""
-    if unicodedata.category(char) in _HIDDEN:
+    """Whether `char` prints as nothing (or reorders the text, or has no agreed look) in a plan."""
+    if unicodedata.category(char) in _HIDDEN or char in _BLANK_GLYPHS:
         return True
-    code = ord(char)
-    return any(low <= code <= high for low, high in _BLANK_RANGES)
+    return _default_ignorable(char)
+
+
+def _default_ignorable(char: str) -> bool:
+    import icu  # only for non-ASCII text: ASCII holds no default-ignorable code point
+
+    return bool(icu.Char.hasBinaryProperty(char, icu.UProperty.DEFAULT_IGNORABLE_CODE_POINT))
 
 
 def _odd_space(char: str) -> bool:
@@ -84,19 +86,40 @@ def _unicode_email_key(address: str) -> str:
 
 
 def description_key(text: str) -> str:
-    """The form two descriptions of one payment share: NFKC, without the characters that
-    print as nothing (control, format, other default-ignorable), every run of white space one
-    space, none at the ends.
+    """The form two descriptions of one payment share: without the characters that print as
+    nothing (`_invisible`), NFKC, every run of white space one space and none at the ends, then
+    the TS #39 confusable skeleton (and the white space folded again).
 
     The service's duplicate key compares bytes, so only this comparison stops a payment being
-    paid twice under a description that merely looks the same: a trailing U+200B, NFD for NFC,
-    a no-break or ideographic space for a space, two spaces for one (a Markdown comment shows
-    one), a variation selector, full-width letters.
+    paid twice under a description that merely looks the same: a trailing U+200B or U+2065, NFD
+    for NFC, a no-break or ideographic space for a space, two spaces for one (a Markdown comment
+    shows one), a variation selector, full-width letters, a Cyrillic `е` or a Greek `ο` for a
+    Latin letter, `1` for `l`.
     """
     if text.isascii() and text.isprintable():
-        return " ".join(text.split())
-    kept = "".join(char for char in text if not _invisible(char))
-    return " ".join(unicodedata.normalize("NFKC", kept).split())
+        folded = " ".join(text.split())
+    else:
+        kept = "".join(
+            " " if char.isspace() else char
+            for char in text
+            if char.isspace() or not _invisible(char)
+        )
+        folded = " ".join(unicodedata.normalize("NFKC", kept).split())
+    return _skeleton(folded)
+
+
+@lru_cache(maxsize=65536)
+def _skeleton(text: str) -> str:
+    """TS #39's skeleton of `text` (NFD, each character to its prototype, NFD), white space
+    folded: ICU's implementation of the Unicode confusables data, not a table of our own."""
+    return " ".join(_spoof_checker().getSkeleton(0, text).split())
+
+
+@lru_cache(maxsize=1)
+def _spoof_checker() -> Any:
+    import icu
+
+    return icu.SpoofChecker()
 
 
 def payment_key(email: str, amount: Decimal, description: str) -> tuple[str, Decimal, str]:
@@ -112,7 +135,10 @@ def hidden_text_problem(text: str) -> str | None:
         return "has white space at its start or end, which no one sees in a plan"
     hidden = _hidden_characters(text)
     if hidden:
-        return f"holds {hidden}, which print as nothing or reorder the text"
+        return (
+            f"holds {hidden}, which print as nothing, reorder the text or have no agreed look "
+            "(control, format, unassigned, private-use or default-ignorable characters)"
+        )
     spaces = _odd_spaces(text)
     if spaces:
         return f"holds {spaces}, white space a plan shows as a plain space: write a plain space"

@@ -3,10 +3,12 @@
 Every check needs only the files: unique ids; each payment names exactly one of `worker` (an
 externalId of the files, paid at that worker's email) and `email`; an amount above 0 with at most
 two places and at most 1,000,000,000,000.00, written as a plain decimal; descriptions free of
-white space at their ends and of control or format characters; the same payment (as
-`reconciler.identity` compares them) twice is an error at one place naming the other (the
-service would fail the second as DUPLICATE_PAYMENT). Money is a Decimal from the file's text
-on: a YAML number is read through the text it was written with, never as a float.
+white space at their ends and of control, format, unassigned, private-use or default-ignorable
+characters; the same payment (as `reconciler.identity` compares them) twice in one payrun is an
+error at one place naming the other (the service would fail the second as DUPLICATE_PAYMENT);
+in two payruns it is the retry of a payment that FAILED, which the plan judges. Money is a
+Decimal from the file's text on: a YAML number is read through the text it was written with,
+never as a float.
 """
 
 from __future__ import annotations
@@ -174,7 +176,7 @@ def payrun_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
     if not _has_payments(files):
         return problems  # the workers' emails are only worth collecting for payments
     emails = _emails_by_worker(files)
-    seen: dict[tuple[str, Decimal, str], tuple[str, YamlPath]] = {}
+    seen: dict[tuple[object, ...], tuple[str, YamlPath]] = {}
     for name, path, payment in _payments(files):
         for problem in _payment_problems(payment, path, emails):
             problems.append((name, problem))
@@ -183,12 +185,14 @@ def payrun_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
         description = payment.get("description")
         if email is None or amount is None or not isinstance(description, str):
             continue
-        key = payment_key(email, amount, description)
+        # One payrun pays a payment once; a later payrun may hold it again, as the retry of
+        # a payment that FAILED (a plan pays it only when no paylist paid it or pays it now).
+        key = (name, path[1], *payment_key(email, amount, description))
         first = seen.setdefault(key, (name, path))
         if first != (name, path):
             message = (
                 f"the same payment ({two_places(amount)} to {email}, {description!r:.60}) is given "
-                "twice: the service would fail the second as DUPLICATE_PAYMENT"
+                "twice in one payrun: the service would fail the second as DUPLICATE_PAYMENT"
             )
             problems.append((name, PathProblem(path, message, other=first)))
     return problems

@@ -27,12 +27,12 @@ from reconciler.plan.changes import (
     WebhookUpdate,
 )
 from reconciler.plan.model import LiveState, Plan, PlanOptions
-from reconciler.plan.money import money_report
+from reconciler.plan.money import money_report, window_paylists
 from reconciler.plan.payruns import (
     PayrunDecision,
     WalletCheck,
     decide_units,
-    traced_keys,
+    traced_paylists,
     units_of,
 )
 from reconciler.plan.safety import assess
@@ -111,8 +111,9 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
         )
     money = None
     if live.money is not None:
-        account_keys = {paylist.idempotence_key for paylist in live.money.paylists}
-        money = money_report(live.money, traced_keys(units_of(desired.payruns), account_keys))
+        money = money_report(
+            live.money, traced_paylists(units_of(desired.payruns), window_paylists(live.money))
+        )
     return Plan(
         money=money,
         payruns=payruns,

@@ -5,9 +5,18 @@ the journal's top-ups, the wallet and the time of the read in; a `MoneyReport` o
 
 | live | report |
 | --- | --- |
-| a paylist of the window, its key derived by no payrun | untraced (id, date, count, total) |
-| a payrun's payment FAILED, no later SUCCESS to that payee of that amount | failed, cause |
+| a paylist whose money moved in the window, its key derived by no payrun | untraced |
+| a paylist under a payrun's key, other content than that payrun's | untraced (a claim, not proof) |
+| a payrun's payment FAILED, the same payment (`payment_key`) not paid by a payrun since | failed |
 | a payrun's payment PENDING for longer than the threshold | stuck |
+
+A paylist is of the window when its money moved in it: the paylist or one of its payments was
+made or settled in it (the payments' dates), or the journal shows one of its payments paid in
+it; a paylist made 36 days ago and settled today is in a 35-day window. A paylist's key is
+public (anyone may send it): only a paylist whose content equals its payrun's
+(`traced_paylists`) is paid through payruns. A FAILED payment stays reported until a payrun of
+the files pays that same payment, as `reconciler.identity` compares payments: a later SUCCESS
+of the same payee and amount under another description is another payment, and settles nothing.
 
 Each payment that needs action says what to do. Nothing reported is ever touched.
 Untraced, failed and stuck money is what `drift --strict` exits 2 for.
@@ -21,8 +30,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from reconciler.identity import email_key
+from reconciler.identity import payment_key
 from reconciler.money import grouped
+from reconciler.plan.payruns import LivePaylist
 from reconciler.service.models import JournalEntry, Payment, Wallet
 from reconciler.words import plural
 
@@ -35,14 +45,22 @@ _ZERO = Decimal("0.00")
 
 #: What to do about a FAILED payment, by its cause.
 _FAILED_ACTIONS = {
-    "INSUFFICIENT_FUNDS": "top up the wallet, then pay it again in a new payrun",
-    "WALLET_DISABLED": "have the wallet enabled again, then pay it again in a new payrun",
+    "INSUFFICIENT_FUNDS": (
+        "top up the wallet, then pay the same payment (payee, amount and description) in a new "
+        "payrun"
+    ),
+    "WALLET_DISABLED": (
+        "have the wallet enabled again, then pay the same payment (payee, amount and "
+        "description) in a new payrun"
+    ),
     "DUPLICATE_PAYMENT": (
         "the same amount, payee and description was paid before: nothing is owed unless it was "
         "meant twice (then pay it in a new payrun with another description)"
     ),
 }
-_FAILED_OTHERWISE = "fix the cause, then pay it again in a new payrun"
+_FAILED_OTHERWISE = (
+    "fix the cause, then pay the same payment (payee, amount and description) in a new payrun"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +99,9 @@ class LiveMoney:
     payments: tuple[Payment, ...] = ()
     top_ups: tuple[JournalEntry, ...] | None = ()
     wallet: Wallet | None = None
+    #: The payments (by id, as the journal's payment_order_id names them) the journal shows
+    #: paid within the window: their paylists moved money in it, whenever they were made.
+    paid_in_window: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,14 +174,26 @@ class MoneyReport:
         )
 
 
-def money_report(live: LiveMoney, payrun_keys: Collection[str]) -> MoneyReport:
-    """The report of `live` against the keys the files' payruns derive."""
+def money_report(live: LiveMoney, traced: Collection[int]) -> MoneyReport:
+    """The report of `live` against `traced`: the ids of the paylists a payrun of the files
+    made, with that payrun's content (`reconciler.plan.payruns.traced_paylists`)."""
     since = live.window.since
-    in_window = [p for p in live.paylists if p.created_at is None or p.created_at >= since]
-    traced_ids = {p.paylist_id for p in live.paylists if p.idempotence_key in payrun_keys}
     by_paylist: dict[int, list[Payment]] = defaultdict(list)
     for payment in live.payments:
         by_paylist[payment.paylist_id].append(payment)
+
+    def moved_in_window(paylist: WindowPaylist) -> bool:
+        if paylist.created_at is None or paylist.created_at >= since:
+            return True
+        return any(
+            _at_or_after(payment.created_at, since)
+            or _at_or_after(payment.updated_at, since)
+            or str(payment.id) in live.paid_in_window
+            for payment in by_paylist[paylist.paylist_id]
+        )
+
+    in_window = [p for p in live.paylists if moved_in_window(p)]
+    traced_ids = {p.paylist_id for p in live.paylists if p.paylist_id in traced}
     untraced = tuple(
         Untraced(p.paylist_id, p.created_at, p.description, len(by_paylist[p.paylist_id]), p.total)
         for p in in_window
@@ -202,24 +235,37 @@ def money_report(live: LiveMoney, payrun_keys: Collection[str]) -> MoneyReport:
     )
 
 
+def window_paylists(live: LiveMoney) -> list[LivePaylist]:
+    """The paylists read for the report, each with its payments (to compare with a payrun)."""
+    by_paylist: dict[int, list[Payment]] = defaultdict(list)
+    for payment in live.payments:
+        by_paylist[payment.paylist_id].append(payment)
+    return [
+        LivePaylist(p.paylist_id, p.idempotence_key, p.description, tuple(by_paylist[p.paylist_id]))
+        for p in live.paylists
+    ]
+
+
+def _at_or_after(moment: datetime | None, since: datetime) -> bool:
+    return moment is not None and moment >= since
+
+
 def _failed(ours: Sequence[Payment]) -> tuple[PaymentAlert, ...]:
-    """FAILED payments not paid since: a later SUCCESS to the same payee for the same amount
-    (a retry in a new payrun, whatever its description) settles a failure."""
-    alerts = []
-    for number, payment in enumerate(ours):
-        if str(payment.status) != "FAILED":
-            continue
-        payee = (email_key(payment.worker_email), payment.amount)
-        retried = any(
-            str(later.status) == "SUCCESS"
-            and (email_key(later.worker_email), later.amount) == payee
-            for later in ours[number + 1 :]
-        )
-        if not retried:
-            alerts.append(
-                _alert(payment, _FAILED_ACTIONS.get(payment.cause or "", _FAILED_OTHERWISE))
-            )
-    return tuple(alerts)
+    """FAILED payments of the files' payruns that no payrun of the files paid since: the same
+    payment (`payment_key`: payee, amount and description as people read them) SUCCESS, or in
+    flight, in another of their paylists. A SUCCESS of the same payee and amount under another
+    description is another payment: it settles nothing."""
+    paid = {
+        payment_key(payment.worker_email, payment.amount, payment.description)
+        for payment in ours
+        if str(payment.status) != "FAILED"
+    }
+    return tuple(
+        _alert(payment, _FAILED_ACTIONS.get(payment.cause or "", _FAILED_OTHERWISE))
+        for payment in ours
+        if str(payment.status) == "FAILED"
+        and payment_key(payment.worker_email, payment.amount, payment.description) not in paid
+    )
 
 
 def _stuck_action(payment: Payment) -> str:

@@ -12,7 +12,10 @@ payments the payments listing had already passed: a listed paylist whose payment
 to its listed total has them read from the paylist itself, so no paylist is ever priced short.
 
 What is read: every paylist when the files have payruns (a payrun's paylist may be of any age,
-and a payment paid before in any paylist is a duplicate), else only the money window's.
+and a payment paid before in any paylist is a duplicate), else only the money window's: then the
+listings are by creation date, so when the journal (read for `drift`) names a payment paid in
+the window that they did not hold, the payments listing is read whole once, and that payment's
+paylist by id (`_moved_earlier`): its money moved in the window.
 """
 
 from __future__ import annotations
@@ -124,10 +127,16 @@ class MoneyReading:
             headers = [header.result() for _, header in listed]
             summaries = [summary for summary, _ in listed]
             paylists = self._live_paylists(summaries, headers, self._payments.result())
-            top_ups = None if self._top_ups is None else self._top_ups.result()
+            journal = None if self._top_ups is None else self._top_ups.result()
             wallet = self._wallet.result()
+            paid_in_window = _paid_in(journal or [])
+            if not self._payruns:  # only the window's paylists were listed
+                summaries, headers, paylists = self._moved_earlier(
+                    summaries, headers, paylists, paid_in_window
+                )
         finally:
             self.close()
+        top_ups = None if journal is None else [e for e in journal if _is_top_up(e)]
         money = None
         if self._window is not None:
             money = LiveMoney(
@@ -146,8 +155,46 @@ class MoneyReading:
                 payments=tuple(p for live in paylists for p in live.payments),
                 top_ups=None if top_ups is None else tuple(top_ups),
                 wallet=wallet,
+                paid_in_window=frozenset(paid_in_window),
             )
         return MoneyRead(paylists if self._payruns else (), wallet, money)
+
+    def _moved_earlier(
+        self,
+        summaries: list[PaylistSummary],
+        headers: list[Paylist],
+        paylists: tuple[LivePaylist, ...],
+        paid_in_window: set[str],
+    ) -> tuple[list[PaylistSummary], list[Paylist], tuple[LivePaylist, ...]]:
+        """The window's paylists, and those made before it whose payments the journal shows
+        paid within it (the listings are by creation date): read only when there are any."""
+        known = {str(p.id) for live in paylists for p in live.payments}
+        if not paid_in_window - known:
+            return summaries, headers, paylists
+        listed = {summary.paylist_id for summary in summaries}
+        earlier: dict[int, list[Payment]] = defaultdict(list)
+        for payment in self._reader.iter_payments():
+            earlier[payment.paylist_id].append(payment)
+        moved = [
+            paylist_id
+            for paylist_id, payments in earlier.items()
+            if paylist_id not in listed and any(str(p.id) in paid_in_window for p in payments)
+        ]
+        more_headers = [self._reader.get_paylist(paylist_id) for paylist_id in moved]
+        more = [
+            PaylistSummary(
+                paylist_id=header.id,
+                flow_stage="",
+                description=header.description,
+                total=sum((p.amount for p in earlier[header.id]), Decimal(0)),
+            )
+            for header in more_headers
+        ]
+        extra = tuple(
+            LivePaylist(h.id, h.idempotence_key, h.description, tuple(earlier[h.id]))
+            for h in more_headers
+        )
+        return summaries + more, headers + more_headers, paylists + extra
 
     def _live_paylists(
         self, summaries: list[PaylistSummary], headers: list[Paylist], payments: list[Payment]
@@ -173,8 +220,18 @@ class MoneyReading:
 
 
 def _top_ups(reader: PaylistReader, since: datetime) -> list[JournalEntry]:
-    return [
-        entry
-        for entry in reader.iter_transactions_since(since)
-        if str(entry.operation) == "DEPOSIT" and str(entry.reason) == "TOP_UP"
-    ]
+    """The journal since the window's start: its top-ups, and the payments paid in it."""
+    return list(reader.iter_transactions_since(since))
+
+
+def _is_top_up(entry: JournalEntry) -> bool:
+    return str(entry.operation) == "DEPOSIT" and str(entry.reason) == "TOP_UP"
+
+
+def _paid_in(journal: list[JournalEntry]) -> set[str]:
+    """The payments (by id) the journal shows paid: its PAYMENT withdrawals."""
+    return {
+        entry.payment_order_id
+        for entry in journal
+        if str(entry.reason) == "PAYMENT" and entry.payment_order_id is not None
+    }

@@ -180,14 +180,10 @@ def decide_units(
         if w.status is WorkerStatus.ACTIVE:
             payees.setdefault(email_key(w.email), set()).add(w.email)
     leaving = {email_key(email) for email in inactivated_emails}
-    succeeded = {
-        payment_key(p.worker_email, p.amount, p.description): p.paylist_id
-        for paylist in paylists
-        for p in paylist.payments
-        if str(p.status) == "SUCCESS"
-    }
-    paid_before = {email_key(p.worker_email) for paylist in paylists for p in paylist.payments}
+    succeeded = paid_before(paylists)
+    known_payees = {email_key(p.worker_email) for paylist in paylists for p in paylist.payments}
     decisions: list[PayrunDecision] = []
+    planned: dict[tuple[str, Decimal, str], str] = {}  # the payments this plan pays, by payrun
     for group, possible in _payruns_with_keys(units, by_key):
         found = {part: by_key[key] for part, key in enumerate(possible) if key in by_key}
         if found:
@@ -195,9 +191,11 @@ def decide_units(
             continue
         for unit in group:
             key = paylist_key(unit.payrun_id, unit.part)
-            payments, reasons = _preflight(unit.payments, payees, leaving, succeeded, wallet)
+            payments, reasons = _preflight(
+                unit.payments, payees, leaving, succeeded, wallet, planned, unit.payrun_id
+            )
             state = REFUSED if reasons else TO_PAY
-            new = dict.fromkeys(p.email for p in payments if email_key(p.email) not in paid_before)
+            new = dict.fromkeys(p.email for p in payments if email_key(p.email) not in known_payees)
             decisions.append(
                 PayrunDecision(
                     unit.payrun_id,
@@ -211,6 +209,20 @@ def decide_units(
                 )
             )
     return tuple(decisions), _wallet_check(decisions, wallet, max_payout)
+
+
+def paid_before(paylists: Sequence[LivePaylist]) -> dict[tuple[str, Decimal, str], Payment]:
+    """Every payment of the account that counts as paid, by `payment_key`: SUCCESS, and in
+    flight too (PENDING, or any status but FAILED): a payment the service has not settled yet
+    may still succeed, so paying it again would pay it twice. The earliest one for each key."""
+    found: dict[tuple[str, Decimal, str], Payment] = {}
+    for paylist in paylists:
+        for p in paylist.payments:
+            if str(p.status) != "FAILED":
+                key = payment_key(p.worker_email, p.amount, p.description)
+                if key not in found or str(found[key].status) != "SUCCESS":
+                    found[key] = p
+    return found
 
 
 def _payruns_with_keys(
@@ -236,11 +248,17 @@ def _possible_keys(group: Sequence[Unit], unexplained: int) -> list[str]:
     return [paylist_key(payrun_id, number) for number in range(last + 1)]
 
 
-def traced_keys(units: Sequence[Unit], account_keys: Collection[str]) -> set[str]:
-    """The keys among `account_keys` that a payrun of the files made (with its parts as they
-    are now, or as they were before it grew or shrank), as `decide_units` finds them."""
-    possible = {key for _, keys in _payruns_with_keys(units, account_keys) for key in keys}
-    return possible & set(account_keys)
+def traced_paylists(units: Sequence[Unit], paylists: Iterable[LivePaylist]) -> set[int]:
+    """The paylists a payrun of the files paid: under the key of one of its paylists (as the
+    payrun is split now) and with that paylist's content (`_same_content`). A key is a claim
+    anyone may make (it is derived from the payrun's public id): a paylist under it with other
+    content, a resized payrun's included, is not money paid through payruns."""
+    asked = {paylist_key(unit.payrun_id, unit.part): unit for unit in units}
+    return {
+        live.paylist_id
+        for live in paylists
+        if (unit := asked.get(live.idempotence_key)) is not None and _same_content(unit, live)
+    }
 
 
 def _against_live(group: Sequence[Unit], found: dict[int, LivePaylist]) -> list[PayrunDecision]:
@@ -312,11 +330,15 @@ def _preflight(
     payments: Sequence[PayrunPayment],
     payees: Mapping[str, set[str]],
     leaving: set[str],
-    succeeded: dict[tuple[str, Decimal, str], int],
+    succeeded: Mapping[tuple[str, Decimal, str], Payment],
     wallet: Wallet | None,
+    planned: dict[tuple[str, Decimal, str], str],
+    payrun_id: str,
 ) -> tuple[tuple[PayrunPayment, ...], tuple[str, ...]]:
     """The payments as they would be sent (each to its payee's email as the service knows it)
-    and why the service would refuse or fail them, before anything is sent."""
+    and why the service would refuse or fail them, before anything is sent. `planned`: the
+    payments of the payruns judged before this one in this plan (a payment in two payruns is
+    a retry of one that FAILED: it is paid once, by the first)."""
     reasons: list[str] = []
     if wallet is not None and not wallet.enabled:
         reasons.append("the wallet is disabled")
@@ -339,11 +361,25 @@ def _preflight(
                 f"{who}: the account has an ACTIVE worker at each of {names}, which "
                 "this address matches alike: write the email exactly"
             )
-        paid_in = succeeded.get(payment_key(payment.email, payment.amount, payment.description))
-        if paid_in is not None:
+        identity = payment_key(payment.email, payment.amount, payment.description)
+        paid = succeeded.get(identity)
+        other = planned.setdefault(identity, payrun_id)
+        if other != payrun_id:
             reasons.append(
-                f"{who}: paid already in paylist {paid_in} with the same amount, email and "
-                "description (the service would fail it as DUPLICATE_PAYMENT)"
+                f"{who}: payrun {other!r} of this plan pays the same payment (the same "
+                "amount, email and description, as people read them): it is paid once"
+            )
+        if paid is not None and str(paid.status) == "SUCCESS":
+            reasons.append(
+                f"{who}: paid already in paylist {paid.paylist_id} with the same amount, email "
+                "and description, as people read them (the service would fail it as "
+                "DUPLICATE_PAYMENT, or pay it twice if its bytes differ)"
+            )
+        elif paid is not None:
+            reasons.append(
+                f"{who}: paid already in paylist {paid.paylist_id} with the same amount, email "
+                f"and description, as people read them, and still {paid.status}: a payment in "
+                "flight counts as paid (if it fails, pay it again in a new payrun)"
             )
         sent.append(payment)
     return tuple(sent), tuple(reasons)

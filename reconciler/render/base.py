@@ -32,6 +32,13 @@ def show(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def show_paid(text: str) -> str:
+    """A payment's text (description, payee) as a plan shows it: a JSON string in ASCII, every
+    other character escaped (`\\u00e9` for é, a backslash as `\\\\`), so a look-alike or an
+    invisible character is seen, and no escape can be mistaken for the character it names."""
+    return json.dumps(text, ensure_ascii=True)
+
+
 def clean(text: str) -> str:
     """Free text (reasons, warnings) with control characters made visible instead of acted on."""
     return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)

@@ -13,7 +13,7 @@ from typing import Any
 
 from reconciler.money import grouped, two_places
 from reconciler.plan.money import Figure, MoneyReport, PaymentAlert, Untraced
-from reconciler.render.base import clean
+from reconciler.render.base import clean, show_paid
 from reconciler.words import plural
 
 #: Rows of each list in Markdown; the rest is counted.
@@ -128,7 +128,7 @@ def _summary(report: MoneyReport) -> str:
 def _untraced(item: Untraced) -> str:
     return (
         f"paylist {item.paylist_id}, made {_date(item.created_at)}, "
-        f"{clean(item.description)!r}: {plural(item.payments, 'payment')}, {grouped(item.total)}"
+        f"{show_paid(item.description)}: {plural(item.payments, 'payment')}, {grouped(item.total)}"
     )
 
 

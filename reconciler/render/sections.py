@@ -18,7 +18,7 @@ from reconciler.money import grouped
 from reconciler.plan.changes import Inactivate, Invite, Replace, WebhookCreate, WebhookUpdate
 from reconciler.plan.model import Plan
 from reconciler.plan.payruns import TO_PAY, PayrunDecision, parts_of
-from reconciler.render.base import clean, show
+from reconciler.render.base import clean, show_paid
 from reconciler.render.text import (
     Line,
     change_lines,
@@ -164,7 +164,7 @@ def _payrun_item(decision: PayrunDecision, parts: dict[str, int]) -> Item:
         return tuple(lines)
     lines = [Line(f"  # {label} will be paid: {head} (key {decision.key})")]
     lines.append(Line(f"  + {address} {{", "+"))
-    lines.append(Line(f"      description = {show(decision.description)}", "+"))
+    lines.append(Line(f"      description = {show_paid(decision.description)}", "+"))
     if count <= PAYMENTS_LISTED:
         lines += [_payment_line(payment) for payment in decision.payments]
     else:
@@ -176,16 +176,17 @@ def _payrun_item(decision: PayrunDecision, parts: dict[str, int]) -> Item:
     if decision.new_payees and count > PAYMENTS_LISTED:
         new = decision.new_payees
         lines.append(Line(f"  # {plural(len(new), 'payee')} new to this account (never paid):"))
-        lines += _capped([Line(f"      + {show(email)}", "+") for email in new], "new payee")
+        lines += _capped([Line(f"      + {show_paid(email)}", "+") for email in new], "new payee")
     elif decision.new_payees:
-        emails = ", ".join(show(email) for email in decision.new_payees)
+        emails = ", ".join(show_paid(email) for email in decision.new_payees)
         lines.append(Line(f"  # new to this account (never paid): {emails}"))
     return tuple(lines)
 
 
 def _payment_line(payment: PayrunPayment) -> Line:
     return Line(
-        f"      + {payment.amount:>14,.2f}  {show(payment.email)}  {show(payment.description)}",
+        f"      + {payment.amount:>14,.2f}  {show_paid(payment.email)}  "
+        f"{show_paid(payment.description)}",
         "+",
     )
 

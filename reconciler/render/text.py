@@ -21,7 +21,7 @@ from reconciler.plan.changes import (
 )
 from reconciler.plan.model import DriftEntry, Plan
 from reconciler.plan.payruns import CONFLICT, PAID, REFUSED, TO_PAY, parts_of, to_pay_phrase
-from reconciler.render.base import clean, show, strict_headline
+from reconciler.render.base import clean, show, show_paid, strict_headline
 from reconciler.render.money import money_text_lines
 from reconciler.words import plural
 
@@ -154,11 +154,11 @@ def payrun_lines(plan: Plan) -> Iterator[Line]:
         if decision.state == TO_PAY:
             yield Line(f"  # {address} will be paid (key {decision.key}{part})")
             yield Line(f"  + {address} {{", "+")
-            yield Line(f"      description = {show(decision.description)}", "+")
+            yield Line(f"      description = {show_paid(decision.description)}", "+")
             for payment in decision.payments:
                 yield Line(
-                    f"      + {payment.amount:>14,.2f}  {show(payment.email)}  "
-                    f"{show(payment.description)}",
+                    f"      + {payment.amount:>14,.2f}  {show_paid(payment.email)}  "
+                    f"{show_paid(payment.description)}",
                     "+",
                 )
             yield Line(f"      total       = {grouped(decision.total)}", "+")

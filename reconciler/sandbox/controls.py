@@ -206,7 +206,9 @@ async def hold_paylist(request: Request) -> Response:
 
 async def paylist_creation_date(request: Request) -> Response:
     """`{creation_date}` -> `{paylist_id, creation_date}`: the paylist and its payments are
-    dated then, as if made at that time (for tests of date windows; nothing else changes)."""
+    dated then, as if made at that time (for tests of date windows; nothing else changes). A
+    payment already settled is dated as settled then too, with its journal entry: all of its
+    money moved at that time. One still PENDING settles whenever it is settled."""
     paylist_id = path_id(request, "paylistId", what="paylist")
     reader = ObjectReader(await read_json(request), ("creation_date",))
     text = reader.string("creation_date")
@@ -224,6 +226,16 @@ async def paylist_creation_date(request: Request) -> Response:
     with sandbox_of(request).store.write() as conn:
         _paylist_row(conn, paylist_id)
         conn.execute("UPDATE paylists SET created_ns = ? WHERE id = ?", (created_ns, paylist_id))
+        conn.execute(
+            "UPDATE journal SET created_ns = ? WHERE reason = 'PAYMENT' AND"
+            " json_extract(transaction_data, '$.payment_order_id') IN"
+            " (SELECT CAST(id AS TEXT) FROM payments WHERE paylist_id = ? AND status != 'PENDING')",
+            (created_ns, paylist_id),
+        )
+        conn.execute(
+            "UPDATE payments SET updated_ns = ? WHERE paylist_id = ? AND status != 'PENDING'",
+            (created_ns, paylist_id),
+        )
         conn.execute(
             "UPDATE payments SET created_ns = ? WHERE paylist_id = ?", (created_ns, paylist_id)
         )

@@ -199,7 +199,9 @@ def test_a_payee_is_paid_at_the_email_the_service_knows(tmp_path: Path) -> None:
     path = _file(tmp_path, text, "payees.yaml")
     with SandboxServer(seed=seed, process_delay_ms=0) as server:
         planned = cli("plan", str(path), server=server)
-        assert "rené@example.com" in planned.stdout and "straße@example.com" in planned.stdout
+        # Payment text is shown in ASCII: the non-ASCII characters escaped, as JSON does.
+        assert '"ren\\u00e9@example.com"' in planned.stdout, planned.stdout
+        assert '"stra\\u00dfe@example.com"' in planned.stdout, planned.stdout
         applied = cli("apply", str(path), "--auto-approve", server=server)
         assert applied.returncode == 0, applied.stdout + applied.stderr
         paid = sorted((p["worker_email"], p["status"]) for p in _payments(server))

@@ -135,7 +135,7 @@ def test_a_paylist_made_outside_is_untraced_in_every_output_and_strict_drift_exi
     text = _run("drift", str(path), server=demo)
     assert text.returncode == 0, text.stdout + text.stderr  # money is --strict's to judge
     assert text.stdout.startswith("No changes to apply, but money was paid outside")
-    assert f"paylist {outside}, made {datetime.now(UTC):%Y-%m-%d}, 'Side bonus'" in text.stdout
+    assert f'paylist {outside}, made {datetime.now(UTC):%Y-%m-%d}, "Side bonus"' in text.stdout
     assert "1 payment, 300.00" in text.stdout
     assert "untraced 1 paylist (300.00)" in text.stdout
     assert "paid through payruns 1 paylist (1,750.00)" in text.stdout
@@ -227,9 +227,16 @@ def _listed(server: SandboxServer) -> list[dict[str, Any]]:
 
 def test_a_paylist_older_than_the_window_is_not_read(demo: SandboxServer, tmp_path: Path) -> None:
     path = _file(tmp_path, "")  # no payruns: the option alone turns the money report on
-    old = _paylist_outside(demo, "40.00", "Summer bonus", days_ago=100)
-    recent = _paylist_outside(demo, "60.00", "Autumn bonus", days_ago=3)
+    old = _paylist_outside(demo, "40.00", "Summer bonus")
+    recent = _paylist_outside(demo, "60.00", "Autumn bonus")
     _process(demo)
+    for paylist_id, days_ago in ((old, 100), (recent, 3)):  # made and settled then
+        when = (datetime.now(UTC) - timedelta(days=days_ago)).isoformat()
+        dated = httpx.post(
+            f"{demo.base_url}/_sandbox/paylists/{paylist_id}/creation-date",
+            json={"creation_date": when},
+        )
+        assert dated.status_code == 200, dated.text
     since = _seq(demo)
     window = f"{datetime.now(UTC) - timedelta(days=35):%Y-%m-%d}"
     drift = _run("drift", str(path), "--money-since", window, "--format", "json", server=demo)

@@ -29,16 +29,19 @@ def _payment(
     email: str = "ada@example.com",
     cause: str | None = None,
     hours_ago: int = 1,
+    settled_hours_ago: int | None = None,
+    description: str = "November",
 ) -> Payment:
     return Payment(
         id=payment_id,
-        description="November",
+        description=description,
         amount=Decimal(amount),
         worker_email=email,
         paylist_id=paylist_id,
         status=PaymentStatus(status),
         cause=cause,
         created_at=NOW - timedelta(hours=hours_ago),
+        updated_at=None if settled_hours_ago is None else NOW - timedelta(hours=settled_hours_ago),
     )
 
 
@@ -72,6 +75,52 @@ def _payment(
             [1],
             [],
         ),
+        (
+            "ours, failed, then the same payee and amount paid for another description",
+            [_paylist(1, OURS), _paylist(2, OURS)],
+            [
+                _payment(1, 1, "FAILED", cause="INSUFFICIENT_FUNDS"),
+                _payment(2, 2, "SUCCESS", description="December"),
+            ],
+            [],
+            [1],
+            [],
+        ),
+        (
+            "ours, failed, then paid again under a look-alike description",
+            [_paylist(1, OURS), _paylist(2, OURS)],
+            [
+                _payment(1, 1, "FAILED", cause="INSUFFICIENT_FUNDS"),
+                _payment(2, 2, "SUCCESS", description="N\u043evember  "),
+            ],
+            [],
+            [],
+            [],
+        ),
+        (
+            "ours, failed, paid again in a paylist made by hand: not a payrun's",
+            [_paylist(1, OURS), _paylist(2, THEIRS)],
+            [_payment(1, 1, "FAILED", cause="INSUFFICIENT_FUNDS"), _payment(2, 2, "SUCCESS")],
+            [2],
+            [1],
+            [],
+        ),
+        (
+            "theirs, made before the window, settled in it",
+            [_paylist(1, THEIRS, 40)],
+            [_payment(1, 1, "SUCCESS", hours_ago=40 * 24, settled_hours_ago=2)],
+            [1],
+            [],
+            [],
+        ),
+        (
+            "theirs, made and settled before the window",
+            [_paylist(1, THEIRS, 40)],
+            [_payment(1, 1, "SUCCESS", hours_ago=40 * 24, settled_hours_ago=39 * 24)],
+            [],
+            [],
+            [],
+        ),
         ("ours, pending an hour", [_paylist(1, OURS)], [_payment(1, 1, "PENDING")], [], [], []),
         (
             "ours, pending two days",
@@ -99,21 +148,42 @@ def test_money_rules(
     failed: list[int],
     stuck: list[int],
 ) -> None:
-    report = money_report(LiveMoney(WINDOW, NOW, tuple(paylists), tuple(payments)), {OURS})
+    ours = {p.paylist_id for p in paylists if p.idempotence_key == OURS}
+    report = money_report(LiveMoney(WINDOW, NOW, tuple(paylists), tuple(payments)), ours)
     assert [u.paylist_id for u in report.untraced] == untraced, case
     assert [a.payment_id for a in report.failed] == failed, case
     assert [a.payment_id for a in report.stuck] == stuck, case
     assert report.needs_action == bool(untraced or failed or stuck), case
 
 
-def test_a_payrun_paid_before_it_grew_still_traces_its_paylist() -> None:
-    """Paid as one paylist, then edited past 1,000 payments (a conflict, two parts asked for):
-    the paylist it was paid as is the payrun's, not untraced money."""
-    from reconciler.plan.payruns import Unit, paylist_key, traced_keys
+def test_a_paylist_moved_in_the_window_by_the_journal_alone_is_reported() -> None:
+    """Made 40 days ago, its payment's dates not read as settled: the journal's withdrawal
+    for that payment within the window puts it in the window."""
+    paylists = (_paylist(1, THEIRS, 40),)
+    payments = (_payment(7, 1, "SUCCESS", hours_ago=40 * 24),)
+    quiet = money_report(LiveMoney(WINDOW, NOW, paylists, payments), set())
+    assert quiet.untraced == ()
+    moved = LiveMoney(WINDOW, NOW, paylists, payments, paid_in_window=frozenset({"7"}))
+    assert [u.paylist_id for u in money_report(moved, set()).untraced] == [1]
 
-    grown = [Unit("2026-11", 1, "November", ()), Unit("2026-11", 2, "November", ())]
-    paid_whole, theirs = paylist_key("2026-11"), THEIRS
-    assert traced_keys(grown, {paid_whole, theirs}) == {paid_whole}
-    shrunk = [Unit("2026-11", None, "November", ())]
-    parts = {paylist_key("2026-11", 1), paylist_key("2026-11", 2)}
-    assert traced_keys(shrunk, parts | {theirs}) == parts
+
+def test_a_key_is_a_claim_the_content_must_honour() -> None:
+    """A paylist is a payrun's only under one of its keys as split now, and with its content:
+    a paylist under the key with other content, or of a payrun since resized, is not."""
+    from reconciler.desired.model import PayrunPayment
+    from reconciler.plan.payruns import LivePaylist, Unit, paylist_key, traced_paylists
+
+    pay = PayrunPayment("ada@example.com", Decimal("10.00"), "November")
+    unit = Unit("2026-11", None, "November", (pay,))
+    same = _payment(1, 1, "SUCCESS", email="Ada@example.com", description="N\u043evember")
+    other = _payment(2, 2, "SUCCESS", "777.00", email="eve@example.com")
+    key = paylist_key("2026-11")
+    paylists = [
+        LivePaylist(1, key, "November", (same,)),
+        LivePaylist(2, key, "November", (other,)),
+        LivePaylist(3, key, "Another", (same,)),
+        LivePaylist(4, THEIRS, "November", (same,)),
+    ]
+    assert traced_paylists([unit], paylists) == {1}
+    grown = [Unit("2026-11", 1, "November", (pay,)), Unit("2026-11", 2, "November", (pay,))]
+    assert traced_paylists(grown, paylists) == set()

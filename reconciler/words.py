@@ -3,13 +3,13 @@
 
 Pure and tiny, so the desired-state checks, the plan, the renderers and the commands all count
 with the one function. Every count a person reads (text, Markdown, comments) is written by
-`number`, with a thousands separator; JSON keeps plain integers.
+`counted`, with a thousands separator; JSON keeps plain integers.
 """
 
 from __future__ import annotations
 
 
-def number(count: int) -> str:
+def counted(count: int) -> str:
     """A count as a person reads it: 3000 is "3,000"."""
     return f"{count:,}"
 
@@ -19,7 +19,7 @@ def plural(count: int, word: str, many: str | None = None) -> str:
     plural(3000, "invitation") is "3,000 invitations".
 
     A multi-word noun is given whole ("owned open agreement"); its last word takes the `s`."""
-    return f"{number(count)} {noun(count, word, many)}"
+    return f"{counted(count)} {noun(count, word, many)}"
 
 
 def noun(count: int, word: str, many: str | None = None) -> str:

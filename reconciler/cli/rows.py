@@ -26,6 +26,7 @@ import click
 from reconciler.money import two_places
 from reconciler.secrets import MASK, Secret
 from reconciler.service.models import WebhookHeader
+from reconciler.words import counted
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -109,7 +110,7 @@ def print_rows(
         from reconciler.cli.tables import print_table
 
         cells = [[_table_cell(getattr(row, column)) for column in columns] for row in rows]
-        title = f"{title} ({len(cells)})"
+        title = f"{title} ({counted(len(cells))})"
         print_table(columns, cells, title=title, wide=_wide(), priority=PRIORITY)
 
 

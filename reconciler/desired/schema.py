@@ -20,6 +20,7 @@ import jsonschema_rs
 
 from reconciler.desired.keys import NonTextKey
 from reconciler.desired.problems import PathProblem, YamlPath
+from reconciler.words import counted
 
 _TWO_LETTERS = re.compile("[A-Z]{2}")  # anything else is the pattern's to refuse
 _COMMON_MISTAKES = {"UK": "GB", "EN": "GB"}
@@ -209,7 +210,9 @@ def _explain(failure: _Failure) -> Iterator[PathProblem]:
             yield PathProblem(path, f"{name} must not be empty or blank")
         case "maxLength":
             count = len(instance)
-            yield PathProblem(path, f"{name} is longer than {expected} characters ({count})")
+            yield PathProblem(
+                path, f"{name} is longer than {counted(expected)} characters ({counted(count)})"
+            )
         case "pattern" if path[-1:] == ("countryIso",):
             message = f"countryIso must be two upper-case letters (ISO 3166-1); got {instance!r}"
             yield PathProblem(path, message)
@@ -248,7 +251,9 @@ def _explain(failure: _Failure) -> Iterator[PathProblem]:
                     break
         case "maxItems":
             count = len(instance)
-            yield PathProblem(path, f"{name} may hold at most {expected} items; it has {count}")
+            yield PathProblem(
+                path, f"{name} may hold at most {counted(expected)} items; it has {counted(count)}"
+            )
         case "minItems":
             yield PathProblem(path, f"{name} must not be empty")
         case "uniqueItems":
@@ -276,7 +281,7 @@ def _name(path: YamlPath) -> str:
         return "the top level"
     *parent, last = path
     if isinstance(last, int):
-        return f"item {last + 1} of {_name(tuple(parent))}"
+        return f"item {counted(last + 1)} of {_name(tuple(parent))}"
     return str(last)
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler.words import number, plural
+from reconciler.words import counted, plural
 
 #: What a change record holds that is not part of what it does.
 _NOT_COMPARED = frozenset({"fingerprint"})
@@ -87,7 +87,7 @@ class PlanComparison:
                 used += len(line) + 1
                 shown += 1
             if shown < len(changes):
-                left.append(f"{number(len(changes) - shown)} of {number(len(changes))} {what}")
+                left.append(f"{counted(len(changes) - shown)} of {counted(len(changes))} {what}")
         parts = [_HEAD, _summary(self.kinds()), "\n".join(listed)]
         if left:
             parts.append(f"_Not listed here: {'; '.join(left)}._")

@@ -18,7 +18,7 @@ from reconciler.plan.payruns import parts_of
 from reconciler.render.base import clean, strict_headline
 from reconciler.render.money import money_markdown
 from reconciler.render.sections import Item, Section, View, sections
-from reconciler.words import plural
+from reconciler.words import counted, plural
 
 #: GitHub refuses comments above 65,536 characters; stay well under it (the marker, and a
 #: merge-refused comment's own paragraph, come on top).
@@ -88,7 +88,7 @@ def _head(plan: Plan, strict: bool, *, capped: bool) -> Iterator[str]:
     yield ""
     yield "| " + " | ".join(title for _, title in _SUMMARY_COLUMNS) + " |"
     yield "|" + "---:|" * len(_SUMMARY_COLUMNS)
-    yield "| " + " | ".join(str(summary[key]) for key, _ in _SUMMARY_COLUMNS) + " |"
+    yield "| " + " | ".join(counted(summary[key]) for key, _ in _SUMMARY_COLUMNS) + " |"
     yield ""
     inactivated = sum(isinstance(change, Inactivate | Replace) for change in plan.changes)
     if inactivated:
@@ -141,7 +141,7 @@ def _payruns_table(plan: Plan, *, capped: bool) -> Iterator[str]:
             rest = len(reasons) - _CELL_REASONS
             reasons = [*reasons[:_CELL_REASONS], f"and {plural(rest, 'more reason')}, listed below"]
         notes = "; ".join(reasons) or ", ".join(
-            f"{n} {status}" for status, n in sorted(decision.outcomes.items())
+            f"{counted(n)} {status}" for status, n in sorted(decision.outcomes.items())
         )
         paylist = "" if decision.paylist_id is None else str(decision.paylist_id)
         cells = (
@@ -266,7 +266,7 @@ def _risky_shares(found: list[Section], budget: int | None) -> dict[int, int] | 
 
 def _note(left_out: list[tuple[Section, int]]) -> str:
     parts = "; ".join(
-        f"{missing:,} of {plural(len(section.items), section.noun)}"
+        f"{counted(missing)} of {plural(len(section.items), section.noun)}"
         for section, missing in left_out
     )
     risky = [section.title for section, _ in left_out if not section.may_cut]

@@ -23,7 +23,7 @@ from reconciler.plan.model import DriftEntry, Plan
 from reconciler.plan.payruns import CONFLICT, PAID, REFUSED, TO_PAY, parts_of, to_pay_phrase
 from reconciler.render.base import clean, show, strict_headline
 from reconciler.render.money import money_text_lines
-from reconciler.words import plural
+from reconciler.words import counted, plural
 
 _SYMBOL = {("create",): "+", ("delete",): "-", ("update",): "~", ("delete", "create"): "-/+"}
 _STYLE: dict[str, dict[str, Any]] = {
@@ -128,11 +128,11 @@ def review_first(plan: Plan) -> str:
     blocked = sum(decision.state in (CONFLICT, REFUSED) for decision in plan.payruns)
     parts = []
     if summary.conflicts or blocked:
-        parts.append(f"{summary.conflicts + blocked} in conflict or refused")
+        parts.append(f"{counted(summary.conflicts + blocked)} in conflict or refused")
     if summary.inactivate:
-        parts.append(f"{summary.inactivate} to inactivate")
+        parts.append(f"{counted(summary.inactivate)} to inactivate")
     if summary.replace:
-        parts.append(f"{summary.replace} to replace")
+        parts.append(f"{counted(summary.replace)} to replace")
     if summary.create or summary.update:
         parts.append("the webhook " + ("created" if summary.create else "updated"))
     if plan.to_pay:
@@ -164,7 +164,9 @@ def payrun_lines(plan: Plan) -> Iterator[Line]:
             yield Line(f"      total       = {grouped(decision.total)}", "+")
             yield Line("    }")
             continue
-        counts = ", ".join(f"{n} {status}" for status, n in sorted(decision.outcomes.items()))
+        counts = ", ".join(
+            f"{counted(n)} {status}" for status, n in sorted(decision.outcomes.items())
+        )
         if decision.state == PAID:
             yield Line(f"  = {address}: paid as paylist {decision.paylist_id} ({counts})")
             continue

@@ -19,13 +19,19 @@ __all__ = [
 
 
 def renderer_for(
-    fmt: str, *, color: bool = False, show_unmanaged: bool = False, strict: bool = False
+    fmt: str,
+    *,
+    color: bool = False,
+    show_unmanaged: bool = False,
+    strict: bool = False,
+    drift: bool = False,
 ) -> Renderer:
-    """The renderer for `--format`: text, json or markdown (`strict`: for `drift --strict`)."""
+    """The renderer for `--format`: text, json or markdown (`strict`: for `drift --strict`;
+    `drift`: the Markdown is titled as `reconciler drift`'s report)."""
     if fmt == "json":
         return JsonRenderer()
     if fmt == "markdown":
-        return MarkdownRenderer(show_unmanaged=show_unmanaged, strict=strict)
+        return MarkdownRenderer(show_unmanaged=show_unmanaged, strict=strict, drift=drift)
     if fmt == "text":
         return TextRenderer(color=color, show_unmanaged=show_unmanaged, strict=strict)
     raise ValueError(f"unknown plan format {fmt!r}; expected one of {', '.join(FORMATS)}")

@@ -69,22 +69,25 @@ class MarkdownRenderer:
         show_unmanaged: bool = False,
         limit: int | None = MAX_CHARACTERS,
         strict: bool = False,
+        drift: bool = False,
     ) -> None:
         self._view = View(show_unmanaged=show_unmanaged)
         self._limit = limit
         self._strict = strict
+        self._title = "reconciler drift report" if drift else "reconciler plan"
 
     def render(self, plan: Plan) -> str:
-        head = "\n".join(_head(plan, self._strict, capped=self._limit is not None)) + "\n\n"
+        capped = self._limit is not None
+        head = "\n".join(_head(plan, self._title, self._strict, capped=capped)) + "\n\n"
         found = sections(plan, self._view)
         fence = _fence(line.text for s in found for item in s.items for line in item)
         budget = None if self._limit is None else self._limit - len(head) - _NOTE_ROOM
         return head + _fit(found, fence, budget)
 
 
-def _head(plan: Plan, strict: bool, *, capped: bool) -> Iterator[str]:
+def _head(plan: Plan, title: str, strict: bool, *, capped: bool) -> Iterator[str]:
     summary = plan.summary.as_dict()
-    yield "### reconciler plan"
+    yield f"### {title}"
     yield ""
     yield "| " + " | ".join(title for _, title in _SUMMARY_COLUMNS) + " |"
     yield "|" + "---:|" * len(_SUMMARY_COLUMNS)

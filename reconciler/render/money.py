@@ -38,8 +38,8 @@ def money_text_lines(report: MoneyReport) -> Iterator[str]:
 def money_markdown(report: MoneyReport, escape: Any) -> Iterator[str]:
     """The money table, then the untraced paylists and the payments needing action (at most
     `MARKDOWN_ROWS` each). `escape` makes free text safe in Markdown."""
-    window = report.relative or f"since {_date(report.since)}"
-    yield f"| money of {window} | count | total |"
+    window = f"of {report.relative}" if report.relative else f"since {_date(report.since)}"
+    yield f"| money {window} | count | total |"
     yield "|---|---:|---:|"
     for title, figure, _ in _figures(report):
         yield f"| {title} | {counted(figure.count)} | {grouped(figure.total)} |"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -242,9 +243,11 @@ def money_window(
 def _print(
     result: Plan, fmt: str, show_unmanaged: bool, *, strict: bool = False, drift: bool = False
 ) -> None:
-    color = fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    terminal = fmt == "text" and sys.stdout.isatty()
+    color = terminal and "NO_COLOR" not in os.environ
+    width = shutil.get_terminal_size().columns if terminal else None
     renderer = renderer_for(
-        fmt, color=color, show_unmanaged=show_unmanaged, strict=strict, drift=drift
+        fmt, color=color, show_unmanaged=show_unmanaged, strict=strict, drift=drift, width=width
     )
     output = renderer.render(result)
     click.echo(output, nl=False, color=color)

@@ -44,6 +44,8 @@ _FORMATS = ("table", "json", "csv")
 PRIORITY = (
     "email",
     "worker_email",
+    # The key everything else uses: hidden only when a whole email leaves no room for it.
+    "external_id",
     "status",
     "flow_stage",
     "amount",
@@ -52,7 +54,6 @@ PRIORITY = (
     "id",
     "paylist_id",
     "journal_id",
-    "external_id",
     "agreement_id",
     "operation",
     "cause",

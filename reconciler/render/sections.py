@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from reconciler.desired.model import PayrunPayment
 from reconciler.money import grouped
 from reconciler.plan.changes import Inactivate, Invite, Replace, WebhookCreate, WebhookUpdate
 from reconciler.plan.model import Plan
@@ -24,6 +23,7 @@ from reconciler.render.text import (
     change_lines,
     conflict_line,
     drift_lines,
+    payment_lines,
     unmanaged_lines,
 )
 from reconciler.words import counted, plural
@@ -168,13 +168,13 @@ def _payrun_item(decision: PayrunDecision, parts: dict[str, int]) -> Item:
     lines.append(Line(f"  + {address} {{", "+"))
     lines.append(Line(f"      description = {show(decision.description)}", "+"))
     if count <= PAYMENTS_LISTED:
-        lines += [_payment_line(payment) for payment in decision.payments]
+        lines += payment_lines(decision.payments)
     else:
         largest = sorted(decision.payments, key=lambda p: (-p.amount, p.email))[:LARGEST_SHOWN]
         lines.append(
             Line(f"      # the {counted(len(largest))} largest of {counted(count)} payments:")
         )
-        lines += [_payment_line(payment) for payment in largest]
+        lines += payment_lines(largest)
     lines.append(Line(f"      total       = {grouped(decision.total)}", "+"))
     lines.append(Line("    }"))
     if decision.new_payees and count > PAYMENTS_LISTED:
@@ -185,13 +185,6 @@ def _payrun_item(decision: PayrunDecision, parts: dict[str, int]) -> Item:
         emails = ", ".join(show(email) for email in decision.new_payees)
         lines.append(Line(f"  # new to this account (never paid): {emails}"))
     return tuple(lines)
-
-
-def _payment_line(payment: PayrunPayment) -> Line:
-    return Line(
-        f"      + {payment.amount:>14,.2f}  {show(payment.email)}  {show(payment.description)}",
-        "+",
-    )
 
 
 def _capped(lines: list[Line], noun: str) -> list[Line]:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import click
 
+from reconciler.desired.model import PayrunPayment
 from reconciler.money import grouped
 from reconciler.plan.changes import (
     Change,
@@ -23,6 +24,7 @@ from reconciler.plan.model import DriftEntry, Plan
 from reconciler.plan.payruns import CONFLICT, PAID, REFUSED, TO_PAY, parts_of, to_pay_phrase
 from reconciler.render.base import clean, show, strict_headline
 from reconciler.render.money import money_text_lines
+from reconciler.render.wrap import wrap
 from reconciler.words import counted, plural
 
 _SYMBOL = {("create",): "+", ("delete",): "-", ("update",): "~", ("delete", "create"): "-/+"}
@@ -48,17 +50,24 @@ class TextRenderer:
     """The human-readable plan; colour only when asked for (the CLI asks on a terminal)."""
 
     def __init__(
-        self, *, color: bool = False, show_unmanaged: bool = False, strict: bool = False
+        self,
+        *,
+        color: bool = False,
+        show_unmanaged: bool = False,
+        strict: bool = False,
+        width: int | None = None,
     ) -> None:
         self._color = color
         self._show_unmanaged = show_unmanaged
         self._strict = strict
+        self._width = width  # a terminal's: lines are wrapped between words to fit it
 
     def render(self, plan: Plan) -> str:
         out = []
         for line in plan_lines(plan, show_unmanaged=self._show_unmanaged, strict=self._strict):
             style = _STYLE.get(line.style or "")
-            out.append(click.style(line.text, **style) if self._color and style else line.text)
+            for text in wrap(line.text, self._width):
+                out.append(click.style(text, **style) if self._color and style else text)
         return "\n".join(out) + "\n"
 
 
@@ -155,12 +164,7 @@ def payrun_lines(plan: Plan) -> Iterator[Line]:
             yield Line(f"  # {address} will be paid (key {decision.key}{part})")
             yield Line(f"  + {address} {{", "+")
             yield Line(f"      description = {show(decision.description)}", "+")
-            for payment in decision.payments:
-                yield Line(
-                    f"      + {payment.amount:>14,.2f}  {show(payment.email)}  "
-                    f"{show(payment.description)}",
-                    "+",
-                )
+            yield from payment_lines(decision.payments)
             yield Line(f"      total       = {grouped(decision.total)}", "+")
             yield Line("    }")
             continue
@@ -184,6 +188,17 @@ def payrun_lines(plan: Plan) -> Iterator[Line]:
         )
         for problem in wallet.problems:
             yield Line(f"Unsafe: {clean(problem)}; apply refuses the payruns without --force.", "!")
+
+
+def payment_lines(payments: Sequence[PayrunPayment]) -> list[Line]:
+    """Payments one a line: the amounts right-aligned, the emails padded so that the
+    descriptions start in one column."""
+    emails = [show(payment.email) for payment in payments]
+    width = max(map(len, emails), default=0)
+    return [
+        Line(f"      + {p.amount:>14,.2f}  {email.ljust(width)}  {show(p.description)}", "+")
+        for p, email in zip(payments, emails, strict=True)
+    ]
 
 
 def change_lines(change: Change) -> Iterator[Line]:

@@ -1,17 +1,25 @@
-"""Counted words for every message: "1 inactivation", "2 inactivations", never "1 inactivations".
+"""Counted words for every message: "1 inactivation", "3,000 inactivations", never
+"1 inactivations" nor "3000".
 
 Pure and tiny, so the desired-state checks, the plan, the renderers and the commands all count
-with the one function.
+with the one function. Every count a person reads (text, Markdown, comments) is written by
+`counted`, with a thousands separator; JSON keeps plain integers.
 """
 
 from __future__ import annotations
 
 
+def counted(count: int) -> str:
+    """A count as a person reads it: 3000 is "3,000"."""
+    return f"{count:,}"
+
+
 def plural(count: int, word: str, many: str | None = None) -> str:
-    """`count` and the word in the number it takes: plural(1, "alias", "aliases") is "1 alias".
+    """`count` and the word in the number it takes: plural(1, "alias", "aliases") is "1 alias",
+    plural(3000, "invitation") is "3,000 invitations".
 
     A multi-word noun is given whole ("owned open agreement"); its last word takes the `s`."""
-    return f"{count} {noun(count, word, many)}"
+    return f"{counted(count)} {noun(count, word, many)}"
 
 
 def noun(count: int, word: str, many: str | None = None) -> str:

@@ -22,6 +22,7 @@ from reconciler.plan.changes import (
     WebhookCreate,
     WebhookUpdate,
 )
+from reconciler.words import counted
 
 #: The `format_version` of the ledger's JSON document.
 LEDGER_FORMAT_VERSION = "1.0"
@@ -167,7 +168,7 @@ class Ledger:
     def summary_line(self) -> str:
         """'Apply complete: 4 applied.' or 'Apply incomplete: 2 applied, 1 failed, 1 skipped.'"""
         counts = self.counts()
-        parts = [f"{counts.get(outcome, 0)} {outcome}" for outcome in Outcome]
+        parts = [f"{counted(counts.get(outcome, 0))} {outcome}" for outcome in Outcome]
         if not self._changes and not self._payments:
             return "Apply complete: nothing to do."
         if self.complete:

@@ -14,6 +14,7 @@ from typing import Any
 
 from reconciler import logs
 from reconciler.apply.ledger import Outcome
+from reconciler.words import counted
 
 #: At most one progress log line this often (seconds), besides the first and the last.
 LOG_EVERY_S = 2.0
@@ -101,7 +102,7 @@ class BarProgress:
             elapsed = time.monotonic() - self._started
             rate = f"{done / elapsed:,.1f}/s" if elapsed > 0 else ""
             trouble = ", ".join(
-                f"{self._counts[o]} {o}"
+                f"{counted(self._counts[o])} {o}"
                 for o in (Outcome.FAILED, Outcome.SKIPPED)
                 if self._counts[o]
             )

@@ -12,6 +12,7 @@ from collections import Counter
 import click
 
 from reconciler.apply.ledger import Entry, Ledger, Outcome
+from reconciler.words import counted
 
 _COLOURS = {Outcome.APPLIED: "green", Outcome.FAILED: "red", Outcome.SKIPPED: "yellow"}
 _HEADINGS = ("ADDRESS", "ACTION", "OUTCOME", "AGREEMENT", "DETAIL")
@@ -73,15 +74,15 @@ def _summed_up(entries: list[Entry], *, color: bool) -> list[str]:
     failed = [entry for entry in entries if entry.outcome is Outcome.FAILED]
     lines: list[str] = []
     if failed:
-        first = f", the first {INTERRUPTED_ROWS}" if len(failed) > INTERRUPTED_ROWS else ""
-        lines.append(f"Failed ({len(failed)}{first}):")
+        first = f", the first {counted(INTERRUPTED_ROWS)}" if len(failed) > INTERRUPTED_ROWS else ""
+        lines.append(f"Failed ({counted(len(failed))}{first}):")
         lines += _table(failed[:INTERRUPTED_ROWS], color=color)
     lines.append("By action (every row with --format json):")
     counts: dict[str, Counter[Outcome]] = {}
     for entry in entries:
         counts.setdefault(entry.action, Counter())[entry.outcome] += 1
     for action, by_outcome in counts.items():
-        parts = ", ".join(f"{by_outcome.get(outcome, 0)} {outcome}" for outcome in Outcome)
+        parts = ", ".join(f"{counted(by_outcome.get(outcome, 0))} {outcome}" for outcome in Outcome)
         lines.append(f"  {action}: {parts}")
     return [*lines, ""]
 

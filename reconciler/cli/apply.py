@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import shutil
 import signal
 import sys
 import threading
@@ -285,7 +286,8 @@ def _show(plan: Plan, fmt: str) -> None:
     to_stderr = fmt == "json"
     stream = sys.stderr if to_stderr else sys.stdout
     color = stream.isatty() and "NO_COLOR" not in os.environ
-    text = renderer_for("text", color=color).render(plan)
+    width = shutil.get_terminal_size().columns if stream.isatty() else None
+    text = renderer_for("text", color=color, width=width).render(plan)
     click.echo(text, nl=False, err=to_stderr, color=color)
 
 

@@ -142,16 +142,20 @@ def _report(
         for item in result.unfinished:
             fields = ", ".join(item.fields)
             _say(f"  {scalar(item.external_id)} ({scalar(item.email)}, {item.status}): {fields}")
+    steps = []
     if schema_to_write is not None:
         where = shlex.quote(os.path.relpath(schema_to_write))
+        steps.append(f"reconciler schema --out {where}")
+        writes = "the first step of Next:" if out is not None else f"`{steps[0]}`"
         _say(
-            f"The editor modeline points at {where}, which does not exist yet: "
-            f"`reconciler schema --out {where}` writes it (once; commit it)."
+            f"The editor modeline points at {where}, which does not exist yet: {writes} "
+            "writes it (once; commit it)."
         )
     if out is not None:
         target = shlex.quote(str(out))
         again = connection.repeated()
-        _say(f"Next: reconciler validate {target} && reconciler plan{again} {target}")
+        steps += [f"reconciler validate {target}", f"reconciler plan{again} {target}"]
+        _say("Next: " + " && ".join(steps))
     if result.header_variables:  # last, where a person looks for what to do
         _say("Set these variables (in CI: environment secrets of the same name, never repository")
         _say("secrets, which any workflow of any branch can read)")

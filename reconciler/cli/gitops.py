@@ -208,19 +208,7 @@ def plan_compare(reviewed: Path, new: Path, fmt: str) -> None:
     if comparison.equal:
         click.echo("The new plan makes exactly the reviewed changes.")
         return
-    lines = comparison.describe()
-    if fmt == "markdown":
-        click.echo(
-            ":no_entry: **Not applied: the plan at merge differs from the reviewed plan.**\n\n"
-            + "\n".join(f"- `{change}`: {what}" for change, what in lines)
-            + "\n\nReview the new plan (open a pull request, or re-run the plan job) and merge "
-            "again."
-        )
-    else:
-        click.echo(
-            "The new plan differs from the reviewed plan:\n"
-            + "\n".join(f"  {change}: {what}" for change, what in lines)
-        )
+    click.echo(comparison.markdown() if fmt == "markdown" else comparison.text())
     raise click.exceptions.Exit(EXIT_DIFFERENT)
 
 

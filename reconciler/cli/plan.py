@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -143,7 +144,7 @@ def drift(
     # drift's money summary counts the journal's top-ups; a plan shows the money as counts.
     result = plan_path(path, PlanOptions(), connection, money_since=money_since, top_ups=True).plan
     # Under --strict, unmanaged workers make drift exit 2: the report names them (the issue).
-    _print(result, fmt, show_unmanaged or strict, strict=strict)
+    _print(result, fmt, show_unmanaged or strict, strict=strict, drift=True)
     if drift_detected(result, strict=strict):
         raise click.exceptions.Exit(EXIT_CHANGES)
 
@@ -253,8 +254,14 @@ def money_window(
     return MoneyWindow(datetime.now(UTC) - window, stuck_after, relative, top_ups)
 
 
-def _print(result: Plan, fmt: str, show_unmanaged: bool, *, strict: bool = False) -> None:
-    color = fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    renderer = renderer_for(fmt, color=color, show_unmanaged=show_unmanaged, strict=strict)
+def _print(
+    result: Plan, fmt: str, show_unmanaged: bool, *, strict: bool = False, drift: bool = False
+) -> None:
+    terminal = fmt == "text" and sys.stdout.isatty()
+    color = terminal and "NO_COLOR" not in os.environ
+    width = shutil.get_terminal_size().columns if terminal else None
+    renderer = renderer_for(
+        fmt, color=color, show_unmanaged=show_unmanaged, strict=strict, drift=drift, width=width
+    )
     output = renderer.render(result)
     click.echo(output, nl=False, color=color)

@@ -26,6 +26,7 @@ import click
 from reconciler.money import two_places
 from reconciler.secrets import MASK, Secret
 from reconciler.service.models import WebhookHeader
+from reconciler.words import counted
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -43,6 +44,8 @@ _FORMATS = ("table", "json", "csv")
 PRIORITY = (
     "email",
     "worker_email",
+    # The key everything else uses: hidden only when a whole email leaves no room for it.
+    "external_id",
     "status",
     "flow_stage",
     "amount",
@@ -51,7 +54,6 @@ PRIORITY = (
     "id",
     "paylist_id",
     "journal_id",
-    "external_id",
     "agreement_id",
     "operation",
     "cause",
@@ -109,7 +111,7 @@ def print_rows(
         from reconciler.cli.tables import print_table
 
         cells = [[_table_cell(getattr(row, column)) for column in columns] for row in rows]
-        title = f"{title} ({len(cells)})"
+        title = f"{title} ({counted(len(cells))})"
         print_table(columns, cells, title=title, wide=_wide(), priority=PRIORITY)
 
 

@@ -21,7 +21,7 @@ from reconciler.sandbox import SandboxServer
 from reconciler.sandbox.faults import FaultSettings
 from reconciler.sandbox.seed import SeedError
 from reconciler.service.reach import reach
-from reconciler.words import plural
+from reconciler.words import counted, plural
 
 _PAGE_SIZE = 200
 
@@ -215,7 +215,7 @@ def _summary(server: SandboxServer) -> str:
         f"The sandbox answers at {server.base_url} (demo client {server.client_id}).",
         f"Workers: {plural(len(workers), 'agreement')}",
     ]
-    lines += [f"  {status:<22}{count}" for status, count in sorted(statuses.items())]
+    lines += [f"  {status:<22}{counted(count)}" for status, count in sorted(statuses.items())]
     if webhook.status_code == 404:
         lines.append("Webhook: none")
     else:

@@ -33,6 +33,7 @@ from reconciler.desired.problems import PathProblem, YamlPath
 from reconciler.desired.rules import FileValues, webhook_url_problem
 from reconciler.redaction import encodings
 from reconciler.secrets import Secret, webhook_url
+from reconciler.words import counted
 
 #: Variables that are never interpolated: the reconciler's own settings and the CI's.
 DENIED_PREFIXES = ("RECONCILER_", "GITHUB_", "ACTIONS_", "RUNNER_")
@@ -179,7 +180,8 @@ class _Filler:
             return raw  # checked by name only; the model keeps the template
         url = webhook_url(Secret(filled, template=raw)) if references(raw) else filled
         if len(filled) > MAX_URL:
-            self.fail(path, f"is {len(filled)} characters once filled in; at most {MAX_URL}")
+            length, most = counted(len(filled)), counted(MAX_URL)
+            self.fail(path, f"is {length} characters once filled in; at most {most}")
         elif reason := webhook_url_problem(filled, shown=str(url)):
             self.fail(path, reason)
         return url
@@ -258,5 +260,6 @@ def _header_value_problem(value: str, *, from_variable: bool) -> str | None:
     if any(char in value for char in "\r\n\0"):
         return "must not contain a line break or a NUL character (once filled in)"
     if len(value) > MAX_HEADER_VALUE:
-        return f"is {len(value)} characters once filled in; the service takes {MAX_HEADER_VALUE}"
+        length, most = counted(len(value)), counted(MAX_HEADER_VALUE)
+        return f"is {length} characters once filled in; the service takes {most}"
     return None

@@ -52,6 +52,7 @@ from reconciler.desired.rules import (
     merge_problems,
 )
 from reconciler.desired.schema import schema_problems
+from reconciler.desired.seeds import seed_problem
 from reconciler.desired.source import SourceText, read_sources
 
 
@@ -79,6 +80,9 @@ def load_desired_state(
         data, parse_problems = parse_yaml(source)
         if data is UNPARSED:
             problems += parse_problems
+            continue
+        if (seed := seed_problem(source, data)) is not None:
+            problems.append(seed)  # one problem for the file, not one per seed key
             continue
         try:
             pending[source.name] += schema_problems(data)

@@ -18,11 +18,12 @@ from typing import Any
 
 import jsonschema_rs
 
+from reconciler.desired.countries import suggested_code
 from reconciler.desired.keys import NonTextKey
 from reconciler.desired.problems import PathProblem, YamlPath
+from reconciler.words import counted
 
 _TWO_LETTERS = re.compile("[A-Z]{2}")  # anything else is the pattern's to refuse
-_COMMON_MISTAKES = {"UK": "GB", "EN": "GB"}
 _SHARE = re.compile(r"[0-9]+(\.[0-9]+)?%")
 
 SCHEMA_NAME = "desired-state.schema.json"
@@ -209,10 +210,12 @@ def _explain(failure: _Failure) -> Iterator[PathProblem]:
             yield PathProblem(path, f"{name} must not be empty or blank")
         case "maxLength":
             count = len(instance)
-            yield PathProblem(path, f"{name} is longer than {expected} characters ({count})")
+            yield PathProblem(
+                path, f"{name} is longer than {counted(expected)} characters ({counted(count)})"
+            )
         case "pattern" if path[-1:] == ("countryIso",):
             message = f"countryIso must be two upper-case letters (ISO 3166-1); got {instance!r}"
-            yield PathProblem(path, message)
+            yield PathProblem(path, message + _did_you_mean(instance))
         case "pattern" if path[-1:] == ("name",):
             message = f"header name {instance!r} is not an HTTP token (letters, digits, -, _, ...)"
             yield PathProblem(path, message)
@@ -248,7 +251,9 @@ def _explain(failure: _Failure) -> Iterator[PathProblem]:
                     break
         case "maxItems":
             count = len(instance)
-            yield PathProblem(path, f"{name} may hold at most {expected} items; it has {count}")
+            yield PathProblem(
+                path, f"{name} may hold at most {counted(expected)} items; it has {counted(count)}"
+            )
         case "minItems":
             yield PathProblem(path, f"{name} must not be empty")
         case "uniqueItems":
@@ -259,10 +264,12 @@ def _explain(failure: _Failure) -> Iterator[PathProblem]:
 
 def unknown_country(code: str) -> str:
     """The message for two upper-case letters that are no ISO 3166-1 alpha-2 code."""
-    message = f"{code!r} is not an ISO 3166-1 alpha-2 country code"
-    if code in _COMMON_MISTAKES:
-        message += f" (did you mean {_COMMON_MISTAKES[code]!r}?)"
-    return message
+    return f"{code!r} is not an ISO 3166-1 alpha-2 country code" + _did_you_mean(code)
+
+
+def _did_you_mean(text: object) -> str:
+    code = suggested_code(text) if isinstance(text, str) else None
+    return "" if code is None else f" (did you mean {code!r}?)"
 
 
 def _is_share(value: object) -> bool:
@@ -276,7 +283,7 @@ def _name(path: YamlPath) -> str:
         return "the top level"
     *parent, last = path
     if isinstance(last, int):
-        return f"item {last + 1} of {_name(tuple(parent))}"
+        return f"item {counted(last + 1)} of {_name(tuple(parent))}"
     return str(last)
 
 

@@ -35,6 +35,7 @@ from reconciler.plan.payruns import (
     to_pay_phrase,
 )
 from reconciler.service.models import Wallet, Webhook, Worker
+from reconciler.words import counted
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,15 +90,15 @@ class Summary:
 
     def line(self) -> str:
         """'3 to invite, 1 to inactivate, 1 to update, 2 drifted, 5 unmanaged' and extras."""
-        parts = [f"{self.invite} to invite", f"{self.inactivate} to inactivate"]
+        parts = [f"{counted(self.invite)} to invite", f"{counted(self.inactivate)} to inactivate"]
         if self.replace:
-            parts.append(f"{self.replace} to replace")
+            parts.append(f"{counted(self.replace)} to replace")
         if self.create:
-            parts.append(f"{self.create} to create")
-        parts += [f"{self.update} to update", f"{self.drifted} drifted"]
-        parts.append(f"{self.unmanaged} unmanaged")
+            parts.append(f"{counted(self.create)} to create")
+        parts += [f"{counted(self.update)} to update", f"{counted(self.drifted)} drifted"]
+        parts.append(f"{counted(self.unmanaged)} unmanaged")
         if self.conflicts:
-            parts.append(f"{self.conflicts} in conflict")
+            parts.append(f"{counted(self.conflicts)} in conflict")
         return ", ".join(parts)
 
     def changes_line(self) -> str:
@@ -110,7 +111,10 @@ class Summary:
             (self.create, "create"),
             (self.update, "update"),
         )
-        return ", ".join(f"{count} to {verb}" for count, verb in counts if count) or "no changes"
+        return (
+            ", ".join(f"{counted(count)} to {verb}" for count, verb in counts if count)
+            or "no changes"
+        )
 
     def as_dict(self) -> dict[str, int]:
         return {

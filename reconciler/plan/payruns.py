@@ -28,7 +28,7 @@ from reconciler.desired.model import Payrun, PayrunPayment
 from reconciler.identity import description_key, email_key, payment_key, text_key
 from reconciler.money import grouped, two_places
 from reconciler.service.models import Payment, Wallet, Worker, WorkerStatus
-from reconciler.words import plural
+from reconciler.words import counted, plural
 
 MAX_PAYMENTS = 1000
 TO_PAY, PAID, CONFLICT, REFUSED = "to_pay", "paid", "conflict", "refused"
@@ -322,7 +322,7 @@ def _shape(parts: Mapping[int, object]) -> str:
     pieces = ["one paylist"] if 0 in parts else []
     if numbers:
         shown = ", ".join(map(str, numbers[:5])) + (", ..." if len(numbers) > 5 else "")
-        pieces.append(f"{len(numbers)} part{'s' if len(numbers) > 1 else ''} ({shown})")
+        pieces.append(f"{counted(len(numbers))} part{'s' if len(numbers) > 1 else ''} ({shown})")
     return " and ".join(pieces)
 
 

@@ -58,6 +58,7 @@ from reconciler.plan.saved import CLOCK_SKEW, DEFAULT_MAX_AGE, VALUE_LABEL, Save
 from reconciler.plan.signing import PlanKey, UntrustedPlan
 from reconciler.secrets import Secret, webhook_url
 from reconciler.service.models import Worker
+from reconciler.words import counted
 
 _AGAIN = "nothing was applied; run `reconciler plan --out` again"
 
@@ -94,7 +95,7 @@ def resume(
         raise StalePlan(
             "the live account changed since the plan was made: "
             + ", ".join(stale[:20])
-            + (f" and {len(stale) - 20} more" if len(stale) > 20 else ""),
+            + (f" and {counted(len(stale) - 20)} more" if len(stale) > 20 else ""),
             hint=_AGAIN,
         )
     owned_open = sum(1 for a in live.workers if a.status.is_open and owns(a.external_id))

@@ -6,7 +6,7 @@ import math
 
 from reconciler.desired.model import InactivationLimit
 from reconciler.plan.model import Safety
-from reconciler.words import plural
+from reconciler.words import counted, plural
 
 #: Below this many owned open agreements a share limit is not checked: at 4 owned workers,
 #: 25% would refuse a single removal. A count (`maxInactivations: 2`) is always checked.
@@ -26,7 +26,7 @@ def assess(owned_open: int, inactivations: int, limit: InactivationLimit) -> Saf
             f"({shown} of {plural(owned_open, 'owned open agreement')})"
         )
     if inactivations and inactivations >= owned_open:
-        problems.append(f"the plan would inactivate every owned worker ({owned_open})")
+        problems.append(f"the plan would inactivate every owned worker ({counted(owned_open)})")
     return Safety(
         owned_open=owned_open,
         inactivations=inactivations,

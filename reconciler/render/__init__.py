@@ -19,13 +19,21 @@ __all__ = [
 
 
 def renderer_for(
-    fmt: str, *, color: bool = False, show_unmanaged: bool = False, strict: bool = False
+    fmt: str,
+    *,
+    color: bool = False,
+    show_unmanaged: bool = False,
+    strict: bool = False,
+    drift: bool = False,
+    width: int | None = None,
 ) -> Renderer:
-    """The renderer for `--format`: text, json or markdown (`strict`: for `drift --strict`)."""
+    """The renderer for `--format`: text, json or markdown (`strict`: for `drift --strict`;
+    `drift`: the Markdown is titled as `reconciler drift`'s report; `width`: the terminal's, for
+    the text plan to wrap between words)."""
     if fmt == "json":
         return JsonRenderer()
     if fmt == "markdown":
-        return MarkdownRenderer(show_unmanaged=show_unmanaged, strict=strict)
+        return MarkdownRenderer(show_unmanaged=show_unmanaged, strict=strict, drift=drift)
     if fmt == "text":
-        return TextRenderer(color=color, show_unmanaged=show_unmanaged, strict=strict)
+        return TextRenderer(color=color, show_unmanaged=show_unmanaged, strict=strict, width=width)
     raise ValueError(f"unknown plan format {fmt!r}; expected one of {', '.join(FORMATS)}")

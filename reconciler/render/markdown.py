@@ -18,7 +18,7 @@ from reconciler.plan.payruns import parts_of
 from reconciler.render.base import clean, strict_headline
 from reconciler.render.money import money_markdown
 from reconciler.render.sections import Item, Section, View, sections
-from reconciler.words import plural
+from reconciler.words import counted, plural
 
 #: GitHub refuses comments above 65,536 characters; stay well under it (the marker, and a
 #: merge-refused comment's own paragraph, come on top).
@@ -69,26 +69,29 @@ class MarkdownRenderer:
         show_unmanaged: bool = False,
         limit: int | None = MAX_CHARACTERS,
         strict: bool = False,
+        drift: bool = False,
     ) -> None:
         self._view = View(show_unmanaged=show_unmanaged)
         self._limit = limit
         self._strict = strict
+        self._title = "reconciler drift report" if drift else "reconciler plan"
 
     def render(self, plan: Plan) -> str:
-        head = "\n".join(_head(plan, self._strict, capped=self._limit is not None)) + "\n\n"
+        capped = self._limit is not None
+        head = "\n".join(_head(plan, self._title, self._strict, capped=capped)) + "\n\n"
         found = sections(plan, self._view)
         fence = _fence(line.text for s in found for item in s.items for line in item)
         budget = None if self._limit is None else self._limit - len(head) - _NOTE_ROOM
         return head + _fit(found, fence, budget)
 
 
-def _head(plan: Plan, strict: bool, *, capped: bool) -> Iterator[str]:
+def _head(plan: Plan, title: str, strict: bool, *, capped: bool) -> Iterator[str]:
     summary = plan.summary.as_dict()
-    yield "### reconciler plan"
+    yield f"### {title}"
     yield ""
     yield "| " + " | ".join(title for _, title in _SUMMARY_COLUMNS) + " |"
     yield "|" + "---:|" * len(_SUMMARY_COLUMNS)
-    yield "| " + " | ".join(str(summary[key]) for key, _ in _SUMMARY_COLUMNS) + " |"
+    yield "| " + " | ".join(counted(summary[key]) for key, _ in _SUMMARY_COLUMNS) + " |"
     yield ""
     inactivated = sum(isinstance(change, Inactivate | Replace) for change in plan.changes)
     if inactivated:
@@ -141,7 +144,7 @@ def _payruns_table(plan: Plan, *, capped: bool) -> Iterator[str]:
             rest = len(reasons) - _CELL_REASONS
             reasons = [*reasons[:_CELL_REASONS], f"and {plural(rest, 'more reason')}, listed below"]
         notes = "; ".join(reasons) or ", ".join(
-            f"{n} {status}" for status, n in sorted(decision.outcomes.items())
+            f"{counted(n)} {status}" for status, n in sorted(decision.outcomes.items())
         )
         paylist = "" if decision.paylist_id is None else str(decision.paylist_id)
         cells = (
@@ -266,7 +269,7 @@ def _risky_shares(found: list[Section], budget: int | None) -> dict[int, int] | 
 
 def _note(left_out: list[tuple[Section, int]]) -> str:
     parts = "; ".join(
-        f"{missing:,} of {plural(len(section.items), section.noun)}"
+        f"{counted(missing)} of {plural(len(section.items), section.noun)}"
         for section, missing in left_out
     )
     risky = [section.title for section, _ in left_out if not section.may_cut]

@@ -14,7 +14,7 @@ from typing import Any
 from reconciler.money import grouped, two_places
 from reconciler.plan.money import Figure, MoneyReport, PaymentAlert, Untraced
 from reconciler.render.base import clean, show_paid
-from reconciler.words import plural
+from reconciler.words import counted, plural
 
 #: Rows of each list in Markdown; the rest is counted.
 MARKDOWN_ROWS = 20
@@ -38,11 +38,11 @@ def money_text_lines(report: MoneyReport) -> Iterator[str]:
 def money_markdown(report: MoneyReport, escape: Any) -> Iterator[str]:
     """The money table, then the untraced paylists and the payments needing action (at most
     `MARKDOWN_ROWS` each). `escape` makes free text safe in Markdown."""
-    window = report.relative or f"since {_date(report.since)}"
-    yield f"| money of {window} | count | total |"
+    window = f"of {report.relative}" if report.relative else f"since {_date(report.since)}"
+    yield f"| money {window} | count | total |"
     yield "|---|---:|---:|"
     for title, figure, _ in _figures(report):
-        yield f"| {title} | {figure.count} | {grouped(figure.total)} |"
+        yield f"| {title} | {counted(figure.count)} | {grouped(figure.total)} |"
     balance = "" if report.balance is None else f"{grouped(report.balance)}"
     yield f"| wallet balance | | {balance} |"
     yield ""
@@ -61,7 +61,8 @@ def money_markdown(report: MoneyReport, escape: Any) -> Iterator[str]:
         yield ""
         yield from (f"- {escape(line)}" for line in lines[:MARKDOWN_ROWS])
         if len(lines) > MARKDOWN_ROWS:
-            yield f"- … and {len(lines) - MARKDOWN_ROWS} more: run `reconciler drift` for all."
+            more = counted(len(lines) - MARKDOWN_ROWS)
+            yield f"- … and {more} more: run `reconciler drift` for all."
         yield ""
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from reconciler.desired.model import PayrunPayment
 from reconciler.money import grouped
 from reconciler.plan.changes import Inactivate, Invite, Replace, WebhookCreate, WebhookUpdate
 from reconciler.plan.model import Plan
@@ -24,9 +23,10 @@ from reconciler.render.text import (
     change_lines,
     conflict_line,
     drift_lines,
+    payment_lines,
     unmanaged_lines,
 )
-from reconciler.words import plural
+from reconciler.words import counted, plural
 
 #: A payrun with at most this many payments is shown payment by payment.
 PAYMENTS_LISTED = 50
@@ -79,7 +79,7 @@ def _conflicts(plan: Plan, view: View) -> Iterator[Section]:
     items: list[Item] = [(conflict_line(conflict),) for conflict in plan.conflicts]
     parts = parts_of(plan.payruns)
     items += [_payrun_item(d, parts) for d in plan.payruns if d.state != TO_PAY and d.reasons]
-    title = f"Conflicts and refused payruns ({len(items)})"
+    title = f"Conflicts and refused payruns ({counted(len(items))})"
     yield Section(title, CONFLICTS, tuple(items), "conflict", False)
 
 
@@ -87,7 +87,7 @@ def _removals(plan: Plan, view: View) -> Iterator[Section]:
     items = tuple(
         _change_item(change) for change in plan.changes if isinstance(change, Inactivate | Replace)
     )
-    title = f"Inactivations and replacements ({len(items)})"
+    title = f"Inactivations and replacements ({counted(len(items))})"
     yield Section(title, REMOVALS, items, "inactivation or replacement", False)
 
 
@@ -104,23 +104,25 @@ def _payruns(plan: Plan, view: View) -> Iterator[Section]:
     parts = parts_of(plan.payruns)
     items = tuple(_payrun_item(decision, parts) for decision in plan.to_pay)
     payruns = len(parts_of(plan.to_pay))  # a split payrun is one payrun of N parts
-    count = str(payruns) if payruns == len(items) else f"{payruns}, in {len(items)} paylists"
+    count = counted(payruns)
+    if payruns != len(items):
+        count += f", in {counted(len(items))} paylists"
     yield Section(f"Payruns to pay ({count})", PAYRUNS, items, "payrun", False)
 
 
 def _warnings(plan: Plan, view: View) -> Iterator[Section]:
     items = tuple((Line(clean(warning)),) for warning in plan.warnings)
-    yield Section(f"Warnings ({len(items)})", WARNINGS, items, "warning")
+    yield Section(f"Warnings ({counted(len(items))})", WARNINGS, items, "warning")
 
 
 def _invitations(plan: Plan, view: View) -> Iterator[Section]:
     items = tuple(_change_item(c) for c in plan.changes if isinstance(c, Invite))
-    yield Section(f"Invitations ({len(items)})", INVITATIONS, items, "invitation")
+    yield Section(f"Invitations ({counted(len(items))})", INVITATIONS, items, "invitation")
 
 
 def _drift(plan: Plan, view: View) -> Iterator[Section]:
     items = tuple(tuple(drift_lines(drift)) for drift in plan.drift_entries)
-    yield Section(f"Drift ({len(items)})", DRIFT, items, "drifted worker")
+    yield Section(f"Drift ({counted(len(items))})", DRIFT, items, "drifted worker")
 
 
 def _unmanaged(plan: Plan, view: View) -> Iterator[Section]:
@@ -128,7 +130,7 @@ def _unmanaged(plan: Plan, view: View) -> Iterator[Section]:
         return
     lines = list(unmanaged_lines(plan.unmanaged, listed=True))[1:]  # the count is the title
     items = tuple((line,) for line in lines)
-    yield Section(f"Unmanaged ({len(items)})", UNMANAGED, items, "unmanaged agreement")
+    yield Section(f"Unmanaged ({counted(len(items))})", UNMANAGED, items, "unmanaged agreement")
 
 
 #: The sections, each with its rank; `sections` sorts them, so order here does not matter.
@@ -154,7 +156,7 @@ def _payrun_item(decision: PayrunDecision, parts: dict[str, int]) -> Item:
     part of a split payrun says which part of how many."""
     address = label = clean(decision.address)
     if decision.part is not None:
-        label += f" (part {decision.part} of {parts[decision.payrun_id]})"
+        label += f" (part {decision.part} of {counted(parts[decision.payrun_id])})"
     count = len(decision.payments)
     head = f"{plural(count, 'payment')}, total {grouped(decision.total)}"
     if decision.state != TO_PAY:
@@ -166,11 +168,13 @@ def _payrun_item(decision: PayrunDecision, parts: dict[str, int]) -> Item:
     lines.append(Line(f"  + {address} {{", "+"))
     lines.append(Line(f"      description = {show_paid(decision.description)}", "+"))
     if count <= PAYMENTS_LISTED:
-        lines += [_payment_line(payment) for payment in decision.payments]
+        lines += payment_lines(decision.payments)
     else:
         largest = sorted(decision.payments, key=lambda p: (-p.amount, p.email))[:LARGEST_SHOWN]
-        lines.append(Line(f"      # the {len(largest)} largest of {count:,} payments:"))
-        lines += [_payment_line(payment) for payment in largest]
+        lines.append(
+            Line(f"      # the {counted(len(largest))} largest of {counted(count)} payments:")
+        )
+        lines += payment_lines(largest)
     lines.append(Line(f"      total       = {grouped(decision.total)}", "+"))
     lines.append(Line("    }"))
     if decision.new_payees and count > PAYMENTS_LISTED:
@@ -181,14 +185,6 @@ def _payrun_item(decision: PayrunDecision, parts: dict[str, int]) -> Item:
         emails = ", ".join(show_paid(email) for email in decision.new_payees)
         lines.append(Line(f"  # new to this account (never paid): {emails}"))
     return tuple(lines)
-
-
-def _payment_line(payment: PayrunPayment) -> Line:
-    return Line(
-        f"      + {payment.amount:>14,.2f}  {show_paid(payment.email)}  "
-        f"{show_paid(payment.description)}",
-        "+",
-    )
 
 
 def _capped(lines: list[Line], noun: str) -> list[Line]:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import click
 
+from reconciler.desired.model import PayrunPayment
 from reconciler.money import grouped
 from reconciler.plan.changes import (
     Change,
@@ -23,7 +24,8 @@ from reconciler.plan.model import DriftEntry, Plan
 from reconciler.plan.payruns import CONFLICT, PAID, REFUSED, TO_PAY, parts_of, to_pay_phrase
 from reconciler.render.base import clean, show, show_paid, strict_headline
 from reconciler.render.money import money_text_lines
-from reconciler.words import plural
+from reconciler.render.wrap import wrap
+from reconciler.words import counted, plural
 
 _SYMBOL = {("create",): "+", ("delete",): "-", ("update",): "~", ("delete", "create"): "-/+"}
 _STYLE: dict[str, dict[str, Any]] = {
@@ -48,17 +50,24 @@ class TextRenderer:
     """The human-readable plan; colour only when asked for (the CLI asks on a terminal)."""
 
     def __init__(
-        self, *, color: bool = False, show_unmanaged: bool = False, strict: bool = False
+        self,
+        *,
+        color: bool = False,
+        show_unmanaged: bool = False,
+        strict: bool = False,
+        width: int | None = None,
     ) -> None:
         self._color = color
         self._show_unmanaged = show_unmanaged
         self._strict = strict
+        self._width = width  # a terminal's: lines are wrapped between words to fit it
 
     def render(self, plan: Plan) -> str:
         out = []
         for line in plan_lines(plan, show_unmanaged=self._show_unmanaged, strict=self._strict):
             style = _STYLE.get(line.style or "")
-            out.append(click.style(line.text, **style) if self._color and style else line.text)
+            for text in wrap(line.text, self._width):
+                out.append(click.style(text, **style) if self._color and style else text)
         return "\n".join(out) + "\n"
 
 
@@ -128,11 +137,11 @@ def review_first(plan: Plan) -> str:
     blocked = sum(decision.state in (CONFLICT, REFUSED) for decision in plan.payruns)
     parts = []
     if summary.conflicts or blocked:
-        parts.append(f"{summary.conflicts + blocked} in conflict or refused")
+        parts.append(f"{counted(summary.conflicts + blocked)} in conflict or refused")
     if summary.inactivate:
-        parts.append(f"{summary.inactivate} to inactivate")
+        parts.append(f"{counted(summary.inactivate)} to inactivate")
     if summary.replace:
-        parts.append(f"{summary.replace} to replace")
+        parts.append(f"{counted(summary.replace)} to replace")
     if summary.create or summary.update:
         parts.append("the webhook " + ("created" if summary.create else "updated"))
     if plan.to_pay:
@@ -155,16 +164,13 @@ def payrun_lines(plan: Plan) -> Iterator[Line]:
             yield Line(f"  # {address} will be paid (key {decision.key}{part})")
             yield Line(f"  + {address} {{", "+")
             yield Line(f"      description = {show_paid(decision.description)}", "+")
-            for payment in decision.payments:
-                yield Line(
-                    f"      + {payment.amount:>14,.2f}  {show_paid(payment.email)}  "
-                    f"{show_paid(payment.description)}",
-                    "+",
-                )
+            yield from payment_lines(decision.payments)
             yield Line(f"      total       = {grouped(decision.total)}", "+")
             yield Line("    }")
             continue
-        counts = ", ".join(f"{n} {status}" for status, n in sorted(decision.outcomes.items()))
+        counts = ", ".join(
+            f"{counted(n)} {status}" for status, n in sorted(decision.outcomes.items())
+        )
         if decision.state == PAID:
             yield Line(f"  = {address}: paid as paylist {decision.paylist_id} ({counts})")
             continue
@@ -182,6 +188,17 @@ def payrun_lines(plan: Plan) -> Iterator[Line]:
         )
         for problem in wallet.problems:
             yield Line(f"Unsafe: {clean(problem)}; apply refuses the payruns without --force.", "!")
+
+
+def payment_lines(payments: Sequence[PayrunPayment]) -> list[Line]:
+    """Payments one a line: the amounts right-aligned, the emails padded so that the
+    descriptions start in one column."""
+    emails = [show_paid(payment.email) for payment in payments]
+    width = max(map(len, emails), default=0)
+    return [
+        Line(f"      + {p.amount:>14,.2f}  {email.ljust(width)}  {show_paid(p.description)}", "+")
+        for p, email in zip(payments, emails, strict=True)
+    ]
 
 
 def change_lines(change: Change) -> Iterator[Line]:

@@ -22,6 +22,7 @@ from reconciler.redaction import shown
 from reconciler.secrets import Secret
 from reconciler.service.errors import RateLimited, ServiceError, Unauthorized
 from reconciler.service.reach import reach
+from reconciler.service.retries import CONNECT_HINT
 
 LOGIN_PATH = "login/login/v2"
 #: Where a real answer may put the token (the shape is not documented).
@@ -177,7 +178,8 @@ class TokenSource:
                 except httpx.TransportError as error:
                     raise ServiceError(
                         f"could not sign in at {self._base_url}{LOGIN_PATH}: "
-                        f"{shown(str(error)) or type(error).__name__}"
+                        f"{shown(str(error)) or type(error).__name__}",
+                        hint=CONNECT_HINT if isinstance(error, httpx.ConnectError) else None,
                     ) from None
                 wait = _retry_after(answer)
                 if answer.status_code == 429 and wait is not None:

@@ -49,6 +49,7 @@ from reconciler.service.errors import (
     UnknownHost,
 )
 from reconciler.service.reach import reach
+from reconciler.service.retries import CONNECT_HINT, announce_retries, is_loopback, refused
 from reconciler.service.session import TokenSource
 
 _log = logs.get_logger("reconciler.service")
@@ -85,29 +86,15 @@ class _BearerAuth(httpx.Auth):
         return "_BearerAuth(token=Secret('(sensitive value)'))"
 
 
-def _announce_retries(attempts: int) -> None:
-    """One readable event per retry (what failed, why, attempt n of m, when), instead of
-    stamina's raw `retry_scheduled` line; above the progress bar on a terminal, a JSON line
-    in CI, like every log event."""
-
-    def announce(details: stamina.instrumentation.RetryDetails) -> None:
-        what = str(details.caused_by).splitlines()[0] if str(details.caused_by) else ""
-        _log.warning(
-            f"retrying in {details.wait_for:.1f} s (attempt {details.retry_num + 1} of "
-            f"{attempts}): {what or type(details.caused_by).__name__}",
-            attempt=details.retry_num + 1,
-            attempts=attempts,
-            wait_s=round(details.wait_for, 2),
-        )
-
-    stamina.instrumentation.set_on_retry_hooks([announce])
+class _RefusedHere(TransportFailure):
+    """A connection refused by this machine (a loopback address): reported, never retried."""
 
 
 class Transport:
     """A pool of at most `parallelism` connections to the service, shared by every thread."""
 
     def __init__(self, config: ClientConfig, *, read_only: bool) -> None:
-        _announce_retries(config.retry.attempts)
+        announce_retries(config.retry.attempts)
         self.config = config
         self.read_only = read_only
         self.tokens = TokenSource(
@@ -224,9 +211,13 @@ class Transport:
                 hint="check the base URL (--base-url or RECONCILER_BASE_URL) and the network",
             )
         if isinstance(error, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout):
-            return TransportFailure(
+            # Refused by this machine: nothing listens there, and waiting will not change it.
+            here = isinstance(error, httpx.ConnectError) and is_loopback(self.config.base_url)
+            kind = _RefusedHere if here and refused(error) else TransportFailure
+            return kind(
                 f"could not connect to the service at {self.config.base_url}: {_describe(error)}",
                 surely_not_sent=True,
+                hint=CONNECT_HINT,
             )
         what = (
             "no answer in time"
@@ -304,6 +295,8 @@ def _should_retry(
         if isinstance(error, ServerError):
             return True  # raised only for repeatable requests; others get AmbiguousOutcome
         if isinstance(error, TransportFailure):
+            if isinstance(error, _RefusedHere):
+                return False
             return repeatable or error.surely_not_sent
         return False
 

@@ -401,8 +401,8 @@ def test_the_quickstart_demo_account_exports_and_plans_empty(tmp_path: Path) -> 
 def test_export_writes_the_modeline_before_the_schema_exists(
     account: Account, tmp_path: Path
 ) -> None:
-    """The modeline points where `schema --out` writes the schema, and export says the command;
-    after it, the modeline resolves (an editor loads the schema)."""
+    """The modeline points where `schema --out` writes the schema, and export's "Next:" line
+    starts with that command; after it, the modeline resolves (an editor loads the schema)."""
     (tmp_path / ".git").mkdir()
     (tmp_path / "people").mkdir()
     exported = run(
@@ -418,7 +418,8 @@ def test_export_writes_the_modeline_before_the_schema_exists(
     first = (tmp_path / "people" / "workers.yaml").read_text(encoding="utf-8").splitlines()[0]
     assert first == "# yaml-language-server: $schema=../schemas/desired-state.schema.json"
     command = "reconciler schema --out schemas/desired-state.schema.json"
-    assert f"`{command}` writes it" in exported.stderr
+    assert "does not exist yet: the first step of Next: writes it" in exported.stderr
+    assert f"Next: {command} && reconciler validate people/workers.yaml && " in exported.stderr
     assert run(*command.split()[1:], cwd=tmp_path).returncode == 0
     target = (tmp_path / "people" / first.split("$schema=", 1)[1]).resolve()
     assert json.loads(target.read_text(encoding="utf-8"))["$id"] == SCHEMA_ID

@@ -33,7 +33,7 @@ def test_the_export_hint_plans_the_same_account(tmp_path: Path) -> None:
     sandbox = ["--sandbox", "--sandbox-db", str(tmp_path / "sandbox.db")]
     exported = run("export", *sandbox, "--out", "people.yaml", cwd=tmp_path)
     assert exported.returncode == 2, exported.stderr  # placeholders to fill
-    _, plan = " ".join(_hint(exported.stderr, "Next: ")).split(" && ")
+    *_, plan = " ".join(_hint(exported.stderr, "Next: ")).split(" && ")
     assert shlex.split(plan)[:3] == ["reconciler", "plan", "--sandbox"]
     assert "--sandbox-db" in plan
 

@@ -79,3 +79,14 @@ def test_the_local_ci_try_runs_as_written(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, (result.stdout[-3000:], result.stderr[-3000:])
     assert "Apply complete" in result.stdout + result.stderr
+
+
+def test_the_readme_says_where_the_docs_tools_come_from() -> None:
+    """The paragraph that runs `mkdocs` says which install brings it, and that install does."""
+    import tomllib
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (paragraph,) = [p for p in readme.split("\n\n") if "mkdocs serve" in p]
+    assert 'pip install -e ".[test]"' in paragraph
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(re.match(r"mkdocs\b", requirement) for requirement in extra["test"])

@@ -231,7 +231,7 @@ def test_the_drift_job_opens_then_closes_one_issue(
     assert drifted.failed is None, drifted.failed
     assert drifted.outputs["drift"]["action"] == "open"
     (issue,) = github.state.issues
-    assert issue["body"].startswith("<!-- reconciler:drift -->\n### reconciler plan")
+    assert issue["body"].startswith("<!-- reconciler:drift -->\n### reconciler drift report")
 
     broken = job(tmp_path, "drift2", "drift", desired, sandbox, github)
     broken.inputs["service-token"] = "not-the-token"

@@ -100,7 +100,9 @@ def test_3000_invitations_leave_every_risky_line_in_the_comment(
                                       "<summary>Invitations")]  # fmt: skip
     assert order == sorted(order)
     shown = body.count("will be invited")
-    note = re.search(r"Not shown here, to fit GitHub's comment limit: ([\d,]+) of 3000 invit", body)
+    note = re.search(
+        r"Not shown here, to fit GitHub's comment limit: ([\d,]+) of 3,000 invit", body
+    )
     assert note is not None and int(note[1].replace(",", "")) == 3000 - shown
     assert "job summary" in body
 
@@ -121,7 +123,7 @@ def test_a_payrun_of_3000_payments_names_its_largest_payments(tmp_path: Path) ->
         total = sum(float(a) for a in chunk)
         assert (
             f'paylist["2026-12-contractors"][{part + 1}] (part {part + 1} of 3) will be paid: '
-            f"1000 payments, total {total:,.2f}" in body
+            f"1,000 payments, total {total:,.2f}" in body
         )
     assert "Payruns to pay (1, in 3 paylists)" in body  # one payrun of three parts
     assert body.count("the 10 largest of 1,000 payments") == 3
@@ -130,7 +132,7 @@ def test_a_payrun_of_3000_payments_names_its_largest_payments(tmp_path: Path) ->
         assert re.search(rf"\+\s+{float(amount):,.2f}  \"{email}\"", body), (email, amount)
     assert body.count('"December"\n') < 100  # not every payment: the largest of each part
     # Every payee is new to this account (nothing was ever paid): 50 a part are named.
-    assert body.count("1000 payees new to this account") == 3
+    assert body.count("1,000 payees new to this account") == 3
     assert body.count("and 950 more new payees") == 3
 
 

@@ -230,10 +230,15 @@ def test_with_a_good_file_the_refresh_log_lines_are_written(
     """Held while the file loads, the refresh's retry lines are written once it is good."""
     path = tmp_path / "workers.yaml"
     path.write_text(desired_text(range(3, 10)))
-    result = run("plan", str(path), server=account, RECONCILER_BASE_URL="http://127.0.0.1:9")
+    faults = f"{account.base_url}/_sandbox/faults"
+    httpx.post(faults, json={"error_rate": 1, "error_status": 503}).raise_for_status()
+    try:  # a refused loopback address is not retried: the service fails instead
+        result = run("plan", str(path), server=account, RECONCILER_RETRY_ATTEMPTS="2")
+    finally:
+        httpx.post(faults, json={}).raise_for_status()
     assert result.returncode == 1
-    assert "retrying in" in result.stderr and "Connection refused" in result.stderr
-    assert result.stderr.splitlines()[-1].startswith("Error: could not connect to the service")
+    assert "retrying in" in result.stderr and "503" in result.stderr
+    assert result.stderr.splitlines()[-1].startswith("Error: GET /")
 
 
 @pytest.mark.parametrize("good", [True, False], ids=["a good file", "a refused file"])

@@ -268,8 +268,10 @@ def test_markdown_is_cut_safely_under_the_limit() -> None:
     plan = diff(desired, live_state())
     markdown = MarkdownRenderer().render(plan)
     assert len(markdown) < MAX_CHARACTERS
-    assert "| 3000 | 0 |" in markdown  # the summary is never cut
-    note = re.search(r"_Not shown here, to fit GitHub's comment limit: ([\d,]+) of 3000 ", markdown)
+    assert "| 3,000 | 0 |" in markdown  # the summary is never cut
+    note = re.search(
+        r"_Not shown here, to fit GitHub's comment limit: ([\d,]+) of 3,000 ", markdown
+    )
     assert note is not None
     shown = markdown.count("will be invited")
     assert int(note.group(1).replace(",", "")) == 3000 - shown > 0

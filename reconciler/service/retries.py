@@ -1,0 +1,85 @@
+"""What a retry tells the person waiting, and which connection failures are not worth one.
+
+Parallel requests to a service that cannot be reached all fail the same way at the same time:
+their retries are announced once per attempt, not once per request. A connection refused by
+this machine (a loopback address) is not transient the way a remote 503 is: nothing listens
+on that port, so it is reported at once rather than retried for seconds.
+"""
+
+from __future__ import annotations
+
+import errno
+import ipaddress
+import threading
+import time
+from urllib.parse import urlsplit
+
+import stamina
+
+from reconciler import logs
+
+_log = logs.get_logger("reconciler.service")
+
+#: How long an announced retry stays announced: the same failure at the same attempt within
+#: this many seconds (another request, in parallel) is not announced again.
+_SAME_RETRY_SECONDS = 30.0
+
+#: What every failure to connect says to do.
+CONNECT_HINT = (
+    "is the service running at that address, and is the address right? Set it with "
+    "--base-url or RECONCILER_BASE_URL (or try the embedded sandbox: --sandbox)"
+)
+
+
+def announce_retries(attempts: int) -> None:
+    """One readable event per retry (what failed, why, attempt n of m, when), instead of
+    stamina's raw `retry_scheduled` line; above the progress bar on a terminal, a JSON line
+    in CI, like every log event. The same failure at the same attempt, from requests sent in
+    parallel, is announced once."""
+    lock = threading.Lock()
+    announced: dict[tuple[int, str], float] = {}
+
+    def announce(details: stamina.instrumentation.RetryDetails) -> None:
+        what = str(details.caused_by).splitlines()[0] if str(details.caused_by) else ""
+        what = what or type(details.caused_by).__name__
+        attempt = details.retry_num + 1
+        now = time.monotonic()
+        with lock:
+            for key in [k for k, at in announced.items() if now - at > _SAME_RETRY_SECONDS]:
+                del announced[key]
+            if (attempt, what) in announced:
+                return
+            announced[(attempt, what)] = now
+        _log.warning(
+            f"retrying in {details.wait_for:.1f} s (attempt {attempt} of {attempts}): {what}",
+            attempt=attempt,
+            attempts=attempts,
+            wait_s=round(details.wait_for, 2),
+        )
+
+    stamina.instrumentation.set_on_retry_hooks([announce])
+
+
+def is_loopback(url: str) -> bool:
+    """Whether `url`'s host is this machine (127.0.0.0/8, ::1 or localhost)."""
+    host = urlsplit(url).hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def refused(error: BaseException) -> bool:
+    """Whether a connection error is a refusal (nothing listens), under httpx's wrapping."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ConnectionRefusedError) or (
+            isinstance(current, OSError) and current.errno == errno.ECONNREFUSED
+        ):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return "connection refused" in str(error).lower()

@@ -89,8 +89,8 @@ def main() -> None:
     except ImportError:
         print("msgspec: not installed, not measured")
     else:
-        encoders["msgspec encode + format(indent=2), the document whole"] = (
-            lambda: msgspec.json.format(msgspec.json.encode(document), indent=2)
+        encoders["msgspec encode + format(indent=2), the document whole"] = lambda: (
+            msgspec.json.format(msgspec.json.encode(document), indent=2)
         )
         assert encoders["msgspec encode + format(indent=2), the document whole"]() == reference
     encoders["write_plan_json: made and encoded as written (orjson)"] = lambda: write_plan_json(

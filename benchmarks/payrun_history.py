@@ -34,6 +34,7 @@ import sys
 import tempfile
 import time
 import uuid
+from datetime import datetime
 from pathlib import Path
 
 import httpx
@@ -101,18 +102,33 @@ def pay_history(server: SandboxServer, past: int, payments: int) -> None:
         client.post("/_sandbox/process").raise_for_status()
 
 
+Timeline = dict[str, float]
+
+
 def one_run(
     server: SandboxServer, env: dict[str, str], desired: Path, expect: str
-) -> tuple[float, list[tuple[str, str, str]]]:
-    """Seconds of `reconciler plan FILE`, and the requests it made (method, path, query)."""
+) -> tuple[float, list[tuple[str, str, str]], Timeline]:
+    """Seconds of `reconciler plan FILE`, the requests it made (method, path, query), and when
+    its first request, its first money request and its last request reached the server
+    (seconds from its start, from the sandbox's log)."""
     log = f"{server.base_url}/_sandbox/requests"
     before = httpx.get(log).json()
     since = before[-1]["seq"] if before else 0
+    started_at = time.time()
     seconds, result = timed_run([sys.executable, "-m", "reconciler", "plan", str(desired)], env)
     if result.returncode != 0 or expect not in result.stdout:
         raise SystemExit(f"the plan is not the expected one: {result.stdout[-500:]}{result.stderr}")
     made = httpx.get(log, params={"since": since}).json()
-    return float(seconds), [(r["method"], r["path"], r["query"]) for r in made]
+    arrivals = sorted((datetime.fromisoformat(r["at"]).timestamp(), r["path"]) for r in made)
+    money = [at for at, path in arrivals if path.startswith(("/payment-agent", "/client-wallet"))]
+    timeline = {
+        "first request": arrivals[0][0] - started_at,
+        "last request": arrivals[-1][0] - started_at,
+        "end": float(seconds),
+    }
+    if money:
+        timeline["first money request"] = money[0] - started_at
+    return float(seconds), [(r["method"], r["path"], r["query"]) for r in made], timeline
 
 
 def minimum(past: int, payments: int) -> int:
@@ -144,15 +160,21 @@ def main() -> int:
             env = cli_env(server.base_url, server.token, server.client_id)
             times: dict[str, list[float]] = {"without": [], "with": []}
             requests: dict[str, list[tuple[str, str, str]]] = {}
+            timelines: dict[str, list[Timeline]] = {"without": [], "with": []}
             for _ in range(args.runs):
-                seconds, requests["without"] = one_run(server, env, plain, "No changes")
-                times["without"].append(seconds)
-                seconds, requests["with"] = one_run(server, env, with_payrun, "1 payrun to pay")
-                times["with"].append(seconds)
+                for name, path, expect in (
+                    ("without", plain, "No changes"),
+                    ("with", with_payrun, "1 payrun to pay"),
+                ):
+                    seconds, requests[name], timeline = one_run(server, env, path, expect)
+                    times[name].append(seconds)
+                    timelines[name].append(timeline)
     without = statistics.median(times["without"])
     with_ = statistics.median(times["with"])
     for name, runs in times.items():
         print(f"plan {name} the payrun: " + ", ".join(f"{t:.2f}" for t in runs) + " s")
+        middle = sorted(timelines[name], key=lambda t: t["end"])[len(runs) // 2]
+        print("  the median run: " + ", ".join(f"{k} at {v:.3f} s" for k, v in middle.items()))
     added = collections.Counter(requests["with"]) - collections.Counter(requests["without"])
     count = sum(added.values())
     repeated = sum(n - 1 for n in collections.Counter(requests["with"]).values() if n > 1)

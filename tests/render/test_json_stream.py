@@ -22,6 +22,7 @@ from reconciler.render import JsonRenderer
 from reconciler.render.json import plan_document, plan_json, write_plan_json
 from reconciler.render.json_stream import Stream, encode, write_document
 from reconciler.sandbox import SandboxServer
+from reconciler.secrets import Secret
 from reconciler.service.client import ServiceClient
 from reconciler.service.config import resolve_config
 from tests.cli import reconciler as run
@@ -78,11 +79,20 @@ def _narrowed() -> Plan:
     return diff(desired, live, PlanOptions(targets=targets, replaces=frozenset({"ENG-001"})))
 
 
+def _kept_secret() -> Plan:
+    """A kept worker holding a secret where text belongs (no loader makes one): written the
+    general way, masked, not from its template."""
+    ignored = frozenset({"jobTitle"})
+    worker = want("ENG-001", job_title=Secret("s3cr3t-title"), ignore_changes=ignored)
+    return diff(desired_state(worker, want("ENG-002")), live_state(agreement(1, "ENG-001")))
+
+
 CORPUS = {
     **PLANS,
     "out of order": _out_of_order,
     "an identifier beyond 64 bits": _big_identifier,
     "narrowed, replaced": _narrowed,
+    "a kept worker holding a secret": _kept_secret,
 }
 
 

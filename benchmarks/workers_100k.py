@@ -78,7 +78,7 @@ def main() -> None:
                     faults = {"latency_ms": latency, "page_cost_ms": args.page_cost_ms}
                     httpx.post(f"{base_url}/_sandbox/faults", json=faults).raise_for_status()
                     times[latency].append(one_run(env, args.workers))
-                alone.append(pages_alone(base_url, hello["token"], args.workers))
+                alone.append(pages_alone(base_url, hello["token"], args.workers).seconds)
         finally:
             sandbox.terminate()
             sandbox.wait(timeout=30)

@@ -23,6 +23,7 @@ _MIN_SECRET_LENGTH = 4  # shorter values would mask ordinary words; such a secre
 _lock = threading.Lock()
 _needles: tuple[str, ...] = ()
 _folded: tuple[str, ...] = ()  # every `leak_forms`, folded (`mask_known`)
+_in_bytes: tuple[tuple[str, ...], tuple[bytes, ...]] = ((), ())  # _needles, then in UTF-8
 
 
 def encodings(value: str) -> set[str]:
@@ -79,6 +80,46 @@ def scrub(text: str) -> str:
         if needle in text:
             text = text.replace(needle, REDACTED)
     return text
+
+
+def scrub_bytes(data: bytes) -> bytes:
+    """`data` (UTF-8) with every registered secret replaced, as `scrub` replaces them in text."""
+    for needle in _needles_in_bytes():
+        if needle in data:
+            data = data.replace(needle, _REDACTED_BYTES)
+    return data
+
+
+def _needles_in_bytes() -> tuple[bytes, ...]:
+    global _in_bytes
+    needles, encoded = _in_bytes
+    if needles is not _needles:
+        # A lone surrogate (an undecodable byte of the environment) never fails here, and its
+        # bytes are no UTF-8, so they match nothing: the output is valid UTF-8.
+        needles = _needles
+        encoded = tuple(needle.encode(errors="surrogatepass") for needle in needles)
+        _in_bytes = needles, encoded
+    return encoded
+
+
+_REDACTED_BYTES = REDACTED.encode()
+
+
+class ScrubbedBytes:
+    """A binary stream (stdout's buffer, for an output written in UTF-8 as it is made) whose
+    every write loses the registered secrets first, as `guard_output` does for text: each
+    write is filtered alone, so a writer cuts them where no secret can be cut in two (the
+    JSON plan, at new lines: JSON text has none inside a string)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, data: bytes) -> int:
+        self._stream.write(scrub_bytes(data) if _needles else data)
+        return len(data)
+
+    def flush(self) -> None:
+        self._stream.flush()
 
 
 class _ScrubbedStream:

@@ -8,6 +8,7 @@ for the apply engine, the HTTP client or the sandbox.
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import NoReturn
 
 import click
@@ -228,6 +229,10 @@ def run() -> NoReturn:
     """The console entry (`reconciler`, `python -m reconciler`): `main`, then the process ends
     as soon as its output is flushed (`ending`)."""
     ending.arm()
+    # httpcore imports trio whenever it is installed, for an asynchronous client under trio,
+    # which the command line never runs (its sandbox serves under asyncio): about 40 ms before
+    # the first request. Kept out of the command line's own process (a None blocks an import).
+    sys.modules.setdefault("trio", None)  # type: ignore[arg-type]
     try:
         main()
         code: object = 0

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from reconciler import __version__, logs
+from reconciler import __version__, logs, redaction
 from reconciler.cli import ending
 from reconciler.cli.account import saved_plan_account
 from reconciler.cli.connection import ConnectionOptions, connection_options
@@ -28,6 +28,7 @@ from reconciler.plan.money import DEFAULT_STUCK_AFTER, DEFAULT_WINDOW, MoneyWind
 from reconciler.plan.saved import saved_plan_document, write_saved_plan
 from reconciler.plan.signing import PlanKey
 from reconciler.render import FORMATS, renderer_for
+from reconciler.render.json import plan_json, write_plan_json
 from reconciler.words import plural
 
 #: `--detailed-exitcode` and `drift`: something to change (or drift, for `drift`).
@@ -257,6 +258,9 @@ def money_window(
 def _print(
     result: Plan, fmt: str, show_unmanaged: bool, *, strict: bool = False, drift: bool = False
 ) -> None:
+    if fmt == "json":  # written as it is made: it lists every managed resource
+        _write_json(result)
+        return
     terminal = fmt == "text" and sys.stdout.isatty()
     color = terminal and "NO_COLOR" not in os.environ
     width = shutil.get_terminal_size().columns if terminal else None
@@ -265,3 +269,14 @@ def _print(
     )
     output = renderer.render(result)
     click.echo(output, nl=False, color=color)
+
+
+def _write_json(result: Plan) -> None:
+    """The JSON plan to stdout in UTF-8 as it is made, through the secrets' redaction."""
+    sys.stdout.flush()
+    binary = getattr(sys.stdout, "buffer", None)
+    if binary is None:  # a stream of text only (a caller's StringIO)
+        click.echo(plan_json(result), nl=False)
+        return
+    write_plan_json(result, redaction.ScrubbedBytes(binary))
+    binary.flush()

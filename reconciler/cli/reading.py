@@ -6,7 +6,11 @@ the service: mostly waiting on it). The refresh needs nothing from the file to s
 workers and the webhook are read whole; the scope is applied by the diff), so it starts first,
 in a thread of its own, and the file is loaded while its pages are awaited; the money part of
 the refresh (paylists, payments, wallet, journal), which the file decides, starts as soon as the
-file is known and good, on the same client, beside the workers' refresh still running.
+file is known and good, on the same client, beside the workers' refresh still running. Payruns
+need every paylist, its payments and the wallet whatever else the file says: a file that writes
+payruns (`desired.source.payruns_written`, a guess from its bytes) has these started as soon as
+the client is open, and only the money report's window (the journal's top-ups) waits for the
+file; were the guess wrong (payruns written, none loaded), what was read is dropped unread.
 
 What the user sees stays as it was when the two ran one after the other:
 
@@ -37,9 +41,11 @@ from reconciler.cli import ending
 from reconciler.cli.connection import ConnectionOptions, open_client
 from reconciler.cli.plankey import plan_key
 from reconciler.desired import DesiredState, load_desired_state
+from reconciler.desired.source import payruns_written
 from reconciler.plan.agreements import AgreementIndex
 from reconciler.plan.model import LiveState
 from reconciler.plan.money import MoneyWindow
+from reconciler.plan.paylist_reads import MoneyReading
 from reconciler.plan.refresh import refresh, start_money, with_money
 from reconciler.plan.signing import PlanKey
 from reconciler.service.client import ServiceClient
@@ -80,6 +86,11 @@ def file_and_account(
             held = _HeldLines.install()
             account = _AccountReading(client_stack, connection, read_only, parallelism, keyed)
             account.start(on_progress)
+            # Payruns need every paylist and the wallet whatever else the file says: a file
+            # that writes them has these read from the client's opening on, beside the
+            # workers, not once it is loaded (a guess from its bytes, made while the client
+            # opens; a wrong one only reads what is then dropped).
+            account.read_money_first(money is not None and payruns_written(path))
             account.opened(_OPENING)
             try:
                 # Header values are registered with the log scrubber as they are read.
@@ -93,8 +104,13 @@ def file_and_account(
             _log.info("loaded", workers=len(desired.workers), payruns=len(desired.payruns))
             opened = account.opened()
             # The money the file asks for is read from now on, beside the workers' refresh.
-            money_reads = None
-            if opened is not None:
+            money_reads = account.money_first
+            if money_reads is not None and not desired.payruns:  # the guess was wrong
+                money_reads.close()
+                money_reads = None
+            if money_reads is not None:
+                money_reads.add_window(window)
+            elif opened is not None:
                 money_reads = start_money(
                     opened,
                     payruns=bool(desired.payruns),
@@ -148,6 +164,9 @@ class _AccountReading:
         self._client: ServiceClient | None = None
         self._outcome: tuple[ServiceClient, PlanKey | None, LiveState] | None = None
         self._error: BaseException | None = None
+        self._read_money_first: Future[bool] = Future()
+        #: The money reads started with the workers' (`read_money_first`), once opened.
+        self.money_first: MoneyReading | None = None
         self.index = AgreementIndex()  # filled by the refresh as the pages arrive
 
     def start(self, on_progress: Callable[[int], None] | None) -> None:
@@ -156,12 +175,21 @@ class _AccountReading:
         )
         self._thread.start()
 
+    def read_money_first(self, first: bool) -> None:
+        """Whether the money payruns need is read from the client's opening on (the thread
+        waits for this word once the client is open)."""
+        if not self._read_money_first.done():
+            self._read_money_first.set_result(first)
+
     def stop(self) -> None:
         """Stop the refresh (the file failed) and wait for it; what it met is dropped."""
         self._stop.set()
+        self.read_money_first(False)
         if self._client is not None:
             self._client.abandon()  # no retry waits out its backoff for nothing
         self._join()
+        if self.money_first is not None:
+            self.money_first.stop()
 
     def opened(self, timeout: float | None = None) -> ServiceClient | None:
         """The client once it is open, while the refresh goes on (None: opening it failed, or
@@ -189,6 +217,10 @@ class _AccountReading:
                     )
                 )
                 self._client = client
+                if self._read_money_first.result() and not self._stop.is_set():
+                    self.money_first = start_money(
+                        client, payruns=True, money=None, parallelism=client.config.parallelism
+                    )
             finally:
                 self._opened.set()
             if self._stop.is_set():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,11 +41,7 @@ def read_sources(path: str | Path) -> tuple[list[SourceText], list[Problem]]:
     """
     path = Path(path)
     if path.is_dir():
-        files = sorted(
-            entry
-            for entry in path.iterdir()
-            if entry.suffix.lower() in _SUFFIXES and not entry.name.startswith(".")
-        )
+        files = _yaml_files(path)
         if not files:
             message = "the directory holds no *.yaml or *.yml file"
             return [], [Problem(Location(str(path), 1, 1), message)]
@@ -73,6 +70,40 @@ def read_sources(path: str | Path) -> tuple[list[SourceText], list[Problem]]:
             continue
         sources.append(SourceText(str(file), text.removeprefix(_BOM)))
     return sources, problems
+
+
+def _yaml_files(directory: Path) -> list[Path]:
+    return sorted(
+        entry
+        for entry in directory.iterdir()
+        if entry.suffix.lower() in _SUFFIXES and not entry.name.startswith(".")
+    )
+
+
+#: A top-level `payruns:` key whose value begins a sequence with an item: on the next line
+#: (`- `, after an optional comment) or in flow style (`[{...`).
+_PAYRUNS = re.compile(rb"payruns:[ \t]*(?:#[^\n]*)?(?:\r?\n[ \t]*-[ \t\r\n]|\[[ \t]*[^\]\s])")
+
+
+def payruns_written(path: str | Path) -> bool:
+    """Whether the file at `path`, or a `*.yaml` file of the directory, writes payruns: a guess
+    from its bytes, before anything is parsed, so that a plan starts reading the money payruns
+    need with the workers (`cli.reading`). A file that writes them as most do (a top-level
+    `payruns:` key, its first item on the next line or in flow style) is found; one that does
+    not is read as before, once loaded. Never raises: an unreadable path is for the loader
+    to report."""
+    try:
+        path = Path(path)
+        for file in _yaml_files(path) if path.is_dir() else [path]:
+            data = _read_regular_file(file)  # a FIFO is refused, never read
+            start = 0
+            while (found := data.find(b"payruns:", start)) >= 0:
+                if (found == 0 or data[found - 1] in b"\n") and _PAYRUNS.match(data, found):
+                    return True
+                start = found + 1
+    except (_Unreadable, OSError, ValueError):
+        return False
+    return False
 
 
 class _Unreadable(Exception):

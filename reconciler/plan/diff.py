@@ -76,9 +76,7 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
 
     decide = _Decider(desired, options, index)
     narrowed = bool(options.targets or options.excludes)
-    for key in managed:
-        if not narrowed or options.selects(key):
-            decide(key, wanted.get(key), by_id.get(key, ()))
+    decide.each(managed if not narrowed else filter(options.selects, managed), wanted, by_id)
 
     if decide.kept_without_prune:
         kept = decide.kept_without_prune
@@ -154,6 +152,31 @@ class _Decider:
         self.history: list[PastAgreement] = []
         self.replaced: set[str] = set()
         self.kept_without_prune = 0
+
+    def each(
+        self, keys: Iterable[str], wanted: dict[str, DesiredWorker], by_id: dict[str, list[Worker]]
+    ) -> None:
+        """Decide every key, in order. A wanted worker with one open agreement, not to be
+        replaced, is nearly every key of an account, and is decided here in line (as
+        `_one_open` would): at 100,000 the calls alone cost a good part of the diff, which
+        runs after the last page."""
+        kept, drifted, compared, replaces = self.kept, self.drift, self._compared, self._replaces
+        for key in keys:
+            want = wanted.get(key)
+            agreements = by_id.get(key, ())
+            if (
+                want is not None
+                and len(agreements) == 1
+                and agreements[0].status in OPEN
+                and key not in replaces
+            ):
+                agreement = agreements[0]
+                fields = compared(want, agreement)
+                if fields:
+                    drifted.append(Drift(agreement, want, fields))
+                kept.append((agreement, want, fields))
+            else:
+                self(key, want, agreements)
 
     def __call__(self, key: str, want: DesiredWorker | None, agreements: Sequence[Worker]) -> None:
         if len(agreements) == 1 and agreements[0].status in OPEN:  # nearly every worker

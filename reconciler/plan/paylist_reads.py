@@ -109,6 +109,14 @@ class MoneyReading:
             for summary in self._reader.iter_paylists(since)
         ]
 
+    def add_window(self, window: MoneyWindow | None) -> None:
+        """The money report's window, for reads started for payruns before the file was known
+        (they read every paylist whatever the window): the journal's top-ups are read now."""
+        assert self._payruns and self._window is None, "only reads of every paylist"
+        self._window = window
+        if window is not None and window.top_ups:
+            self._top_ups = self._pool.submit(_top_ups, self._reader, window.since)
+
     def close(self) -> None:
         """Ask nothing more, and wait for what is under way (read, or failed)."""
         self._pool.shutdown(wait=True, cancel_futures=True)

@@ -1,29 +1,43 @@
-"""The plan as JSON in the shape of Terraform's plan JSON, described by schemas/plan.schema.json."""
+"""The plan as JSON in the shape of Terraform's plan JSON, described by schemas/plan.schema.json.
+
+The document is written as it is made (`render.json_stream`): `planned_values` lists every managed
+resource, 100,000 for an account of 100,000 workers, and neither it nor `resource_changes` is
+ever held whole; each resource is built, encoded and let go. The bytes are those
+`json.dumps(document, indent=2, ensure_ascii=False)` wrote when the document was built whole.
+"""
 
 from __future__ import annotations
 
-import json
+import io
+from collections.abc import Iterator
+from operator import itemgetter
 from typing import Any
 
 from reconciler import __version__
+from reconciler.desired.model import DesiredWorker
 from reconciler.money import two_places
 from reconciler.plan.changes import (
     WEBHOOK_ADDRESS,
     Change,
     Conflict,
     Drift,
+    FieldChange,
     Inactivate,
     PastAgreement,
     Replace,
     Unmanaged,
+    desired_worker_resource,
     live_worker_resource,
     sensitive_mask,
     webhook_resource,
+    worker_address,
 )
 from reconciler.plan.model import Plan
 from reconciler.plan.payruns import PayrunDecision, WalletCheck, parts_of
 from reconciler.render.base import jsonable
+from reconciler.render.json_stream import Output, Stream, materialised, write_document
 from reconciler.render.money import money_json
+from reconciler.service.models import Worker
 
 FORMAT_VERSION = "1.2"  # 1.2: money.top_ups is null in a plan (drift reads the journal)
 
@@ -35,30 +49,52 @@ class JsonRenderer:
     """Machine-readable plan: `resource_changes`, `resource_drift`, `unmanaged`, `summary`."""
 
     def render(self, plan: Plan) -> str:
-        return json.dumps(plan_document(plan), indent=2, ensure_ascii=False) + "\n"
+        return plan_json(plan)
+
+    def write(self, plan: Plan, out: Output) -> None:
+        write_plan_json(plan, out)
 
 
 #: Terraform's `provider_name` for every resource: policies written for Terraform filter on it.
 PROVIDER = "registry.reconciler.dev/reconciler/workforce"
 
 
+def write_plan_json(plan: Plan, out: Output) -> None:
+    """Write the plan's JSON document (UTF-8, a final new line) to `out` as it is made, in
+    pieces that each end with a new line; `out` sees the document once and nothing holds it
+    whole. To stdout, through `redaction.guarded_bytes` as every output."""
+    write_document(_document(plan), out)
+
+
+def plan_json(plan: Plan) -> str:
+    """The plan's JSON document as text, exactly as `write_plan_json` writes it."""
+    buffer = io.BytesIO()
+    write_plan_json(plan, buffer)
+    return buffer.getvalue().decode()
+
+
 def plan_document(plan: Plan) -> dict[str, Any]:
-    """The JSON document of a plan, before serialisation: a superset of Terraform's plan
-    representation (`resource_changes[].mode`, `type`, `name`, `provider_name`, `change.actions`,
+    """The JSON document of a plan as one value, before serialisation (what `write_plan_json`
+    writes without ever holding it): a superset of Terraform's plan representation
+    (`resource_changes[].mode`, `type`, `name`, `provider_name`, `change.actions`,
     `planned_values.root_module.resources`, `resource_drift`), so policies written for
     Terraform plans (OPA/conftest) read it unchanged."""
-    changes = [_resource_change(change) for change in plan.changes]
-    changes += [_paylist_change(decision) for decision in plan.to_pay]
+    document: dict[str, Any] = materialised(_document(plan))
+    return document
+
+
+def _document(plan: Plan) -> dict[str, Any]:
+    """The document, its long lists as `Stream`s made while it is written."""
     return {
         "format_version": FORMAT_VERSION,
         "terraform_version": __version__,
         "reconciler_version": __version__,
-        "planned_values": {"root_module": {"resources": _planned(plan, changes)}},
-        "resource_changes": changes,
-        "resource_drift": [_drift(drift) for drift in plan.drift],
-        "conflicts": [_conflict(conflict) for conflict in plan.conflicts],
-        "unmanaged": [_unmanaged(item) for item in plan.unmanaged],
-        "history": [_history(past) for past in plan.history],
+        "planned_values": {"root_module": {"resources": Stream(_planned(plan))}},
+        "resource_changes": Stream(_changes(plan)),
+        "resource_drift": Stream(_drift(drift) for drift in plan.drift),
+        "conflicts": Stream(_conflict(conflict) for conflict in plan.conflicts),
+        "unmanaged": Stream(_unmanaged(item) for item in plan.unmanaged),
+        "history": Stream(_history(past) for past in plan.history),
         "warnings": list(plan.warnings),
         "safety": {
             "safe": plan.safety.safe,
@@ -74,8 +110,22 @@ def plan_document(plan: Plan) -> dict[str, Any]:
     }
 
 
+def _changes(plan: Plan) -> Iterator[dict[str, Any]]:
+    for change in plan.changes:
+        yield _resource_change(change)
+    for decision in plan.to_pay:
+        yield _paylist_change(decision)
+
+
 def _paylist_change(decision: PayrunDecision) -> dict[str, Any]:
-    after = {
+    return {
+        **_identity(decision.address, decision.payrun_id, "paylist"),
+        "change": _change_block(["create"], None, _paylist_after(decision)),
+    }
+
+
+def _paylist_after(decision: PayrunDecision) -> dict[str, Any]:
+    return {
         "idempotence_key": decision.key,
         "description": decision.description,
         "payments": [
@@ -83,10 +133,6 @@ def _paylist_change(decision: PayrunDecision) -> dict[str, Any]:
             for p in decision.payments
         ],
         "total": two_places(decision.total),
-    }
-    return {
-        **_identity(decision.address, decision.payrun_id, "paylist"),
-        "change": _change_block(["create"], None, after),
     }
 
 
@@ -146,39 +192,94 @@ def _identity(address: str, index: str | None, kind: str | None = None) -> dict[
     return identity
 
 
-def _planned(plan: Plan, changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+#: What `planned_values` lists besides the kept workers, each with its place: (rank, address).
+_Other = Change | PayrunDecision | None  # None: the kept webhook
+_KeptPair = tuple[Worker, DesiredWorker, tuple[FieldChange, ...]]
+
+
+def _planned(plan: Plan) -> Iterator[dict[str, Any]]:
     """Every managed resource as an apply would leave it, those it leaves alone included (as
-    Terraform's `planned_values`): the changes' `after`, the kept workers, the kept webhook."""
-    entries = [
-        (entry, entry["change"]["after"], entry["change"]["after_sensitive"])
-        for entry in changes
-        if entry["change"]["after"] is not None
-    ]
-    for kept in plan.kept:
-        values = kept.planned
-        identity = _identity(kept.address, kept.external_id)
-        entries.append((identity, jsonable(values), sensitive_mask(values)))
-    if plan.kept_webhook is not None:
-        after = webhook_resource(plan.kept_webhook)
-        entries.append((_identity(WEBHOOK_ADDRESS, None), jsonable(after), sensitive_mask(after)))
-    resources = []
-    for entry, values, mask in sorted(entries, key=lambda item: _planned_order(item[0])):
-        resource = {key: entry[key] for key in ("address", "mode", "type", "name", "provider_name")}
-        if "index" in entry:
-            resource["index"] = entry["index"]
-        resource |= {
-            "schema_version": 0,
-            "values": values,
-            "sensitive_values": mask if isinstance(mask, dict) else {},
-        }
-        resources.append(resource)
-    return resources
+    Terraform's `planned_values`): the changes' `after`, the kept workers, the kept webhook;
+    workers in address order, then the webhook, then the paylists (`_place`), the changes
+    first where two share a place. Made one at a time: only references are sorted."""
+    webhook: list[_Other] = [None] if plan.kept_webhook is not None else []
+    others = sorted(
+        (_place(other), number, other)
+        for number, other in enumerate([*plan.changes, *plan.to_pay, *webhook])
+    )
+    kept = sorted(
+        ((worker_address(pair[1].external_id), pair) for pair in plan.kept_pairs), key=itemgetter(0)
+    )
+    position, count = 0, len(others)
+    for address, pair in kept:
+        while position < count and others[position][0] <= (0, address):
+            yield from _planned_other(plan, others[position][2])
+            position += 1
+        yield _kept_resource(address, pair)
+    for _, _, other in others[position:]:
+        yield from _planned_other(plan, other)
 
 
-def _planned_order(entry: dict[str, Any]) -> tuple[int, str]:
+def _place(other: _Other) -> tuple[int, str]:
     """Workers in address order, then the webhook, then the paylists (the plan's order)."""
-    rank = {"worker": 0, WEBHOOK_ADDRESS: 1}.get(entry["type"], 2)
-    return rank, entry["address"]
+    if other is None:
+        return 1, WEBHOOK_ADDRESS
+    if isinstance(other, PayrunDecision):
+        return 2, other.address
+    return (1 if other.address == WEBHOOK_ADDRESS else 0), other.address
+
+
+def _planned_other(plan: Plan, other: _Other) -> Iterator[dict[str, Any]]:
+    if other is None:
+        assert plan.kept_webhook is not None
+        yield _planned_resource(WEBHOOK_ADDRESS, None, webhook_resource(plan.kept_webhook))
+    elif isinstance(other, PayrunDecision):
+        yield _planned_entry(other.address, "paylist", other.payrun_id, _paylist_after(other), {})
+    else:
+        after = other.after
+        if after is not None:  # an inactivation leaves nothing
+            yield _planned_resource(other.address, other.external_id, after)
+
+
+def _kept_resource(address: str, pair: _KeptPair) -> dict[str, Any]:
+    """A kept worker as the account holds it after an apply (`Kept.planned`): a drifted field
+    keeps its live value."""
+    _, worker, drifted = pair
+    values = desired_worker_resource(worker)
+    for field in drifted:
+        values[field.name] = field.before
+    return _planned_resource(address, worker.external_id, values)
+
+
+def _planned_resource(address: str, index: str | None, values: dict[str, Any]) -> dict[str, Any]:
+    kind = WEBHOOK_ADDRESS if address == WEBHOOK_ADDRESS else "worker"
+    if set(map(type, values.values())) <= _PLAIN:  # the common case: nothing to mask
+        return _planned_entry(address, kind, index, values, {})
+    mask = sensitive_mask(values)
+    return _planned_entry(address, kind, index, jsonable(values), mask)
+
+
+#: The types of a resource's values that `jsonable` and `sensitive_mask` leave alone.
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
+def _planned_entry(
+    address: str, kind: str, index: str | None, values: Any, mask: Any
+) -> dict[str, Any]:
+    """A resource of `planned_values`: `_identity`'s keys with the index after the provider."""
+    resource: dict[str, Any] = {
+        "address": address,
+        "mode": "managed",
+        "type": kind,
+        "name": kind,
+        "provider_name": PROVIDER,
+    }
+    if index is not None:
+        resource["index"] = index
+    resource["schema_version"] = 0
+    resource["values"] = values
+    resource["sensitive_values"] = mask if isinstance(mask, dict) else {}
+    return resource
 
 
 def _resource_change(change: Change) -> dict[str, Any]:

@@ -17,6 +17,13 @@ COMMANDS = {
     "schema (a large output)": ["schema"],
     "--help": ["--help"],
     "export against the embedded sandbox": ["export", "--sandbox"],
+    "the JSON plan, written as it is made": [
+        "plan",
+        "--sandbox",
+        str(ROOT / "examples" / "quickstart.yaml"),
+        "--format",
+        "json",
+    ],
 }
 
 

@@ -99,6 +99,17 @@ def test_a_command_that_reads_the_account_leaves_out_httpx_s_command_line(sandbo
     assert sorted(name for name in imported if name.startswith(("pygments", "rich.syntax"))) == []
 
 
+def test_a_command_that_reads_the_account_leaves_out_trio(sandbox) -> None:
+    """httpcore imports trio whenever it is installed (as here), for an asynchronous client
+    the command line never runs (`reconciler.cli.run`): about 40 ms before the first request."""
+    pytest.importorskip("trio")
+    environ = {"RECONCILER_BASE_URL": sandbox.base_url, "RECONCILER_TOKEN": sandbox.token}
+    imported = _imported("workers", environ=environ)
+    assert "httpcore" in imported and "reconciler.service.client" in imported
+    # trio itself is listed: its import was tried, and refused.
+    assert sorted(name for name in imported if name.startswith("trio.")) == []
+
+
 def test_help_lists_every_command_without_loading_any() -> None:
     imported = _imported("--help")
     assert sorted(name for name in imported if name.startswith("reconciler.cli.")) == [

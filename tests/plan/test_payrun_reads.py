@@ -1,6 +1,7 @@
 """The money reads of a plan with payruns, over real HTTP against the sandbox.
 
-They start as soon as the file is known and good, beside the workers' refresh still running;
+They start as soon as the file is known and good, beside the workers' refresh still running,
+or, for a file that writes payruns, as soon as the client is open;
 an error keeps its order (the file's first, then the workers' refresh's, then the money's);
 a plan reads no journal (the top-ups are `drift`'s money summary); a paylist made while the
 payments were listed is priced with its payments; the wallet is read once. Where a test must
@@ -13,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -25,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from reconciler.desired.source import payruns_written
 from reconciler.sandbox import SandboxServer
 from tests.apply.support import cli
 from tests.plan.test_money_drift import (
@@ -169,9 +172,11 @@ def test_a_plan_reads_no_journal_and_drift_reads_its_top_ups(
     assert "wallet topped up 1 time (500.00)" in _run("drift", str(path), server=demo).stdout
 
 
-def test_a_file_whose_payrun_is_invalid_is_reported_and_nothing_of_the_money_is_read(
+def test_a_file_whose_payrun_is_invalid_is_reported_whatever_the_money_reads_met(
     demo: SandboxServer, tmp_path: Path
 ) -> None:
+    """The money reads start with the workers' for a file that writes payruns (next test):
+    they only read, and a file found invalid is reported alone."""
     _paylist_outside(demo, "40.00", "Summer bonus")
     path = _file(
         tmp_path,
@@ -186,7 +191,63 @@ def test_a_file_whose_payrun_is_invalid_is_reported_and_nothing_of_the_money_is_
         assert done.returncode == 1 and done.stdout == ""
         assert done.stderr.startswith("Error: invalid desired state:"), done.stderr
         assert problems.splitlines()[0] in done.stderr
-    assert _money_paths(_reads(demo, since)) == []
+    assert {entry["method"] for entry in _reads(demo, since)} <= {"GET"}
+
+
+def test_the_money_payruns_need_is_asked_before_the_file_is_loaded(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    """A file that writes payruns has every paylist, the payments and the wallet asked as soon
+    as the client is open, not once the file is loaded: here 20,000 workers take a good part
+    of a second to load and are found invalid at the end, and the money was asked meanwhile
+    (before, nothing of it was ever asked for an invalid file)."""
+    workers = "".join(
+        f"  - {{externalId: BIG-{n:05d}, typeOfWorker: Worker, workerName: Ada, "
+        f"workerSurname: Lovelace, workerEmail: big{n}@example.com, countryIso: GB}}\n"
+        for n in range(20_000)
+    )
+    payrun = (
+        "payruns:\n  - id: p\n    description: d\n    payments:\n"
+        '      - {worker: ENG-001, amount: "10.00", description: x}\n'
+    )
+    path = _file(tmp_path, workers.replace("countryIso: GB}\n", "countryIso: XX}\n", 1) + payrun)
+    since = _seq(demo)
+    done = _run("plan", str(path), server=demo)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith("Error: invalid desired state:"), done.stderr
+    assert "XX" in done.stderr
+    asked = set(_money_paths(_reads(demo, since)))
+    assert "/payment-agent/paylists" in asked or "/payment-agent/payments" in asked, asked
+
+
+def test_a_file_that_writes_payruns_is_told_from_its_bytes(tmp_path: Path) -> None:
+    """The guess that starts the money reads early (`payruns_written`): the usual ways of
+    writing payruns, and what only looks like them."""
+    written = {
+        "version: 1\npayruns:\n  - id: x\n": True,
+        "version: 1\npayruns:\n- id: x\n": True,
+        "payruns: # this month\n  - id: x\n": True,
+        "payruns: [{id: x}]\n": True,
+        "payruns:\r\n  -\r\n    id: x\r\n": True,
+        "payruns: []\n": False,
+        "payruns:\n": False,
+        "workers:\n  - {externalId: payruns}\n  # payruns:\n": False,
+        'policy: {note: "payruns: [x]"}\n': False,
+    }
+    for number, (text, expected) in enumerate(written.items()):
+        path = tmp_path / f"f{number}.yaml"
+        path.write_text(text)
+        assert payruns_written(path) is expected, text
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "workers.yaml").write_text("workers: []\n")
+    assert payruns_written(folder) is False
+    (folder / "pay.yml").write_text("payruns:\n  - id: x\n")
+    assert payruns_written(folder) is True
+    assert payruns_written(tmp_path / "missing.yaml") is False
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)  # refused without waiting for a writer
+    assert payruns_written(fifo) is False
 
 
 def test_a_paylist_read_refused_while_the_workers_are_read_is_reported(

@@ -32,6 +32,14 @@ from reconciler.apply.paying import pay, progress_steps
 from reconciler.apply.progress import progress_for
 from reconciler.apply.report import ledger_json, ledger_text
 from reconciler.cli.account import check_saved_account
+from reconciler.cli.accounts import (
+    AccountOptions,
+    need_path,
+    refuse_connection,
+    refuse_path,
+    selection_options,
+)
+from reconciler.cli.accounts_saved import is_plans_folder
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.plankey import plan_key
 from reconciler.cli.reading import file_and_account, refresh_progress
@@ -83,7 +91,9 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
 
 
 @click.command("apply")
-@click.argument("source", metavar="PATH|PLAN", type=click.Path(exists=True, path_type=Path))
+@click.argument(
+    "source", metavar="PATH|PLAN|DIR", type=click.Path(exists=True, path_type=Path), required=False
+)
 @click.option("--auto-approve", is_flag=True, help="Apply a planned PATH without asking.")
 @click.option(
     "--force",
@@ -141,8 +151,9 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
     help="Inactivate this worker and invite it again (the only fix for drift). PATH only.",
 )
 @connection_options
+@selection_options
 def apply(
-    source: Path,
+    source: Path | None,
     auto_approve: bool,
     force: bool,
     parallelism: int,
@@ -154,8 +165,34 @@ def apply(
     excludes: tuple[str, ...],
     replaces: tuple[str, ...],
     connection: ConnectionOptions,
+    accounts: AccountOptions,
 ) -> None:
-    """Apply the desired state at PATH (after a plan and a question) or a saved PLAN."""
+    """Apply the desired state at PATH (after a plan and a question) or a saved PLAN.
+
+    With accounts selected (--all, --account, --changed-since, with --auto-approve), or from a
+    folder DIR of saved plans (`plan --all --out DIR`), each account side by side.
+    """
+    if accounts.active or (source is not None and is_plans_folder(source)):
+        from reconciler.cli.accounts_saved import Carry, apply_accounts
+
+        refuse_connection(connection)
+        if source is not None and not is_plans_folder(source):
+            refuse_path(source, accounts)
+        apply_accounts(
+            accounts,
+            source,
+            plan_options=PlanOptions(
+                targets=frozenset(targets),
+                excludes=frozenset(excludes),
+                replaces=frozenset(replaces),
+            ),
+            carry=Carry(force, parallelism, not no_wait, settle_timeout.total_seconds()),
+            max_age=plan_ttl or DEFAULT_MAX_AGE,
+            auto_approve=auto_approve,
+            fmt=fmt,
+        )
+        return
+    source = need_path(source)
     saved = load_saved_plan(source) if is_saved_plan(source) else None
     if saved is not None and (targets or excludes or replaces):
         raise ApplyRefused(

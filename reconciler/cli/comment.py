@@ -12,6 +12,15 @@ from pathlib import Path
 import click
 
 from reconciler.cli.account import check_saved_account
+from reconciler.cli.accounts import (
+    AccountOptions,
+    exit_for,
+    need_path,
+    plan_accounts,
+    refuse_connection,
+    selection_options,
+)
+from reconciler.cli.accounts_saved import is_plans_folder
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.plan import plan_path, save_plan
 from reconciler.cli.plankey import plan_key
@@ -39,12 +48,15 @@ def marker_for(kind: str, key: str | None) -> Marker:
 
 
 @click.command("comment")
-@click.argument("source", metavar="PATH|PLAN", type=click.Path(exists=True, path_type=Path))
+@click.argument(
+    "source", metavar="PATH|PLAN|DIR", type=click.Path(exists=True, path_type=Path), required=False
+)
 @key_option
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    help="Also save the plan (from a desired-state PATH), for `reconciler apply PLAN`.",
+    help="Also save the plan (from a desired-state PATH), for `reconciler apply PLAN` (with "
+    "accounts selected: a folder, DIR/<name>.json each).",
 )
 @click.option(
     "--full",
@@ -54,20 +66,28 @@ def marker_for(kind: str, key: str | None) -> Marker:
 )
 @click.option("--show-unmanaged", is_flag=True, help="List the unmanaged open agreements.")
 @connection_options
+@selection_options
 def comment(
-    source: Path,
+    source: Path | None,
     key: str | None,
     out: Path | None,
     full: Path | None,
     show_unmanaged: bool,
     connection: ConnectionOptions,
+    accounts: AccountOptions,
 ) -> None:
     """Print the plan comment's body for the desired state at PATH, or for a saved PLAN.
 
     From a saved plan the comment shows its changes, and the drift and unmanaged workers it
-    counted when it was made, after checking its signature and that it still holds.
+    counted when it was made, after checking its signature and that it still holds. With
+    accounts selected (--all, --account, --changed-since), or from a folder DIR of saved plans
+    (`plan --all --out DIR`), one comment for every account.
     """
     marker = marker_for(PLAN, key)
+    if accounts.active or (source is not None and is_plans_folder(source)):
+        _comment_accounts(source, accounts, connection, marker, out, full, show_unmanaged)
+        return
+    source = need_path(source)
     if is_saved_plan(source):
         if out is not None:
             raise click.BadParameter("--out needs a desired-state PATH, not a saved plan")
@@ -98,3 +118,40 @@ def _resume(path: Path, connection: ConnectionOptions) -> Plan:
             hint="the plan no longer describes the account; make it again with "
             "`reconciler plan --out`",
         ) from None
+
+
+def _comment_accounts(
+    source: Path | None,
+    accounts: AccountOptions,
+    connection: ConnectionOptions,
+    marker: Marker,
+    out: Path | None,
+    full: Path | None,
+    show_unmanaged: bool,
+) -> None:
+    """The combined comment of the selected accounts, or of the saved plans in a folder."""
+    from reconciler.accounts.combined import combined_comment, combined_markdown
+    from reconciler.cli.accounts_saved import resume_accounts
+
+    refuse_connection(connection)
+    if source is not None:
+        if out is not None:
+            raise click.BadParameter("--out needs accounts to plan, not a folder of saved plans")
+        outcomes = resume_accounts(accounts, source, DEFAULT_MAX_AGE)
+    else:
+        done = plan_accounts(
+            accounts,
+            plan_options=PlanOptions(),
+            fmt="markdown",
+            out=out,
+            show_unmanaged=show_unmanaged,
+            money_since=None,
+        )
+        outcomes = None if done is None else done[0]
+    if outcomes is None:
+        return
+    if full is not None:
+        text = combined_markdown(outcomes, show_unmanaged=show_unmanaged, limit=None)
+        full.write_text(text, encoding="utf-8")
+    click.echo(combined_comment(outcomes, marker, show_unmanaged=show_unmanaged), nl=False)
+    exit_for(outcomes, False)

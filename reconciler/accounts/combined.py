@@ -1,0 +1,165 @@
+"""Several accounts' plans as one output: text with a header per account, one JSON document,
+and one pull-request comment.
+
+Each account's part is what its single-account renderer makes (the JSON `plan` is exactly that
+account's plan JSON). The comment is one body: a table of every account, then the risky
+sections of every account before any account's low-risk tail, cut by the same risk-first budget
+as a single plan's comment (`reconciler.render.markdown`), within GitHub's 65,536 characters.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from decimal import Decimal
+from typing import Any
+
+from reconciler.accounts.run import Outcome
+from reconciler.gitops.body import fit_body
+from reconciler.gitops.marker import Marker
+from reconciler.money import grouped
+from reconciler.plan.changes import Inactivate, Replace
+from reconciler.plan.model import Plan
+from reconciler.render import renderer_for
+from reconciler.render.markdown import _NOTE_ROOM, LEGEND, MAX_CHARACTERS, _escape, _fence, _fit
+from reconciler.render.sections import Section, View, sections
+from reconciler.words import plural
+
+_COLUMNS = (
+    ("conflicts", "conflicts"),
+    ("inactivate", "to inactivate"),
+    ("replace", "to replace"),
+    ("create", "to create"),
+    ("update", "to update"),
+    ("invite", "to invite"),
+    ("drifted", "drifted"),
+    ("unmanaged", "unmanaged"),
+)
+
+
+def summary(outcomes: list[Outcome[Plan]]) -> dict[str, Any]:
+    """The counts over every account planned, and how many failed."""
+    totals = dict.fromkeys((key for key, _ in _COLUMNS), 0)
+    for outcome in outcomes:
+        if outcome.value is not None:
+            for key, count in outcome.value.summary.as_dict().items():
+                if key in totals:
+                    totals[key] += count
+    failed = [outcome.name for outcome in outcomes if outcome.error is not None]
+    return {
+        **totals,
+        "accounts": len(outcomes),
+        "planned": len(outcomes) - len(failed),
+        "failed": failed,
+        "with_changes": [o.name for o in outcomes if o.value is not None and o.value.has_changes],
+    }
+
+
+def combined_text(outcomes: list[Outcome[Plan]], render: Any) -> str:
+    """A header per account, then its plan as `render` makes it (or why it failed)."""
+    parts = []
+    for outcome in outcomes:
+        parts.append(f"=== account {outcome.name} ===\n")
+        if outcome.value is not None:
+            parts.append(render(outcome.value))
+        else:
+            parts.append(f"Error: {outcome.error}\n")
+        parts.append("\n")
+    failed = [o.name for o in outcomes if o.error is not None]
+    line = f"{plural(len(outcomes), 'account')}: {len(outcomes) - len(failed)} planned"
+    if failed:
+        line += f", {len(failed)} failed ({', '.join(failed)})"
+    return "".join(parts) + line + ".\n"
+
+
+def combined_json(outcomes: list[Outcome[Plan]]) -> str:
+    """`{"accounts": [{"name", "plan"} | {"name", "error": {"message"}}], "summary"}`."""
+    renderer = renderer_for("json")
+    accounts: list[dict[str, Any]] = []
+    for outcome in outcomes:
+        if outcome.value is not None:
+            accounts.append(
+                {"name": outcome.name, "plan": json.loads(renderer.render(outcome.value))}
+            )
+        else:
+            accounts.append({"name": outcome.name, "error": {"message": outcome.error}})
+    document = {"accounts": accounts, "summary": summary(outcomes)}
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def combined_markdown(
+    outcomes: list[Outcome[Plan]],
+    *,
+    show_unmanaged: bool = False,
+    limit: int | None = MAX_CHARACTERS,
+) -> str:
+    """One comment for every account: the table, then every account's risky sections, then
+    the low-risk tails, cut to `limit` (None: everything, for the job summary)."""
+    head = "\n".join(_head(outcomes)) + "\n\n"
+    view = View(show_unmanaged=show_unmanaged)
+    found: list[Section] = []
+    for outcome in outcomes:
+        if outcome.value is None:
+            continue
+        for section in sections(outcome.value, view):
+            title = f"{_escape(outcome.name)}: {section.title}"
+            found.append(replace(section, title=title))
+    found.sort(key=lambda section: (section.may_cut, section.risk))  # stable: file order kept
+    fence = _fence(line.text for s in found for item in s.items for line in item)
+    budget = None if limit is None else limit - len(head) - _NOTE_ROOM
+    return head + _fit(found, fence, budget)
+
+
+def combined_comment(outcomes: list[Outcome[Plan]], marker: Marker, **options: Any) -> str:
+    """The comment's body, stamped with its marker, within GitHub's limit."""
+    return fit_body(marker.stamp(combined_markdown(outcomes, **options)))
+
+
+def _head(outcomes: list[Outcome[Plan]]) -> list[str]:
+    lines = [f"### reconciler plan: {plural(len(outcomes), 'account')}", ""]
+    titles = [
+        "account",
+        *(title for _, title in _COLUMNS),
+        "payruns to pay",
+        "total to pay",
+        "error",
+    ]
+    lines.append("| " + " | ".join(titles) + " |")
+    lines.append("|---|" + "---:|" * (len(_COLUMNS) + 2) + "---|")
+    inactivated: list[str] = []
+    for outcome in outcomes:
+        name = f"`{outcome.name}`"
+        plan = outcome.value
+        if plan is None:
+            cells = [name, *([""] * (len(_COLUMNS) + 2)), _escape(outcome.error or "")]
+        else:
+            counts = plan.summary.as_dict()
+            total = sum((decision.total for decision in plan.to_pay), Decimal(0))
+            cells = [
+                name,
+                *(str(counts[key]) for key, _ in _COLUMNS),
+                str(len(plan.to_pay)),
+                grouped(total) if plan.to_pay else "",
+                "",
+            ]
+            count = sum(isinstance(change, Inactivate | Replace) for change in plan.changes)
+            if count:
+                inactivated.append(f"{plural(count, 'worker')} in `{outcome.name}`")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    failed = [o.name for o in outcomes if o.error is not None]
+    if failed:
+        names = ", ".join(f"`{name}`" for name in failed)
+        lines += [
+            f"> :no_entry: **{plural(len(failed), 'account')} could not be planned:** {names}.",
+            "",
+        ]
+    if inactivated:
+        lines += [
+            f"> :warning: **Would be inactivated: {', '.join(inactivated)}.** An inactivation "
+            "cannot be undone; the worker would have to be invited again.",
+            "",
+        ]
+    if any(o.value is not None and (o.value.changes or o.value.drift) for o in outcomes):
+        lines.append(LEGEND)
+    return lines

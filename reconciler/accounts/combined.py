@@ -10,7 +10,7 @@ as a single plan's comment (`reconciler.render.markdown`), within GitHub's 65,53
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -87,6 +87,41 @@ def combined_json(outcomes: list[Outcome[Plan]]) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One account's share of the comment: its row of the table and its sections."""
+
+    name: str
+    counts: dict[str, int] = field(default_factory=dict)
+    to_pay: int = 0
+    total: Decimal = Decimal(0)
+    inactivated: int = 0
+    sections: tuple[Section, ...] = ()
+    error: str | None = None
+    changes: bool = False
+
+
+def plan_part(name: str, plan: Plan, view: View) -> Part:
+    """An account's part from its plan: the counts and sections a single comment shows."""
+    return Part(
+        name,
+        counts=plan.summary.as_dict(),
+        to_pay=len(plan.to_pay),
+        total=sum((decision.total for decision in plan.to_pay), Decimal(0)),
+        inactivated=sum(isinstance(c, Inactivate | Replace) for c in plan.changes),
+        sections=tuple(sections(plan, view)),
+        changes=bool(plan.changes or plan.drift),
+    )
+
+
+def parts_of_plans(outcomes: list[Outcome[Plan]], *, show_unmanaged: bool = False) -> list[Part]:
+    view = View(show_unmanaged=show_unmanaged)
+    return [
+        Part(o.name, error=o.error) if o.value is None else plan_part(o.name, o.value, view)
+        for o in outcomes
+    ]
+
+
 def combined_markdown(
     outcomes: list[Outcome[Plan]],
     *,
@@ -95,15 +130,15 @@ def combined_markdown(
 ) -> str:
     """One comment for every account: the table, then every account's risky sections, then
     the low-risk tails, cut to `limit` (None: everything, for the job summary)."""
-    head = "\n".join(_head(outcomes)) + "\n\n"
-    view = View(show_unmanaged=show_unmanaged)
+    return parts_markdown(parts_of_plans(outcomes, show_unmanaged=show_unmanaged), limit=limit)
+
+
+def parts_markdown(parts: list[Part], *, limit: int | None = MAX_CHARACTERS) -> str:
+    head = "\n".join(_head(parts)) + "\n\n"
     found: list[Section] = []
-    for outcome in outcomes:
-        if outcome.value is None:
-            continue
-        for section in sections(outcome.value, view):
-            title = f"{_escape(outcome.name)}: {section.title}"
-            found.append(replace(section, title=title))
+    for part in parts:
+        for section in part.sections:
+            found.append(replace(section, title=f"{_escape(part.name)}: {section.title}"))
     found.sort(key=lambda section: (section.may_cut, section.risk))  # stable: file order kept
     fence = _fence(line.text for s in found for item in s.items for line in item)
     budget = None if limit is None else limit - len(head) - _NOTE_ROOM
@@ -115,51 +150,45 @@ def combined_comment(outcomes: list[Outcome[Plan]], marker: Marker, **options: A
     return fit_body(marker.stamp(combined_markdown(outcomes, **options)))
 
 
-def _head(outcomes: list[Outcome[Plan]]) -> list[str]:
-    lines = [f"### reconciler plan: {plural(len(outcomes), 'account')}", ""]
-    titles = [
-        "account",
-        *(title for _, title in _COLUMNS),
-        "payruns to pay",
-        "total to pay",
-        "error",
-    ]
-    lines.append("| " + " | ".join(titles) + " |")
+def parts_comment(parts: list[Part], marker: Marker) -> str:
+    return fit_body(marker.stamp(parts_markdown(parts)))
+
+
+def _head(parts: list[Part]) -> list[str]:
+    lines = [f"### reconciler plan: {plural(len(parts), 'account')}", ""]
+    titles = ["account", *(title for _, title in _COLUMNS), "payruns to pay", "total to pay"]
+    lines.append("| " + " | ".join([*titles, "error"]) + " |")
     lines.append("|---|" + "---:|" * (len(_COLUMNS) + 2) + "---|")
-    inactivated: list[str] = []
-    for outcome in outcomes:
-        name = f"`{outcome.name}`"
-        plan = outcome.value
-        if plan is None:
-            cells = [name, *([""] * (len(_COLUMNS) + 2)), _escape(outcome.error or "")]
+    for part in parts:
+        name = f"`{part.name}`"
+        if part.error is not None:
+            cells = [name, *(["-"] * (len(_COLUMNS) + 2)), _escape(part.error)]
         else:
-            counts = plan.summary.as_dict()
-            total = sum((decision.total for decision in plan.to_pay), Decimal(0))
             cells = [
                 name,
-                *(str(counts[key]) for key, _ in _COLUMNS),
-                str(len(plan.to_pay)),
-                grouped(total) if plan.to_pay else "",
-                "",
+                *(str(part.counts.get(key, 0)) for key, _ in _COLUMNS),
+                str(part.to_pay),
+                grouped(part.total) if part.to_pay else "-",
+                "-",
             ]
-            count = sum(isinstance(change, Inactivate | Replace) for change in plan.changes)
-            if count:
-                inactivated.append(f"{plural(count, 'worker')} in `{outcome.name}`")
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
-    failed = [o.name for o in outcomes if o.error is not None]
+    failed = [part.name for part in parts if part.error is not None]
     if failed:
         names = ", ".join(f"`{name}`" for name in failed)
-        lines += [
-            f"> :no_entry: **{plural(len(failed), 'account')} could not be planned:** {names}.",
-            "",
-        ]
+        count = plural(len(failed), "account")
+        lines += [f"> :no_entry: **{count} could not be planned:** {names}.", ""]
+    inactivated = [
+        f"{plural(part.inactivated, 'worker')} in `{part.name}`"
+        for part in parts
+        if part.inactivated
+    ]
     if inactivated:
         lines += [
             f"> :warning: **Would be inactivated: {', '.join(inactivated)}.** An inactivation "
             "cannot be undone; the worker would have to be invited again.",
             "",
         ]
-    if any(o.value is not None and (o.value.changes or o.value.drift) for o in outcomes):
+    if any(part.changes for part in parts):
         lines.append(LEGEND)
     return lines

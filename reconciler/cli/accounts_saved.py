@@ -20,6 +20,8 @@ from typing import Any
 import click
 
 from reconciler import __version__, logs
+from reconciler.accounts.combined import Part
+from reconciler.accounts.environment import ENV_PLAN_KEY
 from reconciler.accounts.file import AccountEntry, AccountsFile
 from reconciler.accounts.run import Job, Outcome, run_accounts
 from reconciler.apply import Executor, Ledger
@@ -139,18 +141,6 @@ def _register_header_values(plan: Plan) -> None:
         if isinstance(change, WebhookCreate | WebhookUpdate):
             for header in change.webhook.headers:
                 logs.register_secret(header.value.reveal())
-
-
-def resume_saved(job: Job, folder: Path, *, max_age: timedelta) -> Plan:
-    """An account's saved plan, checked (signature, account, staleness) read-only."""
-    saved = bound_plan(folder, job.entry)
-    connection = ConnectionOptions(environ=job.environ)
-    with open_client(connection, read_only=True) as client:
-        key = plan_key(client, job.environ)
-        saved.verify(key)
-        check_saved_account(saved, client, connection, doing="talks to")
-        live = refresh(client, job.progress, payruns=bool(saved.payruns))
-    return resume(saved, live, key=key, environ=job.environ, max_age=max_age)
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,16 +264,26 @@ def _print_applied(outcomes: list[Outcome[Applied]], fmt: str) -> None:
     click.echo(line + ".")
 
 
-def resume_accounts(
-    options: AccountOptions, folder: Path, max_age: timedelta
-) -> list[Outcome[Plan]] | None:
-    """`comment DIR`: each account's saved plan, checked against its account read-only."""
+def saved_parts(options: AccountOptions, folder: Path) -> list[Part] | None:
+    """`comment DIR`: each account's part from its saved plan, read offline (the job that
+    joins a matrix's plans holds no account's secrets). The plan must be the account's own
+    (its signed `account:<name>`); its signature is checked where its plan key is set."""
     from reconciler.accounts.file import find_accounts_file, load_accounts_file
+    from reconciler.accounts.saved_view import saved_part
 
     accounts = load_accounts_file(find_accounts_file(options.accounts_file))
     chosen = plans_in(folder, accounts, options)
     if not chosen:
         nothing_selected(accounts, options)
         return None
-    work = functools.partial(resume_saved, folder=folder, max_age=max_age)
-    return run_accounts(accounts, chosen, work, parallelism=options.parallelism, environ=os.environ)
+    parts = []
+    for entry in chosen:
+        try:
+            saved = bound_plan(folder, entry)
+            variable = entry.plan_key_env or ENV_PLAN_KEY
+            if os.environ.get(variable):
+                saved.verify(plan_key(None, {ENV_PLAN_KEY: os.environ[variable]}))
+            parts.append(saved_part(entry.name, saved))
+        except ReconcilerError as error:
+            parts.append(Part(entry.name, error=str(error)))
+    return parts

@@ -14,7 +14,6 @@ import click
 from reconciler.cli.account import check_saved_account
 from reconciler.cli.accounts import (
     AccountOptions,
-    exit_for,
     need_path,
     plan_accounts,
     refuse_connection,
@@ -130,14 +129,14 @@ def _comment_accounts(
     show_unmanaged: bool,
 ) -> None:
     """The combined comment of the selected accounts, or of the saved plans in a folder."""
-    from reconciler.accounts.combined import combined_comment, combined_markdown
-    from reconciler.cli.accounts_saved import resume_accounts
+    from reconciler.accounts.combined import parts_comment, parts_markdown, parts_of_plans
+    from reconciler.cli.accounts_saved import saved_parts
 
     refuse_connection(connection)
     if source is not None:
         if out is not None:
             raise click.BadParameter("--out needs accounts to plan, not a folder of saved plans")
-        outcomes = resume_accounts(accounts, source, DEFAULT_MAX_AGE)
+        parts = saved_parts(accounts, source)
     else:
         done = plan_accounts(
             accounts,
@@ -147,11 +146,11 @@ def _comment_accounts(
             show_unmanaged=show_unmanaged,
             money_since=None,
         )
-        outcomes = None if done is None else done[0]
-    if outcomes is None:
+        parts = None if done is None else parts_of_plans(done[0], show_unmanaged=show_unmanaged)
+    if parts is None:
         return
     if full is not None:
-        text = combined_markdown(outcomes, show_unmanaged=show_unmanaged, limit=None)
-        full.write_text(text, encoding="utf-8")
-    click.echo(combined_comment(outcomes, marker, show_unmanaged=show_unmanaged), nl=False)
-    exit_for(outcomes, False)
+        full.write_text(parts_markdown(parts, limit=None), encoding="utf-8")
+    click.echo(parts_comment(parts, marker), nl=False)
+    if any(part.error is not None for part in parts):
+        raise click.exceptions.Exit(1)

@@ -44,9 +44,9 @@ def write_state(folder: Path, account: str, ids: Iterable[int], prefix: str = "W
     """The account's desired state: workers `prefix` + id, owned by the prefix."""
     folder.mkdir(parents=True, exist_ok=True)
     body = "".join(worker_yaml(f"{prefix}{i}", f"{account}-{i}@example.com") for i in ids)
-    text = f"version: 1\nscope:\n  externalIdPrefix: \"{prefix}\"\nworkers:\n{body}"
+    text = f'version: 1\nscope:\n  externalIdPrefix: "{prefix}"\nworkers:\n{body}'
     if not body:
-        text = f"version: 1\nscope:\n  externalIdPrefix: \"{prefix}\"\nworkers: []\n"
+        text = f'version: 1\nscope:\n  externalIdPrefix: "{prefix}"\nworkers: []\n'
     (folder / "workforce.yaml").write_text(text, encoding="utf-8")
 
 
@@ -69,7 +69,9 @@ def environment(accounts: list[Account], **more: str) -> dict[str, str]:
     return {**env, "RECONCILER_PLAN_KEY": PLAN_KEY, **more}
 
 
-def run(root: Path, accounts: list[Account], *args: str, **more: str) -> subprocess.CompletedProcess[str]:
+def run(
+    root: Path, accounts: list[Account], *args: str, **more: str
+) -> subprocess.CompletedProcess[str]:
     return reconciler(*args, cwd=root, **environment(accounts, **more))
 
 

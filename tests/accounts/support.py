@@ -10,7 +10,7 @@ from typing import Any
 
 from reconciler.sandbox import SandboxServer
 from tests.cli import reconciler
-from tests.sandbox.support import ClientAccess, Controls
+from tests.sandbox.support import ClientAccess, Controls, invitation, service_client
 
 PLAN_KEY = "k" * 40
 
@@ -81,3 +81,20 @@ def clients_seen(controls: Controls, since: int = 0) -> dict[int | None, set[int
     for entry in controls.requests(since):
         seen.setdefault(entry["client_id"], set()).add(entry["status"])
     return seen
+
+
+INVITE_PATH = "/contract/workers/inviteWorkersBulkLocked"
+
+
+def seed_live(account: Account, ids: Iterable[int], prefix: str = "W-") -> None:
+    """Workers already invited in the account (100 a request), as its files would own them."""
+    pending = [
+        invitation(
+            externalId=f"{prefix}{i}", workerEmail=f"{account.name}-{i}@example.com", jobTitle=None
+        )
+        for i in ids
+    ]
+    with service_client(account.server.base_url, account.client.token) as api:
+        for start in range(0, len(pending), 100):
+            answer = api.post(INVITE_PATH, json=pending[start : start + 100])
+            assert answer.is_success, answer.text

@@ -34,6 +34,12 @@ VARIABLE_FIELDS = {
     "passwordEnv": "password",
     "planKeyEnv": "plan key",
 }
+_EXAMPLES = {
+    "tokenEnv": "RECONCILER_TOKEN_EU",
+    "emailEnv": "RECONCILER_EMAIL_EU",
+    "passwordEnv": "RECONCILER_PASSWORD_EU",
+    "planKeyEnv": "RECONCILER_PLAN_KEY_EU",
+}
 #: A variable name as shells and CI systems take it.
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _REFERENCE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
@@ -199,7 +205,7 @@ def variable_problem(field: str, holds: str, value: object) -> str | None:
         return (
             f"{field} must be the NAME of the variable that holds the {holds}, and this value "
             f"looks like a secret itself (it is not shown here): put the {holds} in a CI "
-            f"secret or variable and write its name, such as RECONCILER_TOKEN_EU"
+            f"secret or variable and write its name, such as {_EXAMPLES[field]}"
         )
     return None
 
@@ -281,7 +287,7 @@ def _rules(items: list[Any]) -> Iterator[Found]:
                 message = f"the name {name!r} is taken by item {first_name[name] + 1} already"
                 yield (*place, "name"), message, False
             first_name.setdefault(name, index)
-        if "tokenEnv" not in item and "emailEnv" not in item:
+        if not {"tokenEnv", "emailEnv", "passwordEnv"} & set(item):
             message = (
                 "give tokenEnv (the NAME of the variable that holds this account's token), or "
                 "emailEnv and passwordEnv"

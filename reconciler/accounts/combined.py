@@ -21,9 +21,15 @@ from reconciler.money import grouped
 from reconciler.plan.changes import Inactivate, Replace
 from reconciler.plan.model import Plan
 from reconciler.render import renderer_for
+from reconciler.render.base import clean
 from reconciler.render.markdown import _NOTE_ROOM, LEGEND, MAX_CHARACTERS, _escape, _fence, _fit
 from reconciler.render.sections import Section, View, sections
+from reconciler.render.text import Line
 from reconciler.words import plural
+
+#: A failed account's reason comes first of all (its lines, at most this many).
+_ERROR_RISK = 5
+_ERROR_LINES = 20
 
 _COLUMNS = (
     ("conflicts", "conflicts"),
@@ -137,6 +143,13 @@ def parts_markdown(parts: list[Part], *, limit: int | None = MAX_CHARACTERS) -> 
     head = "\n".join(_head(parts)) + "\n\n"
     found: list[Section] = []
     for part in parts:
+        if part.error is not None:  # why, in full (the table holds its first line)
+            lines = part.error.splitlines()
+            shown = [Line(clean(line)) for line in lines[:_ERROR_LINES]]
+            if len(lines) > _ERROR_LINES:
+                shown.append(Line(f"and {plural(len(lines) - _ERROR_LINES, 'more line')}"))
+            title = f"{_escape(part.name)}: could not be planned"
+            found.append(Section(title, _ERROR_RISK, (tuple(shown),), "error", False))
         for section in part.sections:
             found.append(replace(section, title=f"{_escape(part.name)}: {section.title}"))
     found.sort(key=lambda section: (section.may_cut, section.risk))  # stable: file order kept
@@ -162,7 +175,8 @@ def _head(parts: list[Part]) -> list[str]:
     for part in parts:
         name = f"`{part.name}`"
         if part.error is not None:
-            cells = [name, *(["-"] * (len(_COLUMNS) + 2)), _escape(part.error)]
+            first = part.error.splitlines()[0] if part.error.strip() else "failed"
+            cells = [name, *(["-"] * (len(_COLUMNS) + 2)), _escape(first[:200])]
         else:
             cells = [
                 name,

@@ -320,14 +320,14 @@ def find_accounts_file(given: Path | None, start: Path | None = None) -> Path:
     if given is not None:
         return given
     folder = (start or Path.cwd()).absolute()
-    for candidate in (folder, *folder.parents):
+    chain = [folder, *folder.parents]
+    root = next((index for index, c in enumerate(chain) if (c / ".git").exists()), 0)
+    for candidate in chain[: root + 1]:  # outside a repository, this folder only
         if (candidate / DEFAULT_FILE).is_file():
             return candidate / DEFAULT_FILE
-        if (candidate / ".git").exists():
-            break
     raise ReconcilerError(
-        f"no accounts file: {DEFAULT_FILE} is neither here nor in a parent folder of the "
-        "repository",
+        f"no accounts file: {DEFAULT_FILE} is neither here nor in a parent folder up to the "
+        "repository's root",
         hint=f"write {DEFAULT_FILE} at the repository's root (see docs/accounts.md), or pass "
         "--accounts-file PATH",
     )

@@ -150,6 +150,15 @@ def test_each_way_an_account_fails_fails_it_alone(tmp_path: Path, three: list[Ac
     assert "=== account unset ===\nError: TOKEN_UNSET" in text.stdout
     assert text.stdout.index("=== account eu ===") < text.stdout.index("=== account apac ===")
 
+    comment = run(tmp_path, three, "comment", "--all", TOKEN_GONE="x" * 20, TOKEN_REFUSED=wrong)
+    assert comment.returncode == 1
+    for name in ("eu", "us", "apac", "gone", "refused", "unset"):
+        assert f"| `{name}` |" in comment.stdout
+    for name in ("us", "gone", "refused", "unset"):
+        assert f"<summary>{name}: could not be planned</summary>" in comment.stdout
+    assert "accounts/us/workforce.yaml:2" in comment.stdout
+    assert wrong not in comment.stdout + comment.stderr
+
 
 def test_a_plan_renamed_to_another_account_is_refused_before_any_write(
     tmp_path: Path, three: list[Account]

@@ -291,7 +291,7 @@ def plan_accounts(
         nothing_selected(accounts, options)
         return None
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
+        clear_plans_folder(out, [entry.name for entry in chosen])
     work = functools.partial(
         plan_and_save,
         plan_options=plan_options,
@@ -320,6 +320,39 @@ def plan_accounts(
                 err=True,
             )
     return plans, accounts
+
+
+def clear_plans_folder(out: Path, names: list[str]) -> None:
+    """Make `out` hold this run's plans only: the selected accounts' earlier plans are removed
+    before planning (an account that fails now must not leave an older plan to apply), and a
+    folder holding other accounts' plans, or another file under a plan's name, is refused."""
+    from reconciler.plan.saved import is_saved_plan
+
+    if out.exists() and not out.is_dir():
+        raise click.BadParameter(
+            f"{out} is a file: with accounts selected, --out names a folder (DIR/<name>.json each)",
+            param_hint="--out",
+        )
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ReconcilerError(f"cannot create the plans folder {out}: {error.strerror}") from None
+    others = sorted(p.name for p in out.glob("*.json") if p.stem not in names and is_saved_plan(p))
+    if others:
+        raise ReconcilerError(
+            f"{out} holds saved plans of accounts not planned now ({', '.join(others)}): "
+            f"`reconciler apply {out}` would apply them too",
+            hint="give --out an empty folder (each run its own), or remove those plans",
+        )
+    for name in names:
+        file = out / f"{name}.json"
+        if file.is_symlink() or (file.exists() and not is_saved_plan(file)):
+            raise ReconcilerError(
+                f"{file} exists and is not a saved plan: refusing to replace it",
+                hint="give --out another folder",
+            )
+    for name in names:
+        (out / f"{name}.json").unlink(missing_ok=True)
 
 
 def print_plans(

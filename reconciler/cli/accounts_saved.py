@@ -99,7 +99,7 @@ def is_plans_folder(path: Path) -> bool:
 def plans_in(folder: Path, accounts: AccountsFile, options: AccountOptions) -> list[AccountEntry]:
     """The accounts with a plan in `folder` (and selected, when a selection was given); a plan
     whose name is no account of the file is an error, before anything is sent."""
-    from reconciler.accounts.selection import select
+    from reconciler.accounts.selection import account_names, select
 
     names = [file.stem for file in sorted(folder.glob("*.json"))]
     unknown = [name for name in names if accounts.named(name) is None]
@@ -110,6 +110,13 @@ def plans_in(folder: Path, accounts: AccountsFile, options: AccountOptions) -> l
             hint=f"its accounts: {', '.join(accounts.names)}",
         )
     chosen = select(accounts, options.selection) if options.active else list(accounts.accounts)
+    asked = account_names(options.selection.names)
+    missing = [name for name in asked if name not in names]
+    if missing:
+        raise ReconcilerError(
+            f"{folder} holds no plan of {', '.join(missing)}: nothing was applied",
+            hint=f"make it with `reconciler plan --account NAME --out {folder}`",
+        )
     return [entry for entry in chosen if entry.name in names]
 
 
@@ -212,6 +219,11 @@ def apply_accounts(
     from reconciler.accounts.file import find_accounts_file, load_accounts_file
 
     if source is not None:
+        if plan_options != PlanOptions():
+            raise ReconcilerError(
+                "--target, --exclude and --replace shape a plan; saved plans are already shaped",
+                hint="pass them to `reconciler plan --all --out DIR` instead",
+            )
         accounts = load_accounts_file(find_accounts_file(options.accounts_file))
         chosen = plans_in(source, accounts, options)
         work: Any = functools.partial(apply_saved, folder=source, carry=carry, max_age=max_age)

@@ -223,3 +223,30 @@ def test_changed_since_in_a_git_repository(tmp_path: Path, three: list[Account])
     assert "=== account eu ===" not in plan.stdout and "=== account us ===" in plan.stdout
     bad = run(tmp_path, three, "accounts", "--changed-since", "no-such-branch")
     assert bad.returncode == 1 and "no-such-branch" in bad.stderr
+
+
+def test_no_variable_of_another_account_is_read_and_no_older_plan_is_left_to_apply(
+    tmp_path: Path, three: list[Account]
+) -> None:
+    _setup(tmp_path, three)
+    saved = run(tmp_path, three, "plan", "--all", "--out", "plans")
+    assert saved.returncode == 0, saved.stderr
+    # eu's files now name us's token variable in a webhook header: it is not there for eu.
+    state = tmp_path / "accounts" / "eu" / "workforce.yaml"
+    state.write_text(
+        state.read_text()
+        + "webhook:\n  url: https://hooks.example.com/in\n  event_types: [KYC]\n"
+        + "  headers:\n    - name: X-Key\n      value: ${TOKEN_US}\n"
+    )
+    again = run(tmp_path, three, "plan", "--all", "--out", "plans", "--format", "json")
+    assert again.returncode == 1
+    by_name = {entry["name"]: entry for entry in json.loads(again.stdout)["accounts"]}
+    assert "TOKEN_US" in by_name["eu"]["error"]["message"]
+    assert "not set" in by_name["eu"]["error"]["message"]
+    assert "plan" in by_name["us"] and "plan" in by_name["apac"]
+    # eu failed now: its plan of the first run is gone, so `apply plans` cannot apply it.
+    assert sorted(p.name for p in (tmp_path / "plans").iterdir()) == ["apac.json", "us.json"]
+    partial = run(tmp_path, three, "plan", "--account", "us", "--out", "plans")
+    assert partial.returncode == 1 and "apac.json" in partial.stderr
+    missing = run(tmp_path, three, "apply", "plans", "--account", "eu")
+    assert missing.returncode == 1 and "holds no plan of eu" in missing.stderr

@@ -63,6 +63,7 @@ def run_accounts(
 
         def one(entry: AccountEntry) -> Outcome[T]:
             line = lines.get(entry.name)
+            line.say(doing)
             try:
                 own = account_environment(entry, accounts, environ)
                 value = work(Job(entry, own, line.count, line.say))

@@ -208,7 +208,6 @@ def apply_files(job: Job, options: PlanOptions, carry: Carry) -> Applied:
 def apply_accounts(
     options: AccountOptions,
     source: Path | None,
-    *,
     plan_options: PlanOptions,
     carry: Carry,
     max_age: timedelta,
@@ -217,7 +216,10 @@ def apply_accounts(
 ) -> None:
     """`apply DIR` (each account's saved plan) or `apply --all --auto-approve` (from files)."""
     from reconciler.accounts.file import find_accounts_file, load_accounts_file
+    from reconciler.cli.accounts import refuse_path
 
+    if source is not None and not is_plans_folder(source):
+        refuse_path(source, options)
     if source is not None:
         if plan_options != PlanOptions():
             raise ReconcilerError(

@@ -32,13 +32,7 @@ from reconciler.apply.paying import pay, progress_steps
 from reconciler.apply.progress import progress_for
 from reconciler.apply.report import ledger_json, ledger_text
 from reconciler.cli.account import check_saved_account
-from reconciler.cli.accounts import (
-    AccountOptions,
-    need_path,
-    refuse_connection,
-    refuse_path,
-    selection_options,
-)
+from reconciler.cli.accounts import AccountOptions, need_path, refuse_connection, selection_options
 from reconciler.cli.accounts_saved import is_plans_folder
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.plankey import plan_key
@@ -169,28 +163,16 @@ def apply(
 ) -> None:
     """Apply the desired state at PATH (after a plan and a question) or a saved PLAN.
 
-    With accounts selected (--all, --account, --changed-since, with --auto-approve), or from a
-    folder DIR of saved plans (`plan --all --out DIR`), each account side by side.
+    Several accounts: a folder DIR of saved plans (`plan --all --out DIR`), or --all.
     """
     if accounts.active or (source is not None and is_plans_folder(source)):
         from reconciler.cli.accounts_saved import Carry, apply_accounts
 
         refuse_connection(connection)
-        if source is not None and not is_plans_folder(source):
-            refuse_path(source, accounts)
-        apply_accounts(
-            accounts,
-            source,
-            plan_options=PlanOptions(
-                targets=frozenset(targets),
-                excludes=frozenset(excludes),
-                replaces=frozenset(replaces),
-            ),
-            carry=Carry(force, parallelism, not no_wait, settle_timeout.total_seconds()),
-            max_age=plan_ttl or DEFAULT_MAX_AGE,
-            auto_approve=auto_approve,
-            fmt=fmt,
-        )
+        shape = PlanOptions(frozenset(targets), frozenset(excludes), frozenset(replaces))
+        carry = Carry(force, parallelism, not no_wait, settle_timeout.total_seconds())
+        max_age = plan_ttl or DEFAULT_MAX_AGE
+        apply_accounts(accounts, source, shape, carry, max_age, auto_approve, fmt)
         return
     source = need_path(source)
     saved = load_saved_plan(source) if is_saved_plan(source) else None

@@ -81,8 +81,14 @@ def run_accounts(
         if not chosen:
             return []
         workers = max(1, min(parallelism, len(chosen)))
-        with ThreadPoolExecutor(workers, thread_name_prefix="accounts") as pool:
-            return list(pool.map(one, chosen))
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="accounts")
+        try:
+            outcomes = list(pool.map(one, chosen))
+        except KeyboardInterrupt:  # no account not started yet starts
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+        return outcomes
 
 
 class _Line:

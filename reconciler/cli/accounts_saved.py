@@ -12,7 +12,8 @@ from __future__ import annotations
 import functools
 import json
 import os
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -158,10 +159,14 @@ class Applied:
 
 @dataclass(frozen=True, slots=True)
 class Carry:
+    """How each account's plan is carried out, as `apply` does for one; `stop` is shared by
+    every account (the first Ctrl-C: requests in flight end, nothing new is sent)."""
+
     force: bool
     parallelism: int
     wait: bool
     settle_s: float
+    stop: threading.Event = field(default_factory=threading.Event)
 
     def out(self, client: Any, plan: Plan) -> Ledger:
         refused = any(decision.state == REFUSED for decision in plan.payruns)
@@ -169,8 +174,14 @@ class Carry:
             return Ledger(())
         plan.raise_if_unsafe(self.force)
         _register_header_values(plan)
-        ledger = Executor(client, parallelism=self.parallelism).apply(plan)
-        pay(client, plan, ledger, force=self.force, wait=self.wait, settle_timeout=self.settle_s)
+        if self.stop.is_set():
+            raise ReconcilerError("interrupted before this account was applied: nothing sent")
+        executor = Executor(client, parallelism=self.parallelism, stop=self.stop)
+        ledger = executor.apply(plan)
+        if not self.stop.is_set():
+            pay(
+                client, plan, ledger, force=self.force, wait=self.wait, settle_timeout=self.settle_s
+            )
         return ledger
 
 
@@ -241,9 +252,20 @@ def apply_accounts(
     if not chosen:
         nothing_selected(accounts, options)
         return
-    outcomes = run_accounts(
-        accounts, chosen, work, parallelism=options.parallelism, environ=os.environ, doing="reading"
-    )
+    from reconciler.cli.apply import _graceful_interrupt
+
+    try:
+        with _graceful_interrupt(carry.stop):
+            outcomes = run_accounts(
+                accounts, chosen, work, parallelism=options.parallelism, environ=os.environ
+            )
+    except KeyboardInterrupt:  # the second Ctrl-C: leave without waiting for requests in flight
+        click.echo(
+            "Quit at once (second Ctrl-C): a change in flight may still land. Run `reconciler "
+            "plan --all` to see the accounts now.",
+            err=True,
+        )
+        os._exit(130)
     _print_applied(outcomes, fmt)
     incomplete = any(o.value is not None and not o.value.ledger.complete for o in outcomes)
     if incomplete or any(o.error is not None for o in outcomes):
@@ -272,7 +294,12 @@ def _print_applied(outcomes: list[Outcome[Applied]], fmt: str) -> None:
         click.echo(ledger_text(outcome.value.ledger), nl=False)
         click.echo("")
     failed = [o.name for o in outcomes if o.error is not None]
-    line = f"{plural(len(outcomes), 'account')}: {len(outcomes) - len(failed)} applied"
+    partial = [o.name for o in outcomes if o.value is not None and not o.value.ledger.complete]
+    done = len(outcomes) - len(failed) - len(partial)
+    line = f"{plural(len(outcomes), 'account')}: {done} applied"
+    if partial:
+        line += f", {len(partial)} incomplete"
+        line += f" ({', '.join(partial)})" if len(partial) < len(outcomes) else ""
     if failed:
         line += f", {len(failed)} failed ({', '.join(failed)})"
     click.echo(line + ".")

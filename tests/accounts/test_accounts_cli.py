@@ -250,3 +250,45 @@ def test_no_variable_of_another_account_is_read_and_no_older_plan_is_left_to_app
     assert partial.returncode == 1 and "apac.json" in partial.stderr
     missing = run(tmp_path, three, "apply", "plans", "--account", "eu")
     assert missing.returncode == 1 and "holds no plan of eu" in missing.stderr
+
+
+def test_the_first_ctrl_c_stops_every_account_sending_and_each_ledger_says_so(
+    tmp_path: Path, three: list[Account]
+) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.accounts.support import environment
+    from tests.cli import user_environment
+
+    write_accounts(tmp_path, three)
+    for account in three:
+        write_state(tmp_path / "accounts" / account.name, account.name, range(400))
+    saved = run(tmp_path, three, "plan", "--all", "--out", "plans")
+    assert saved.returncode == 0, saved.stderr
+    for account in three:
+        account.controls.set_faults(latency_ms=300)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "reconciler", "apply", "plans", "--parallelism", "1"],
+        cwd=tmp_path,
+        env=user_environment(**environment(three)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(4)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 1, err
+    assert "Interrupted: waiting for the requests in flight" in err
+    assert out.count("Apply interrupted:") == 3, out
+    assert "3 accounts: 0 applied, 3 incomplete." in out
+    assert "Traceback" not in err
+    for account in three:
+        account.controls.set_faults()
+    again = run(tmp_path, three, "apply", "--all", "--auto-approve")
+    assert again.returncode == 0, again.stdout + again.stderr
+    converged = run(tmp_path, three, "plan", "--all", "--detailed-exitcode")
+    assert converged.returncode == 0, converged.stdout

@@ -8,7 +8,6 @@ for every account. Git is asked, read-only; nothing here writes.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,6 +122,8 @@ def _entry_of(data: dict[str, Any], name: str) -> object:
 
 
 def _git(folder: Path, *args: str, what: str | None = None) -> str:
+    import subprocess  # only when git is asked (`validate` starts without it)
+
     try:
         done = subprocess.run(
             ["git", *args],

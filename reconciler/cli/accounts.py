@@ -50,6 +50,11 @@ class AccountOptions:
     def active(self) -> bool:
         return self.selection.active
 
+    @classmethod
+    def none(cls) -> AccountOptions:
+        """No selection (every account), from the default accounts file."""
+        return cls(Selection(), None, DEFAULT_ACCOUNTS_PARALLELISM)
+
     def load(self) -> tuple[AccountsFile, list[AccountEntry]]:
         """The accounts file, and the accounts selected from it (none when nothing changed)."""
         accounts = _load_file(find_accounts_file(self.accounts_file))

@@ -308,18 +308,27 @@ def _print_applied(outcomes: list[Outcome[Applied]], fmt: str) -> None:
 def saved_parts(options: AccountOptions, folder: Path) -> list[Part] | None:
     """`comment DIR`: each account's part from its saved plan, read offline (the job that
     joins a matrix's plans holds no account's secrets). The plan must be the account's own
-    (its signed `account:<name>`); its signature is checked where its plan key is set."""
+    (its signed `account:<name>`); its signature is checked where its plan key is set. With
+    a selection, a selected account without a plan (its plan job failed) is shown failed."""
     from reconciler.accounts.file import find_accounts_file, load_accounts_file
     from reconciler.accounts.saved_view import saved_part
+    from reconciler.accounts.selection import select
 
     accounts = load_accounts_file(find_accounts_file(options.accounts_file))
-    chosen = plans_in(folder, accounts, options)
+    present = {entry.name for entry in plans_in(folder, accounts, AccountOptions.none())}
+    expected = select(accounts, options.selection) if options.active else list(accounts.accounts)
+    chosen = [entry for entry in expected if options.active or entry.name in present]
     if not chosen:
         nothing_selected(accounts, options)
         return None
     parts = []
     for entry in chosen:
         try:
+            if entry.name not in present:
+                raise ReconcilerError(
+                    f"no saved plan {folder / (entry.name + '.json')}: its plan failed or did "
+                    "not run"
+                )
             saved = bound_plan(folder, entry)
             variable = entry.plan_key_env or ENV_PLAN_KEY
             if os.environ.get(variable):

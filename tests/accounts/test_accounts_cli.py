@@ -175,6 +175,13 @@ def test_a_plan_renamed_to_another_account_is_refused_before_any_write(
     applied = run(tmp_path, three, "apply", "plans")
     assert applied.returncode == 1
     assert "plan of account us, not of account eu" in applied.stdout
+    # The joined comment says so too, and names the selected accounts without a plan.
+    comment = run(tmp_path, three, "comment", "plans", "--all")
+    assert comment.returncode == 1
+    assert "<summary>eu: could not be planned</summary>" in comment.stdout
+    assert "plan of account us, not of account eu" in comment.stdout
+    for name in ("us", "apac"):
+        assert f"no saved plan plans/{name}.json: its plan failed or did not run" in comment.stdout
     for account in three:
         entries = account.controls.requests(since[account.server.base_url])
         assert [e for e in entries if e["method"] != "GET"] == []

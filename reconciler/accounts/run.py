@@ -59,6 +59,10 @@ def run_accounts(
     doing: str = "planning",
 ) -> list[Outcome[T]]:
     """`work` for each chosen account, at most `parallelism` at once; outcomes in file order."""
+    for entry in accounts.accounts:  # no output of any account may show another's secret
+        for variable in (entry.token_env, entry.password_env, entry.plan_key_env):
+            if variable is not None and environ.get(variable):
+                redaction.register_secret(environ[variable])
     with _progress_lines([entry.name for entry in chosen], doing) as lines:
 
         def one(entry: AccountEntry) -> Outcome[T]:

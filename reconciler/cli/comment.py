@@ -141,9 +141,7 @@ def _comment_accounts(
         done = plan_accounts(
             accounts,
             plan_options=PlanOptions(),
-            fmt="markdown",
             out=out,
-            show_unmanaged=show_unmanaged,
             money_since=None,
         )
         parts = None if done is None else parts_of_plans(done[0], show_unmanaged=show_unmanaged)

@@ -125,9 +125,7 @@ def plan(
         done = plan_accounts(
             accounts,
             plan_options=options,
-            fmt=fmt,
             out=out,
-            show_unmanaged=show_unmanaged,
             money_since=money_since,
         )
         if done is not None:
@@ -177,9 +175,7 @@ def drift(
         done = plan_accounts(
             accounts,
             plan_options=PlanOptions(),
-            fmt=fmt,
             out=None,
-            show_unmanaged=show_unmanaged or strict,
             money_since=money_since,
             top_ups=True,
             doing="reading",

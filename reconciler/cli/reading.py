@@ -93,6 +93,7 @@ def file_and_account(
             except BaseException:
                 held.drop()
                 account.stop()
+                held.remove()  # other accounts' refreshes (several at once) log on
                 raise
             held.release()
             _log.info("loaded", workers=len(desired.workers), payruns=len(desired.payruns))
@@ -277,6 +278,13 @@ class _HeldLines(logging.Filter):
         with self._lock:
             if self._held is not None:
                 self._held.clear()
+
+    def remove(self) -> None:
+        """Once the refresh stopped: forget what it logged, and hold nothing more."""
+        with self._lock:
+            self._held = []
+        for handler in self._handlers:
+            handler.removeFilter(self)
 
 
 #: The names of the threads a refresh runs in: its own, the webhook's and the page fetchers.

@@ -305,3 +305,22 @@ def test_the_first_ctrl_c_stops_every_account_sending_and_each_ledger_says_so(
     assert again.returncode == 0, again.stdout + again.stderr
     converged = run(tmp_path, three, "plan", "--all", "--detailed-exitcode")
     assert converged.returncode == 0, converged.stdout
+
+
+def test_an_account_whose_file_fails_does_not_silence_the_others_logs(
+    tmp_path: Path, three: list[Account]
+) -> None:
+    eu, _us, apac = three
+    write_accounts(tmp_path, [eu, apac])
+    for account in (eu, apac):
+        seed_live(account, [0, 1, 99])
+        write_state(tmp_path / "accounts" / account.name, account.name, range(3))
+    (tmp_path / "accounts" / "eu" / "workforce.yaml").write_text("version: 1\nworkers: 3\n")
+    apac.controls.set_faults(latency_ms=200, rate_limit_per_s=1)
+    result = run(tmp_path, [eu, apac], "plan", "--all", "--format", "json")
+    assert result.returncode == 1
+    by_name = {entry["name"]: entry for entry in json.loads(result.stdout)["accounts"]}
+    assert "error" in by_name["eu"] and "plan" in by_name["apac"]
+    statuses = [e["status"] for e in apac.controls.requests()]
+    assert 429 in statuses, statuses
+    assert "retrying in" in result.stderr  # apac's retries, logged after eu's file failed

@@ -222,11 +222,16 @@ def _row(entry: AccountEntry) -> dict[str, Any]:
 def validate_accounts(options: AccountOptions, output_format: str, no_env: bool) -> None:
     """Check the accounts file, then each selected account's files (no network)."""
     from reconciler.accounts.environment import account_environment
+    from reconciler.accounts.file import InvalidAccountsFile
     from reconciler.accounts.run import Job
     from reconciler.cli.validate import _LISTED, _render
     from reconciler.desired import InvalidDesiredState, load_desired_state
 
-    accounts, chosen = options.load()
+    try:
+        accounts, chosen = options.load()
+    except InvalidAccountsFile as error:  # its problems as the desired state's are shown
+        click.echo(_render(InvalidDesiredState(error.problems), output_format))
+        raise click.exceptions.Exit(1) from None
 
     def check(job: Job) -> str:
         state = load_desired_state(job.entry.path, job.environ, read_variables=not no_env)

@@ -88,10 +88,13 @@ def plan_and_save(
 
 
 def is_plans_folder(path: Path) -> bool:
-    """A folder whose `*.json` files are saved plans (what `plan --out DIR` wrote)."""
+    """A folder whose `*.json` files are saved plans (what `plan --out DIR` wrote), and that
+    holds no desired state (`*.yaml`, `*.yml`): a desired-state folder stays one."""
     from reconciler.plan.saved import is_saved_plan
 
     if not path.is_dir():
+        return False
+    if any(entry.suffix.lower() in (".yaml", ".yml") for entry in path.iterdir()):
         return False
     files = sorted(path.glob("*.json"))
     return bool(files) and all(is_saved_plan(file) for file in files)

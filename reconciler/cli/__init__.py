@@ -27,6 +27,11 @@ _COMMANDS = {
         "sandbox",
         "The local sandbox of the workforce service (for demos and tests).",
     ),
+    "accounts": (
+        "reconciler.cli.accounts",
+        "accounts",
+        "List the accounts of the accounts file (reconciler.yaml), or those changed since REF.",
+    ),
     "validate": (
         "reconciler.cli.validate",
         "validate",

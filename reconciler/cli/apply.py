@@ -33,6 +33,8 @@ from reconciler.apply.paying import pay, progress_steps
 from reconciler.apply.progress import progress_for
 from reconciler.apply.report import ledger_json, ledger_text
 from reconciler.cli.account import check_saved_account
+from reconciler.cli.accounts import AccountOptions, need_path, refuse_connection, selection_options
+from reconciler.cli.accounts_saved import is_plans_folder
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.plankey import plan_key
 from reconciler.cli.reading import file_and_account, refresh_progress
@@ -85,7 +87,9 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
 
 
 @click.command("apply")
-@click.argument("source", metavar="PATH|PLAN", type=click.Path(exists=True, path_type=Path))
+@click.argument(
+    "source", metavar="PATH|PLAN|DIR", type=click.Path(exists=True, path_type=Path), required=False
+)
 @click.option("--auto-approve", is_flag=True, help="Apply a planned PATH without asking.")
 @click.option(
     "--force",
@@ -144,8 +148,9 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
 )
 @expect_options
 @connection_options
+@selection_options
 def apply(
-    source: Path,
+    source: Path | None,
     auto_approve: bool,
     force: bool,
     parallelism: int,
@@ -160,8 +165,22 @@ def apply(
     expect_head_sha: str | None,
     expect_files: Path | None,
     connection: ConnectionOptions,
+    accounts: AccountOptions,
 ) -> None:
-    """Apply the desired state at PATH (after a plan and a question) or a saved PLAN."""
+    """Apply the desired state at PATH (after a plan and a question) or a saved PLAN.
+
+    Several accounts: a folder DIR of saved plans (`plan --all --out DIR`), or --all.
+    """
+    if accounts.active or (source is not None and is_plans_folder(source)):
+        from reconciler.cli.accounts_saved import Carry, apply_accounts
+
+        refuse_connection(connection)
+        shape = PlanOptions(frozenset(targets), frozenset(excludes), frozenset(replaces))
+        carry = Carry(force, parallelism, not no_wait, settle_timeout.total_seconds())
+        max_age = plan_ttl or DEFAULT_MAX_AGE
+        apply_accounts(accounts, source, shape, carry, max_age, auto_approve, fmt)
+        return
+    source = need_path(source)
     saved = load_saved_plan(source) if is_saved_plan(source) else None
     expected = (expect_pull_request, expect_head_sha, expect_files)
     if saved is None and expected != (None, None, None):

@@ -12,6 +12,14 @@ from pathlib import Path
 import click
 
 from reconciler.cli.account import check_saved_account
+from reconciler.cli.accounts import (
+    AccountOptions,
+    need_path,
+    plan_accounts,
+    refuse_connection,
+    selection_options,
+)
+from reconciler.cli.accounts_saved import is_plans_folder
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.plan import plan_path, save_plan
 from reconciler.cli.plankey import plan_key
@@ -40,12 +48,15 @@ def marker_for(kind: str, key: str | None) -> Marker:
 
 
 @click.command("comment")
-@click.argument("source", metavar="PATH|PLAN", type=click.Path(exists=True, path_type=Path))
+@click.argument(
+    "source", metavar="PATH|PLAN|DIR", type=click.Path(exists=True, path_type=Path), required=False
+)
 @key_option
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    help="Also save the plan (from a desired-state PATH), for `reconciler apply PLAN`.",
+    help="Also save the plan (from a desired-state PATH), for `reconciler apply PLAN` (with "
+    "accounts selected: a folder, DIR/<name>.json each).",
 )
 @click.option(
     "--full",
@@ -56,21 +67,29 @@ def marker_for(kind: str, key: str | None) -> Marker:
 @click.option("--show-unmanaged", is_flag=True, help="List the unmanaged open agreements.")
 @review_options
 @connection_options
+@selection_options
 def comment(
-    source: Path,
+    source: Path | None,
     key: str | None,
     out: Path | None,
     full: Path | None,
     show_unmanaged: bool,
     pull_request: tuple[int, str] | None,
     connection: ConnectionOptions,
+    accounts: AccountOptions,
 ) -> None:
     """Print the plan comment's body for the desired state at PATH, or for a saved PLAN.
 
     From a saved plan the comment shows its changes, and the drift and unmanaged workers it
-    counted when it was made, after checking its signature and that it still holds.
+    counted when it was made, after checking its signature and that it still holds. With
+    accounts selected (--all, --account, --changed-since), or from a folder DIR of saved plans
+    (`plan --all --out DIR`), one comment for every account.
     """
     marker = marker_for(PLAN, key)
+    if accounts.active or (source is not None and is_plans_folder(source)):
+        _comment_accounts(source, accounts, connection, marker, out, full, show_unmanaged)
+        return
+    source = need_path(source)
     if is_saved_plan(source):
         if out is not None:
             raise click.BadParameter("--out needs a desired-state PATH, not a saved plan")
@@ -113,3 +132,38 @@ def _resume(path: Path, connection: ConnectionOptions) -> tuple[Plan, str | None
             hint="the plan no longer describes the account; make it again with "
             "`reconciler plan --out`",
         ) from None
+
+
+def _comment_accounts(
+    source: Path | None,
+    accounts: AccountOptions,
+    connection: ConnectionOptions,
+    marker: Marker,
+    out: Path | None,
+    full: Path | None,
+    show_unmanaged: bool,
+) -> None:
+    """The combined comment of the selected accounts, or of the saved plans in a folder."""
+    from reconciler.accounts.combined import parts_comment, parts_markdown, parts_of_plans
+    from reconciler.cli.accounts_saved import saved_parts
+
+    refuse_connection(connection)
+    if source is not None:
+        if out is not None:
+            raise click.BadParameter("--out needs accounts to plan, not a folder of saved plans")
+        parts = saved_parts(accounts, source)
+    else:
+        done = plan_accounts(
+            accounts,
+            plan_options=PlanOptions(),
+            out=out,
+            money_since=None,
+        )
+        parts = None if done is None else parts_of_plans(done[0], show_unmanaged=show_unmanaged)
+    if parts is None:
+        return
+    if full is not None:
+        full.write_text(parts_markdown(parts, limit=None), encoding="utf-8")
+    click.echo(parts_comment(parts, marker), nl=False)
+    if any(part.error is not None for part in parts):
+        raise click.exceptions.Exit(1)

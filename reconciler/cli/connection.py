@@ -8,10 +8,11 @@ when the file is new), and uses its demo client's token.
 from __future__ import annotations
 
 import functools
+import os
 import shlex
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -45,6 +46,13 @@ class ConnectionOptions:
     sandbox: bool = False
     sandbox_db: Path = DEFAULT_SANDBOX_DB
     sandbox_reset: bool = False
+    #: The environment to read the connection (and `${VAR}`) from instead of the process's:
+    #: one account's of several (`reconciler.accounts.environment`).
+    environ: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
+
+    def env(self) -> Mapping[str, str]:
+        """The environment this connection reads: its own, else the process's."""
+        return os.environ if self.environ is None else self.environ
 
     def credentials(self) -> list[str]:
         """The token `--token-file` holds and the password `--password-file` holds, read early
@@ -166,7 +174,7 @@ def open_client(
             password_file=options.password_file,
             client_id=options.client_id,
             parallelism=parallelism,
-            environ=environ,
+            environ=environ if environ is not None else options.environ,
         )
         with ServiceClient(config, read_only=read_only) as client:
             client.check_credentials()

@@ -6,6 +6,7 @@ import os
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -16,6 +17,16 @@ import click
 from reconciler import __version__, logs, redaction
 from reconciler.cli import ending
 from reconciler.cli.account import saved_plan_account
+from reconciler.cli.accounts import (
+    AccountOptions,
+    exit_for,
+    need_path,
+    plan_accounts,
+    print_plans,
+    refuse_connection,
+    refuse_path,
+    selection_options,
+)
 from reconciler.cli.connection import ConnectionOptions, connection_options
 from reconciler.cli.moment import Moment
 from reconciler.cli.reading import collector_paused, file_and_account
@@ -60,11 +71,12 @@ _show_unmanaged_option = click.option(
 
 
 @click.command("plan")
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path", type=click.Path(path_type=Path), required=False)
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    help="Save the plan, for `reconciler apply PLAN`.",
+    type=click.Path(writable=True, path_type=Path),
+    help="Save the plan, for `reconciler apply PLAN` (with accounts selected: a folder, "
+    "one DIR/<name>.json each).",
 )
 @_format_option
 @click.option(
@@ -93,8 +105,9 @@ _show_unmanaged_option = click.option(
 @_money_since_option
 @review_options
 @connection_options
+@selection_options
 def plan(
-    path: Path,
+    path: Path | None,
     out: Path | None,
     fmt: str,
     detailed_exitcode: bool,
@@ -105,6 +118,7 @@ def plan(
     money_since: datetime | None,
     pull_request: tuple[int, str] | None,
     connection: ConnectionOptions,
+    accounts: AccountOptions,
 ) -> None:
     """Compare the file(s) at PATH with the live account and print what apply would do."""
     if pull_request is not None and out is None:
@@ -114,6 +128,27 @@ def plan(
     options = PlanOptions(
         targets=frozenset(targets), excludes=frozenset(excludes), replaces=frozenset(replaces)
     )
+    if accounts.active:
+        refuse_path(path, accounts)
+        refuse_connection(connection)
+        done = plan_accounts(
+            accounts,
+            plan_options=options,
+            out=out,
+            money_since=money_since,
+            pull_request=pull_request,
+        )
+        if done is not None:
+            print_plans(done[0], fmt, show_unmanaged)
+            changes = detailed_exitcode and any(o.value and o.value.has_changes for o in done[0])
+            exit_for(done[0], changes)
+        return
+    path = need_path(path)
+    if out is not None and out.is_dir():
+        raise click.BadParameter(
+            f"{out} is a folder: a single plan is one file (a folder of plans is for --all)",
+            param_hint="--out",
+        )
     planned = plan_path(path, options, connection, keyed=out is not None, money_since=money_since)
     _print(planned.plan, fmt, show_unmanaged)
     if out is not None:
@@ -123,7 +158,7 @@ def plan(
 
 
 @click.command("drift")
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path", type=click.Path(path_type=Path), required=False)
 @_format_option
 @click.option(
     "--strict",
@@ -133,15 +168,34 @@ def plan(
 @_show_unmanaged_option
 @_money_since_option
 @connection_options
+@selection_options
 def drift(
-    path: Path,
+    path: Path | None,
     fmt: str,
     strict: bool,
     show_unmanaged: bool,
     money_since: datetime | None,
     connection: ConnectionOptions,
+    accounts: AccountOptions,
 ) -> None:
     """A read-only plan for scheduled jobs: exit 2 on changes or drift, 0 when in sync."""
+    if accounts.active:
+        refuse_path(path, accounts)
+        refuse_connection(connection)
+        done = plan_accounts(
+            accounts,
+            plan_options=PlanOptions(),
+            out=None,
+            money_since=money_since,
+            top_ups=True,
+            doing="reading",
+        )
+        if done is not None:
+            print_plans(done[0], fmt, show_unmanaged or strict, strict=strict, drift=True)
+            found = any(o.value and drift_detected(o.value, strict=strict) for o in done[0])
+            exit_for(done[0], found)
+        return
+    path = need_path(path)
     # drift's money summary counts the journal's top-ups; a plan shows the money as counts.
     result = plan_path(path, PlanOptions(), connection, money_since=money_since, top_ups=True).plan
     # Under --strict, unmanaged workers make drift exit 2: the report names them (the issue).
@@ -210,6 +264,7 @@ def plan_path(
     keyed: bool = False,
     money_since: datetime | None = None,
     top_ups: bool = False,
+    progress: Callable[[int], None] | None = None,
 ) -> Planned:
     """Load and validate PATH while the live account is refreshed read-only, and diff them;
     `top_ups`: the money report counts the journal's top-ups (`drift`'s)."""
@@ -218,7 +273,9 @@ def plan_path(
         def money(desired: DesiredState) -> MoneyWindow | None:
             return money_window(desired, money_since, top_ups=top_ups)
 
-        with file_and_account(path, connection, read_only=True, keyed=keyed, money=money) as ready:
+        with file_and_account(
+            path, connection, read_only=True, keyed=keyed, money=money, progress=progress
+        ) as ready:
             desired, live = ready.desired, ready.live
             account = None
             if keyed:  # the wallet the payruns read already confirms a --client-id

@@ -31,7 +31,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,15 +74,18 @@ def file_and_account(
     parallelism: int | None = None,
     keyed: bool = False,
     money: Callable[[DesiredState], MoneyWindow | None] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> Iterator[Ready]:
     """Load the file at `path` while the account is refreshed; the client stays open inside.
 
     `money` gives the money report's window from the file (None: nothing of it to read).
     Raises the file's `InvalidDesiredState` (or what `money` raised) first, then whatever
-    opening the client, the plan key (`keyed`) or the refresh raised.
+    opening the client, the plan key (`keyed`) or the refresh raised. `progress` is told the
+    agreements read instead of the progress line on a terminal (several accounts at once).
     """
+    shown = refresh_progress() if progress is None else nullcontext(progress)
     with ExitStack() as client_stack:
-        with collector_paused(), prompt_turns(), refresh_progress() as on_progress:
+        with collector_paused(), prompt_turns(), shown as on_progress:
             held = _HeldLines.install()
             account = _AccountReading(client_stack, connection, read_only, parallelism, keyed)
             account.start(on_progress)
@@ -94,11 +97,14 @@ def file_and_account(
             account.opened(_OPENING)
             try:
                 # Header values are registered with the log scrubber as they are read.
-                desired = load_desired_state(path, credentials=connection.credentials())
+                desired = load_desired_state(
+                    path, connection.env(), credentials=connection.credentials()
+                )
                 window = None if money is None else money(desired)
             except BaseException:
                 held.drop()
                 account.stop()
+                held.remove()  # other accounts' refreshes (several at once) log on
                 raise
             held.release()
             _log.info("loaded", workers=len(desired.workers), payruns=len(desired.payruns))
@@ -225,7 +231,7 @@ class _AccountReading:
                 self._opened.set()
             if self._stop.is_set():
                 client.abandon()
-            key = plan_key(client) if self._keyed else None
+            key = plan_key(client, self._connection.env()) if self._keyed else None
             live = refresh(_StoppableReader(client, self._stop), on_progress, index=self.index)
             self._outcome = (client, key, live)
         except BaseException as error:  # handed to the main thread, which raises it
@@ -304,6 +310,13 @@ class _HeldLines(logging.Filter):
         with self._lock:
             if self._held is not None:
                 self._held.clear()
+
+    def remove(self) -> None:
+        """Once the refresh stopped: forget what it logged, and hold nothing more."""
+        with self._lock:
+            self._held = []
+        for handler in self._handlers:
+            handler.removeFilter(self)
 
 
 #: The names of the threads a refresh runs in: its own, the webhook's and the page fetchers.

@@ -14,25 +14,34 @@ from reconciler.errors import ReconcilerError
 from reconciler.export.files import is_schema_copy
 from reconciler.export.model import MODELINE
 
+#: The schemas this command prints: the desired state's, and the accounts file's.
+_SCHEMAS = {"desired-state": SCHEMA_NAME, "accounts": "accounts.schema.json"}
+
 
 @click.command("schema")
+@click.argument("which", type=click.Choice(list(_SCHEMAS)), default="desired-state")
 @click.option(
     "--out",
     type=click.Path(path_type=Path, dir_okay=False),
     help="Write the schema to this file (a copy written before is replaced) instead of stdout.",
 )
-def schema(out: Path | None) -> None:
+def schema(which: str, out: Path | None) -> None:
     """Print the JSON Schema of the desired-state file, or write it with --out.
 
     Commit the copy beside your files (for instance `schemas/desired-state.schema.json`) and
     editors complete and check them offline; `reconciler export` points its modeline at it.
+    `reconciler schema accounts` is the accounts file's (reconciler.yaml).
     """
-    text = resources.files("reconciler").joinpath("schemas", SCHEMA_NAME).read_text("utf-8")
+    name = _SCHEMAS[which]
+    text = resources.files("reconciler").joinpath("schemas", name).read_text("utf-8")
     if out is None:
         click.echo(text, nl=False)
         return
     _write(out, text)
     click.echo(f"Wrote the schema to {out}.", err=True)
+    if which == "accounts":
+        click.echo(f"Next: start reconciler.yaml with `{MODELINE}<path to {out.name}>`.", err=True)
+        return
     click.echo(
         f"Next: start each desired-state file with `{MODELINE}<path to {out.name}>`, "
         "or export next to it.",
@@ -42,7 +51,7 @@ def schema(out: Path | None) -> None:
 
 def _write(out: Path, text: str) -> None:
     """Write atomically; replace only an earlier copy of this schema, never a file of yours."""
-    if out.is_symlink() or (out.exists() and not is_schema_copy(out)):
+    if out.is_symlink() or (out.exists() and not (is_schema_copy(out) or _same_id(out, text))):
         raise ReconcilerError(
             f"{out} exists and is not a copy of this schema: refusing to replace it",
             hint="pick another path, or move that file away first",
@@ -61,3 +70,16 @@ def _write(out: Path, text: str) -> None:
             raise
     except OSError as error:
         raise ReconcilerError(f"cannot write {out}: {error.strerror or error}") from None
+
+
+def _same_id(out: Path, text: str) -> bool:
+    """Whether `out` is an earlier copy of the schema in `text` (the same `$id`)."""
+    import json
+
+    try:
+        if out.stat().st_size > 1_000_000:
+            return False
+        document = json.loads(out.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(document, dict) and document.get("$id") == json.loads(text)["$id"]

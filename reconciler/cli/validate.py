@@ -8,6 +8,12 @@ from pathlib import Path
 
 import click
 
+from reconciler.cli.accounts import (
+    AccountOptions,
+    refuse_path,
+    selection_options,
+    validate_accounts,
+)
 from reconciler.desired import InvalidDesiredState, Problem, load_desired_state
 from reconciler.desired.problems import KEPT, SHOWN
 from reconciler.errors import ReconcilerError
@@ -33,8 +39,13 @@ _PRE_COMMIT = "PRE_COMMIT"
     help="Check ${VAR} references by name only, without their values (for a pre-commit hook "
     "on a machine without the secrets); plan and apply always read them.",
 )
-def validate(path: Path | None, output_format: str, no_env: bool) -> None:
+@selection_options
+def validate(path: Path | None, output_format: str, no_env: bool, accounts: AccountOptions) -> None:
     """Check the desired-state file, or directory of files, at PATH: exit 0 valid, 1 invalid."""
+    if accounts.active:
+        refuse_path(path, accounts)
+        validate_accounts(accounts, output_format, no_env)
+        return
     if path is None:
         message, hint = _missing_path()
         raise ReconcilerError(message, hint=hint)

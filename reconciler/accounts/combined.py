@@ -1,0 +1,208 @@
+"""Several accounts' plans as one output: text with a header per account, one JSON document,
+and one pull-request comment.
+
+Each account's part is what its single-account renderer makes (the JSON `plan` is exactly that
+account's plan JSON). The comment is one body: a table of every account, then the risky
+sections of every account before any account's low-risk tail, cut by the same risk-first budget
+as a single plan's comment (`reconciler.render.markdown`), within GitHub's 65,536 characters.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from typing import Any
+
+from reconciler.accounts.run import Outcome
+from reconciler.gitops.body import fit_body
+from reconciler.gitops.marker import Marker
+from reconciler.money import grouped
+from reconciler.plan.changes import Inactivate, Replace
+from reconciler.plan.model import Plan
+from reconciler.render import renderer_for
+from reconciler.render.base import clean
+from reconciler.render.markdown import _NOTE_ROOM, LEGEND, MAX_CHARACTERS, _escape, _fence, _fit
+from reconciler.render.sections import Section, View, sections
+from reconciler.render.text import Line
+from reconciler.words import plural
+
+#: A failed account's reason comes first of all (its lines, at most this many).
+_ERROR_RISK = 5
+_ERROR_LINES = 20
+
+_COLUMNS = (
+    ("conflicts", "conflicts"),
+    ("inactivate", "to inactivate"),
+    ("replace", "to replace"),
+    ("create", "to create"),
+    ("update", "to update"),
+    ("invite", "to invite"),
+    ("drifted", "drifted"),
+    ("unmanaged", "unmanaged"),
+)
+
+
+def summary(outcomes: list[Outcome[Plan]]) -> dict[str, Any]:
+    """The counts over every account planned, and how many failed."""
+    totals = dict.fromkeys((key for key, _ in _COLUMNS), 0)
+    for outcome in outcomes:
+        if outcome.value is not None:
+            for key, count in outcome.value.summary.as_dict().items():
+                if key in totals:
+                    totals[key] += count
+    failed = [outcome.name for outcome in outcomes if outcome.error is not None]
+    return {
+        **totals,
+        "accounts": len(outcomes),
+        "planned": len(outcomes) - len(failed),
+        "failed": failed,
+        "with_changes": [o.name for o in outcomes if o.value is not None and o.value.has_changes],
+    }
+
+
+def combined_text(outcomes: list[Outcome[Plan]], render: Any) -> str:
+    """A header per account, then its plan as `render` makes it (or why it failed)."""
+    parts = []
+    for outcome in outcomes:
+        parts.append(f"=== account {outcome.name} ===\n")
+        if outcome.value is not None:
+            parts.append(render(outcome.value))
+        else:
+            parts.append(f"Error: {outcome.error}\n")
+        parts.append("\n")
+    failed = [o.name for o in outcomes if o.error is not None]
+    line = f"{plural(len(outcomes), 'account')}: {len(outcomes) - len(failed)} planned"
+    if failed:
+        line += f", {len(failed)} failed ({', '.join(failed)})"
+    return "".join(parts) + line + ".\n"
+
+
+def combined_json(outcomes: list[Outcome[Plan]]) -> str:
+    """`{"accounts": [{"name", "plan"} | {"name", "error": {"message"}}], "summary"}`."""
+    renderer = renderer_for("json")
+    accounts: list[dict[str, Any]] = []
+    for outcome in outcomes:
+        if outcome.value is not None:
+            accounts.append(
+                {"name": outcome.name, "plan": json.loads(renderer.render(outcome.value))}
+            )
+        else:
+            accounts.append({"name": outcome.name, "error": {"message": outcome.error}})
+    document = {"accounts": accounts, "summary": summary(outcomes)}
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One account's share of the comment: its row of the table and its sections."""
+
+    name: str
+    counts: dict[str, int] = field(default_factory=dict)
+    to_pay: int = 0
+    total: Decimal = Decimal(0)
+    inactivated: int = 0
+    sections: tuple[Section, ...] = ()
+    error: str | None = None
+    changes: bool = False
+
+
+def plan_part(name: str, plan: Plan, view: View) -> Part:
+    """An account's part from its plan: the counts and sections a single comment shows."""
+    return Part(
+        name,
+        counts=plan.summary.as_dict(),
+        to_pay=len(plan.to_pay),
+        total=sum((decision.total for decision in plan.to_pay), Decimal(0)),
+        inactivated=sum(isinstance(c, Inactivate | Replace) for c in plan.changes),
+        sections=tuple(sections(plan, view)),
+        changes=bool(plan.changes or plan.drift),
+    )
+
+
+def parts_of_plans(outcomes: list[Outcome[Plan]], *, show_unmanaged: bool = False) -> list[Part]:
+    view = View(show_unmanaged=show_unmanaged)
+    return [
+        Part(o.name, error=o.error) if o.value is None else plan_part(o.name, o.value, view)
+        for o in outcomes
+    ]
+
+
+def combined_markdown(
+    outcomes: list[Outcome[Plan]],
+    *,
+    show_unmanaged: bool = False,
+    limit: int | None = MAX_CHARACTERS,
+) -> str:
+    """One comment for every account: the table, then every account's risky sections, then
+    the low-risk tails, cut to `limit` (None: everything, for the job summary)."""
+    return parts_markdown(parts_of_plans(outcomes, show_unmanaged=show_unmanaged), limit=limit)
+
+
+def parts_markdown(parts: list[Part], *, limit: int | None = MAX_CHARACTERS) -> str:
+    head = "\n".join(_head(parts)) + "\n\n"
+    found: list[Section] = []
+    for part in parts:
+        if part.error is not None:  # why, in full (the table holds its first line)
+            lines = part.error.splitlines()
+            shown = [Line(clean(line)) for line in lines[:_ERROR_LINES]]
+            if len(lines) > _ERROR_LINES:
+                shown.append(Line(f"and {plural(len(lines) - _ERROR_LINES, 'more line')}"))
+            title = f"{_escape(part.name)}: could not be planned"
+            found.append(Section(title, _ERROR_RISK, (tuple(shown),), "error", False))
+        for section in part.sections:
+            found.append(replace(section, title=f"{_escape(part.name)}: {section.title}"))
+    found.sort(key=lambda section: (section.may_cut, section.risk))  # stable: file order kept
+    fence = _fence(line.text for s in found for item in s.items for line in item)
+    budget = None if limit is None else limit - len(head) - _NOTE_ROOM
+    return head + _fit(found, fence, budget)
+
+
+def combined_comment(outcomes: list[Outcome[Plan]], marker: Marker, **options: Any) -> str:
+    """The comment's body, stamped with its marker, within GitHub's limit."""
+    return fit_body(marker.stamp(combined_markdown(outcomes, **options)))
+
+
+def parts_comment(parts: list[Part], marker: Marker) -> str:
+    return fit_body(marker.stamp(parts_markdown(parts)))
+
+
+def _head(parts: list[Part]) -> list[str]:
+    lines = [f"### reconciler plan: {plural(len(parts), 'account')}", ""]
+    titles = ["account", *(title for _, title in _COLUMNS), "payruns to pay", "total to pay"]
+    lines.append("| " + " | ".join([*titles, "error"]) + " |")
+    lines.append("|---|" + "---:|" * (len(_COLUMNS) + 2) + "---|")
+    for part in parts:
+        name = f"`{part.name}`"
+        if part.error is not None:
+            first = part.error.splitlines()[0] if part.error.strip() else "failed"
+            cells = [name, *(["-"] * (len(_COLUMNS) + 2)), _escape(first[:200])]
+        else:
+            cells = [
+                name,
+                *(str(part.counts.get(key, 0)) for key, _ in _COLUMNS),
+                str(part.to_pay),
+                grouped(part.total) if part.to_pay else "-",
+                "-",
+            ]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    failed = [part.name for part in parts if part.error is not None]
+    if failed:
+        names = ", ".join(f"`{name}`" for name in failed)
+        count = plural(len(failed), "account")
+        lines += [f"> :no_entry: **{count} could not be planned:** {names}.", ""]
+    inactivated = [
+        f"{plural(part.inactivated, 'worker')} in `{part.name}`"
+        for part in parts
+        if part.inactivated
+    ]
+    if inactivated:
+        lines += [
+            f"> :warning: **Would be inactivated: {', '.join(inactivated)}.** An inactivation "
+            "cannot be undone; the worker would have to be invited again.",
+            "",
+        ]
+    if any(part.changes for part in parts):
+        lines.append(LEGEND)
+    return lines

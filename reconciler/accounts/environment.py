@@ -1,0 +1,113 @@
+"""Each account's own environment, built from its entry alone: isolation by construction.
+
+The reconciler reads its connection from `RECONCILER_BASE_URL`, `RECONCILER_TOKEN`,
+`RECONCILER_EMAIL`, `RECONCILER_PASSWORD`, `RECONCILER_CLIENT_ID` and `RECONCILER_PLAN_KEY`.
+For an account, those names are filled from the variables its entry names, and nothing else:
+the process's own values of them are dropped, and so is every variable another account names
+for its secrets, so neither the client nor a `${VAR}` of the account's files can read them.
+The account's run is then the single-account code given this mapping instead of `os.environ`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from reconciler.accounts.file import AccountEntry, AccountsFile
+from reconciler.desired.interpolate import InterpolationError, interpolate
+from reconciler.errors import ReconcilerError
+from reconciler.service.config import (
+    ENV_BASE_URL,
+    ENV_CLIENT_ID,
+    ENV_EMAIL,
+    ENV_PASSWORD,
+    ENV_TOKEN,
+)
+
+ENV_PLAN_KEY = "RECONCILER_PLAN_KEY"
+#: The connection's variables: in an account's environment, only what its entry puts there.
+CONNECTION_VARIABLES = (
+    ENV_BASE_URL,
+    ENV_TOKEN,
+    ENV_EMAIL,
+    ENV_PASSWORD,
+    ENV_CLIENT_ID,
+    ENV_PLAN_KEY,
+)
+
+
+class AccountSettingError(ReconcilerError):
+    """An account's entry names a variable that is not set, or a base URL that cannot be
+    built: that account fails, the others run."""
+
+
+def account_environment(
+    entry: AccountEntry,
+    accounts: AccountsFile,
+    environ: Mapping[str, str],
+    *,
+    connect: bool = True,
+) -> dict[str, str]:
+    """The environment `entry`'s run sees: the process's, without any connection setting or
+    another account's secret variables, with the entry's own connection in the usual names
+    (`connect` False: none, for `validate`, which needs no credentials)."""
+    foreign = {
+        name for other in accounts.accounts if other is not entry for name in other.variables()
+    }
+    foreign -= set(entry.variables())  # a plan key shared by several accounts stays readable
+    own: dict[str, str] = {
+        name: value
+        for name, value in environ.items()
+        if name not in foreign and name not in CONNECTION_VARIABLES
+    }
+    if not connect:
+        return own
+    own[ENV_BASE_URL] = _base_url(entry, environ)
+    if entry.token_env is not None:
+        own[ENV_TOKEN] = _required(entry, entry.token_env, "tokenEnv", "token", environ)
+    if entry.email_env is not None and entry.password_env is not None:
+        own[ENV_EMAIL] = _required(entry, entry.email_env, "emailEnv", "login email", environ)
+        own[ENV_PASSWORD] = _required(entry, entry.password_env, "passwordEnv", "password", environ)
+    key_variable = entry.plan_key_env or ENV_PLAN_KEY
+    if key_variable in environ:
+        own[ENV_PLAN_KEY] = environ[key_variable]
+    elif entry.plan_key_env is not None:
+        raise AccountSettingError(
+            f"{entry.plan_key_env} (planKeyEnv of account {entry.name}) is not set",
+            hint=f"set it (in CI: a secret of the environment reconciler-{entry.name})",
+        )
+    if entry.client_id is not None:
+        own[ENV_CLIENT_ID] = str(entry.client_id)
+    return own
+
+
+def _required(
+    entry: AccountEntry, variable: str, field: str, holds: str, environ: Mapping[str, str]
+) -> str:
+    value = environ.get(variable, "")
+    if not value.strip():
+        state = "is empty" if variable in environ else "is not set"
+        raise AccountSettingError(
+            f"{variable} ({field} of account {entry.name}, its {holds}) {state}",
+            hint=f"set {variable} for this account (in CI: a secret of the environment "
+            f"reconciler-{entry.name}); the other accounts do not need it",
+        )
+    return value
+
+
+def _base_url(entry: AccountEntry, environ: Mapping[str, str]) -> str:
+    if entry.base_url is None:
+        url = environ.get(ENV_BASE_URL, "")
+        if not url.strip():
+            raise AccountSettingError(
+                f"account {entry.name} has no baseUrl and {ENV_BASE_URL} is not set",
+                hint="give the account a baseUrl in the accounts file, or set "
+                f"{ENV_BASE_URL} for every account that has none",
+            )
+        return url
+    try:
+        return interpolate(entry.base_url, environ)
+    except InterpolationError as error:
+        raise AccountSettingError(
+            f"the baseUrl of account {entry.name}: {error}",
+            hint="set the variable, or write the address itself in the accounts file",
+        ) from None

@@ -1,0 +1,153 @@
+"""Accounts side by side: each in a thread of its own, with its own client, reported in order.
+
+An account's work is the single-account code given that account's environment; whatever it
+raises fails that account alone, named with the reason, once every other account has run.
+On a terminal a progress line per account shows what it is doing.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from reconciler import logs, redaction
+from reconciler.accounts.environment import account_environment
+from reconciler.accounts.file import AccountEntry, AccountsFile
+from reconciler.errors import ReconcilerError
+from reconciler.words import plural
+
+T = TypeVar("T")
+
+_log = logs.get_logger("reconciler.accounts")
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome(Generic[T]):
+    """One account's result, or the reason it failed (never both)."""
+
+    entry: AccountEntry
+    value: T | None = None
+    error: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """What an account's work gets: its entry, its environment, and a progress callback."""
+
+    entry: AccountEntry
+    environ: Mapping[str, str]
+    progress: Callable[[int], None]
+    status: Callable[[str], None]
+
+
+def run_accounts(
+    accounts: AccountsFile,
+    chosen: list[AccountEntry],
+    work: Callable[[Job], T],
+    *,
+    parallelism: int,
+    environ: Mapping[str, str],
+    doing: str = "planning",
+) -> list[Outcome[T]]:
+    """`work` for each chosen account, at most `parallelism` at once; outcomes in file order."""
+    for entry in accounts.accounts:  # no output of any account may show another's secret
+        for variable in (entry.token_env, entry.password_env, entry.plan_key_env):
+            if variable is not None and environ.get(variable):
+                redaction.register_secret(environ[variable])
+    with _progress_lines([entry.name for entry in chosen], doing) as lines:
+
+        def one(entry: AccountEntry) -> Outcome[T]:
+            line = lines.get(entry.name)
+            line.say(doing)
+            try:
+                own = account_environment(entry, accounts, environ)
+                value = work(Job(entry, own, line.count, line.say))
+            except ReconcilerError as error:
+                line.say("failed")
+                return Outcome(entry, error=redaction.scrub(str(error)))
+            except Exception as error:  # an account's surprise must not stop the others
+                _log.debug("internal error", account=entry.name, exc_info=True)
+                line.say("failed")
+                message = redaction.scrub(f"internal error: {type(error).__name__}: {error}")
+                return Outcome(entry, error=message)
+            line.say("done")
+            return Outcome(entry, value=value)
+
+        if not chosen:
+            return []
+        workers = max(1, min(parallelism, len(chosen)))
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="accounts")
+        try:
+            outcomes = list(pool.map(one, chosen))
+        except KeyboardInterrupt:  # no account not started yet starts
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+        return outcomes
+
+
+class _Line:
+    """One account's progress line (or nothing, off a terminal)."""
+
+    def __init__(self, update: Callable[..., None] | None) -> None:
+        self._update = update
+
+    def count(self, read: int) -> None:
+        if self._update is not None:
+            self._update(read=plural(read, "agreement"))
+
+    def say(self, state: str) -> None:
+        if self._update is not None:
+            self._update(state=state)
+
+
+class _Lines:
+    def __init__(self) -> None:
+        self._lines: dict[str, _Line] = {}
+        self._lock = threading.Lock()
+
+    def add(self, name: str, line: _Line) -> None:
+        self._lines[name] = line
+
+    def get(self, name: str) -> _Line:
+        with self._lock:
+            return self._lines.get(name) or _Line(None)
+
+
+@contextmanager
+def _progress_lines(names: list[str], doing: str) -> Iterator[_Lines]:
+    """A line per account on stderr while they run, only on a terminal."""
+    lines = _Lines()
+    if not sys.stderr.isatty() or not names:
+        yield lines
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    width = max(len(name) for name in names)
+    columns: list[Any] = [
+        SpinnerColumn(),
+        TextColumn(f"{{task.fields[name]:<{width}}}  {{task.fields[state]}} {{task.fields[read]}}"),
+        TimeElapsedColumn(),
+    ]
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        for name in names:
+            task = progress.add_task(name, total=None, name=name, state="waiting", read="")
+
+            def update(task: Any = task, **fields: Any) -> None:
+                if fields.get("state") == "done" or fields.get("state") == "failed":
+                    progress.update(task, total=1, completed=1, **fields)
+                    return
+                progress.update(task, state=fields.pop("state", doing), **fields)
+
+            lines.add(name, _Line(update))
+        yield lines

@@ -1,0 +1,154 @@
+"""Which accounts a command runs on: `--all`, `--account NAME`, `--changed-since REF`.
+
+An account changed since REF when a file under its `path`, or its own entry in the accounts
+file, differs between the merge base of REF and HEAD and the work tree (untracked files
+included); a change to the accounts file's `version` or to any other top-level setting counts
+for every account. Git is asked, read-only; nothing here writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reconciler.accounts.file import AccountEntry, AccountsFile
+from reconciler.errors import ReconcilerError
+
+DEFAULT_ACCOUNTS_PARALLELISM = 4
+#: The most names `--chunk` puts in one matrix job (so an `--account` line stays short).
+MAX_CHUNK = 1000
+
+
+class SelectionError(ReconcilerError):
+    """The selection names no account of the file, or git cannot tell what changed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """What the options asked for; `active` when any was given."""
+
+    every: bool = False
+    names: tuple[str, ...] = ()
+    changed_since: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.every or bool(self.names) or self.changed_since is not None
+
+
+def account_names(values: Iterable[str]) -> list[str]:
+    """`--account` values: each a name, or several separated by spaces or commas (a matrix
+    job's chunk, `{"accounts": "a b c"}`), in order, each once."""
+    names: list[str] = []
+    for value in values:
+        for name in value.replace(",", " ").split():
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def select(accounts: AccountsFile, selection: Selection) -> list[AccountEntry]:
+    """The selected accounts, in the file's order (`--all` with nothing else: every one)."""
+    wanted = account_names(selection.names)
+    unknown = [name for name in wanted if accounts.named(name) is None]
+    if unknown:
+        raise SelectionError(
+            f"no account named {', '.join(unknown)} in {accounts.path}",
+            hint=f"its accounts: {', '.join(accounts.names)}",
+        )
+    chosen = list(accounts.accounts)
+    if wanted:
+        chosen = [entry for entry in chosen if entry.name in wanted]
+    if selection.changed_since is not None:
+        changed = set(changed_accounts(accounts, selection.changed_since))
+        chosen = [entry for entry in chosen if entry.name in changed]
+    return chosen
+
+
+def changed_accounts(accounts: AccountsFile, ref: str) -> list[str]:
+    """The names of the accounts changed between REF's merge base and the work tree."""
+    folder = accounts.path.absolute().parent
+    root = Path(_git(folder, "rev-parse", "--show-toplevel").strip())
+    base = _git(folder, "merge-base", ref, "HEAD", what=f"the merge base of {ref} and HEAD")
+    base = base.strip()
+    files = _git(root, "diff", "--name-only", "-z", "--no-renames", base)
+    untracked = _git(root, "ls-files", "--others", "--exclude-standard", "-z")
+    changed = {(root / name).resolve() for name in (files + untracked).split("\0") if name.strip()}
+    file_path = accounts.path.resolve()
+    relative = file_path.relative_to(root).as_posix()
+    before = _old_entries(folder, base, relative) if file_path in changed else None
+    names = []
+    for entry in accounts.accounts:
+        if file_path in changed and _entry_changed(accounts.data, before, entry.name):
+            names.append(entry.name)
+            continue
+        under = entry.path.resolve()
+        if any(path == under or under in path.parents for path in changed):
+            names.append(entry.name)
+    return names
+
+
+def _old_entries(folder: Path, base: str, relative: str) -> dict[str, Any] | None:
+    """The accounts file as it was at `base` (None: it did not exist or could not be read)."""
+    from reconciler.desired.parse import parse
+    from reconciler.desired.source import SourceText
+
+    try:
+        text = _git(folder, "show", f"{base}:{relative}")
+    except SelectionError:
+        return None
+    data, _ = parse(SourceText(relative, text))
+    return data if isinstance(data, dict) else None
+
+
+def _entry_changed(now: dict[str, Any], before: dict[str, Any] | None, name: str) -> bool:
+    if before is None:
+        return True  # a new accounts file: every account is new
+    shared_now = {key: value for key, value in now.items() if key != "accounts"}
+    shared_before = {key: value for key, value in before.items() if key != "accounts"}
+    if shared_now != shared_before:
+        return True
+    return _entry_of(now, name) != _entry_of(before, name)
+
+
+def _entry_of(data: dict[str, Any], name: str) -> object:
+    items = data.get("accounts")
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and item.get("name") == name:
+            return item
+    return None
+
+
+def _git(folder: Path, *args: str, what: str | None = None) -> str:
+    import subprocess  # only when git is asked (`validate` starts without it)
+
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise SelectionError(f"--changed-since needs git, which did not run: {error}") from None
+    if done.returncode != 0:
+        reason = done.stderr.strip().splitlines()[-1:] or ["no reason given"]
+        raise SelectionError(
+            f"--changed-since: git could not tell {what or ' '.join(args[:2])}: {reason[0]}",
+            hint="in CI, fetch enough history for the merge base (actions/checkout with "
+            "fetch-depth: 0)",
+        )
+    return done.stdout
+
+
+def matrix(names: list[str], chunk: int | None) -> dict[str, list[dict[str, str]]]:
+    """A GitHub Actions matrix: `{"include": [{"account": "eu"}, ...]}`, or with `chunk`,
+    `{"include": [{"accounts": "eu us"}, ...]}`, at most `chunk` names a job."""
+    if chunk is None:
+        return {"include": [{"account": name} for name in names]}
+    groups = [names[at : at + chunk] for at in range(0, len(names), chunk)]
+    return {"include": [{"accounts": " ".join(group)} for group in groups]}

@@ -1,0 +1,346 @@
+"""Saved plans per account (`plan --out DIR`, `comment DIR`, `apply DIR`) and `apply` over the
+selected accounts.
+
+`DIR/<name>.json` is the account's saved plan, signed and bound to its account as a single
+plan is (base URL, client); its first source, `account:<name>`, is signed too, so a plan renamed
+to another account's file is refused before any request, naming both. Each account is then
+applied as `apply PLAN` applies one, with its own client, side by side, each with its ledger.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import click
+
+from reconciler import __version__, logs
+from reconciler.accounts.combined import Part
+from reconciler.accounts.environment import ENV_PLAN_KEY
+from reconciler.accounts.file import AccountEntry, AccountsFile
+from reconciler.accounts.run import Job, Outcome, run_accounts
+from reconciler.apply import Executor, Ledger
+from reconciler.apply.paying import pay
+from reconciler.apply.report import ledger_json, ledger_text
+from reconciler.cli.account import check_saved_account
+from reconciler.cli.accounts import AccountOptions, nothing_selected
+from reconciler.cli.connection import ConnectionOptions, open_client
+from reconciler.cli.plan import Planned, plan_path
+from reconciler.cli.plankey import plan_key
+from reconciler.cli.reading import file_and_account
+from reconciler.cli.review import review_of
+from reconciler.errors import ReconcilerError
+from reconciler.plan import Plan, PlanOptions, WebhookCreate, WebhookUpdate, diff
+from reconciler.plan.payruns import REFUSED
+from reconciler.plan.refresh import refresh
+from reconciler.plan.resume import resume
+from reconciler.plan.saved import SavedPlan, load_saved_plan, saved_plan_document, write_saved_plan
+from reconciler.plan.signing import UntrustedPlan
+from reconciler.words import plural
+
+#: The first source of an account's saved plan: `account:<name>`, inside what is signed.
+SOURCE_PREFIX = "account:"
+
+
+class OtherAccountsPlan(UntrustedPlan):
+    """A saved plan in DIR/<name>.json made for another account of the file."""
+
+
+def plan_and_save(
+    job: Job,
+    *,
+    plan_options: PlanOptions,
+    out: Path | None,
+    money_since: datetime | None,
+    top_ups: bool,
+    pull_request: tuple[int, str] | None = None,
+) -> Planned:
+    """Plan one account; with `out`, write its signed plan to `out/<name>.json` (for
+    `pull_request`, (number, head commit), when it is reviewed on one)."""
+    connection = ConnectionOptions(environ=job.environ)
+    planned = plan_path(
+        job.entry.path,
+        plan_options,
+        connection,
+        keyed=out is not None,
+        money_since=money_since,
+        top_ups=top_ups,
+        progress=job.progress,
+    )
+    if out is not None:
+        assert planned.key is not None and planned.account is not None
+        document = saved_plan_document(
+            planned.plan,
+            planned.live,
+            key=planned.key,
+            account=planned.account,
+            review=review_of(job.entry.path, planned.key, pull_request),
+            created_at=datetime.now(UTC),
+            tool_version=__version__,
+            sources=[SOURCE_PREFIX + job.entry.name, job.entry.written_path],
+            scope_prefix=planned.scope_prefix,
+            max_payout=planned.max_payout,
+        )
+        write_saved_plan(out / f"{job.entry.name}.json", document)
+    return planned
+
+
+def is_plans_folder(path: Path) -> bool:
+    """A folder whose `*.json` files are saved plans (what `plan --out DIR` wrote), and that
+    holds no desired state (`*.yaml`, `*.yml`): a desired-state folder stays one."""
+    from reconciler.plan.saved import is_saved_plan
+
+    if not path.is_dir():
+        return False
+    if any(entry.suffix.lower() in (".yaml", ".yml") for entry in path.iterdir()):
+        return False
+    files = sorted(path.glob("*.json"))
+    return bool(files) and all(is_saved_plan(file) for file in files)
+
+
+def plans_in(folder: Path, accounts: AccountsFile, options: AccountOptions) -> list[AccountEntry]:
+    """The accounts with a plan in `folder` (and selected, when a selection was given); a plan
+    whose name is no account of the file is an error, before anything is sent."""
+    from reconciler.accounts.selection import account_names, select
+
+    names = [file.stem for file in sorted(folder.glob("*.json"))]
+    unknown = [name for name in names if accounts.named(name) is None]
+    if unknown:
+        raise ReconcilerError(
+            f"{folder} holds plans of no account of {accounts.path}: "
+            + ", ".join(f"{name}.json" for name in unknown),
+            hint=f"its accounts: {', '.join(accounts.names)}",
+        )
+    chosen = select(accounts, options.selection) if options.active else list(accounts.accounts)
+    asked = account_names(options.selection.names)
+    missing = [name for name in asked if name not in names]
+    if missing:
+        raise ReconcilerError(
+            f"{folder} holds no plan of {', '.join(missing)}: nothing was applied",
+            hint=f"make it with `reconciler plan --account NAME --out {folder}`",
+        )
+    return [entry for entry in chosen if entry.name in names]
+
+
+def bound_plan(folder: Path, entry: AccountEntry) -> SavedPlan:
+    """`folder/<name>.json`, refused unless it was made for this account of the file."""
+    file = folder / f"{entry.name}.json"
+    saved = load_saved_plan(file)
+    first = saved.sources[0] if saved.sources else ""
+    if not first.startswith(SOURCE_PREFIX):
+        raise OtherAccountsPlan(
+            f"{file} is not a plan of account {entry.name}: it was saved by a single-account "
+            "`reconciler plan --out`; nothing was applied",
+            hint=f"make it with `reconciler plan --account {entry.name} --out {folder}`",
+        )
+    owner = first.removeprefix(SOURCE_PREFIX)
+    if owner != entry.name:
+        raise OtherAccountsPlan(
+            f"{file} is the plan of account {owner}, not of account {entry.name} (its name "
+            f"says {entry.name}, its signed content says {owner}): nothing was applied to "
+            f"{entry.name}",
+            hint=f"apply each account's own plan: `reconciler plan --out {folder}` writes "
+            "them under their names",
+        )
+    return saved
+
+
+def _register_header_values(plan: Plan) -> None:
+    for change in plan.changes:
+        if isinstance(change, WebhookCreate | WebhookUpdate):
+            for header in change.webhook.headers:
+                logs.register_secret(header.value.reveal())
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    plan: Plan
+    ledger: Ledger
+
+
+@dataclass(frozen=True, slots=True)
+class Carry:
+    """How each account's plan is carried out, as `apply` does for one; `stop` is shared by
+    every account (the first Ctrl-C: requests in flight end, nothing new is sent)."""
+
+    force: bool
+    parallelism: int
+    wait: bool
+    settle_s: float
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def out(self, client: Any, plan: Plan) -> Ledger:
+        refused = any(decision.state == REFUSED for decision in plan.payruns)
+        if not plan.has_changes and not refused:
+            return Ledger(())
+        plan.raise_if_unsafe(self.force)
+        _register_header_values(plan)
+        if self.stop.is_set():
+            raise ReconcilerError("interrupted before this account was applied: nothing sent")
+        executor = Executor(client, parallelism=self.parallelism, stop=self.stop)
+        ledger = executor.apply(plan)
+        if not self.stop.is_set():
+            pay(
+                client, plan, ledger, force=self.force, wait=self.wait, settle_timeout=self.settle_s
+            )
+        return ledger
+
+
+def apply_saved(job: Job, folder: Path, carry: Carry, max_age: timedelta) -> Applied:
+    """Apply `folder/<name>.json` to its account, as `apply PLAN` applies one."""
+    saved = bound_plan(folder, job.entry)  # before any request
+    connection = ConnectionOptions(environ=job.environ)
+    with open_client(connection, read_only=False, parallelism=carry.parallelism) as client:
+        key = plan_key(client, job.environ)
+        saved.verify(key)
+        check_saved_account(saved, client, connection, doing="talks to")
+        live = refresh(
+            client, job.progress, payruns=bool(saved.payruns), parallelism=client.config.parallelism
+        )
+        plan = resume(saved, live, key=key, environ=job.environ, max_age=max_age)
+        job.status("applying")
+        return Applied(plan, carry.out(client, plan))
+
+
+def apply_files(job: Job, options: PlanOptions, carry: Carry) -> Applied:
+    """Plan the account's files and apply the plan (`apply --all --auto-approve`)."""
+    connection = ConnectionOptions(environ=job.environ)
+    with file_and_account(
+        job.entry.path,
+        connection,
+        read_only=False,
+        parallelism=carry.parallelism,
+        progress=job.progress,
+    ) as ready:
+        plan = diff(ready.desired, ready.live, options)
+        job.status("applying")
+        return Applied(plan, carry.out(ready.client, plan))
+
+
+def apply_accounts(
+    options: AccountOptions,
+    source: Path | None,
+    plan_options: PlanOptions,
+    carry: Carry,
+    max_age: timedelta,
+    auto_approve: bool,
+    fmt: str,
+) -> None:
+    """`apply DIR` (each account's saved plan) or `apply --all --auto-approve` (from files)."""
+    from reconciler.accounts.file import find_accounts_file, load_accounts_file
+    from reconciler.cli.accounts import refuse_path
+
+    if source is not None and not is_plans_folder(source):
+        refuse_path(source, options)
+    if source is not None:
+        if plan_options != PlanOptions():
+            raise ReconcilerError(
+                "--target, --exclude and --replace shape a plan; saved plans are already shaped",
+                hint="pass them to `reconciler plan --all --out DIR` instead",
+            )
+        accounts = load_accounts_file(find_accounts_file(options.accounts_file))
+        chosen = plans_in(source, accounts, options)
+        work: Any = functools.partial(apply_saved, folder=source, carry=carry, max_age=max_age)
+    else:
+        if not auto_approve:
+            raise ReconcilerError(
+                "apply over several accounts does not ask: review with `reconciler plan --all "
+                "--out DIR`, then `reconciler apply DIR`, or pass --auto-approve",
+                hint="nothing was changed",
+            )
+        accounts, chosen = options.load()
+        work = functools.partial(apply_files, options=plan_options, carry=carry)
+    if not chosen:
+        nothing_selected(accounts, options)
+        return
+    from reconciler.cli.apply import _graceful_interrupt
+
+    try:
+        with _graceful_interrupt(carry.stop):
+            outcomes = run_accounts(
+                accounts, chosen, work, parallelism=options.parallelism, environ=os.environ
+            )
+    except KeyboardInterrupt:  # the second Ctrl-C: leave without waiting for requests in flight
+        click.echo(
+            "Quit at once (second Ctrl-C): a change in flight may still land. Run `reconciler "
+            "plan --all` to see the accounts now.",
+            err=True,
+        )
+        os._exit(130)
+    _print_applied(outcomes, fmt)
+    incomplete = any(o.value is not None and not o.value.ledger.complete for o in outcomes)
+    if incomplete or any(o.error is not None for o in outcomes):
+        raise click.exceptions.Exit(1)
+
+
+def _print_applied(outcomes: list[Outcome[Applied]], fmt: str) -> None:
+    if fmt == "json":
+        rows: list[dict[str, Any]] = []
+        for outcome in outcomes:
+            if outcome.value is not None:
+                ledger = json.loads(ledger_json(outcome.value.ledger))
+                rows.append({"name": outcome.name, "ledger": ledger})
+            else:
+                rows.append({"name": outcome.name, "error": {"message": outcome.error}})
+        failed = [o.name for o in outcomes if o.error is not None]
+        document = {"accounts": rows, "summary": {"accounts": len(outcomes), "failed": failed}}
+        click.echo(json.dumps(document, indent=2))
+        return
+    for outcome in outcomes:
+        click.echo(f"=== account {outcome.name} ===")
+        if outcome.value is None:
+            click.echo(f"Error: {outcome.error}\n")
+            continue
+        click.echo(f"Plan: {outcome.value.plan.actions_line}.")
+        click.echo(ledger_text(outcome.value.ledger), nl=False)
+        click.echo("")
+    failed = [o.name for o in outcomes if o.error is not None]
+    partial = [o.name for o in outcomes if o.value is not None and not o.value.ledger.complete]
+    done = len(outcomes) - len(failed) - len(partial)
+    line = f"{plural(len(outcomes), 'account')}: {done} applied"
+    if partial:
+        line += f", {len(partial)} incomplete"
+        line += f" ({', '.join(partial)})" if len(partial) < len(outcomes) else ""
+    if failed:
+        line += f", {len(failed)} failed ({', '.join(failed)})"
+    click.echo(line + ".")
+
+
+def saved_parts(options: AccountOptions, folder: Path) -> list[Part] | None:
+    """`comment DIR`: each account's part from its saved plan, read offline (the job that
+    joins a matrix's plans holds no account's secrets). The plan must be the account's own
+    (its signed `account:<name>`); its signature is checked where its plan key is set. With
+    a selection, a selected account without a plan (its plan job failed) is shown failed."""
+    from reconciler.accounts.file import find_accounts_file, load_accounts_file
+    from reconciler.accounts.saved_view import saved_part
+    from reconciler.accounts.selection import select
+
+    accounts = load_accounts_file(find_accounts_file(options.accounts_file))
+    present = {entry.name for entry in plans_in(folder, accounts, AccountOptions.none())}
+    expected = select(accounts, options.selection) if options.active else list(accounts.accounts)
+    chosen = [entry for entry in expected if options.active or entry.name in present]
+    if not chosen:
+        nothing_selected(accounts, options)
+        return None
+    parts = []
+    for entry in chosen:
+        try:
+            if entry.name not in present:
+                raise ReconcilerError(
+                    f"no saved plan {folder / (entry.name + '.json')}: its plan failed or did "
+                    "not run"
+                )
+            saved = bound_plan(folder, entry)
+            variable = entry.plan_key_env or ENV_PLAN_KEY
+            if os.environ.get(variable):
+                saved.verify(plan_key(None, {ENV_PLAN_KEY: os.environ[variable]}))
+            parts.append(saved_part(entry.name, saved))
+        except ReconcilerError as error:
+            parts.append(Part(entry.name, error=str(error)))
+    return parts

@@ -215,7 +215,7 @@ def test_the_plan_reads_the_pull_request_as_data_with_the_default_branch_s_accou
         steps = workflow["jobs"][job_name]["steps"]
         trusted, pull_request = [s for s in steps if "checkout@" in str(s.get("uses"))]
         assert "ref" not in trusted["with"]  # the commit this workflow runs at
-        assert trusted["with"]["sparse-checkout"] == "reconciler.yaml"
+        assert trusted["with"]["sparse-checkout"] == "/reconciler.yaml"  # the root's only
         assert pull_request["with"]["ref"] == "${{ inputs.head-sha }}"
         assert pull_request["with"]["path"] == "pull-request"
         (script,) = [s["run"] for s in steps if "run" in s and "reconciler " in s["run"]]
@@ -246,7 +246,7 @@ def test_the_plan_reads_the_pull_request_as_data_with_the_default_branch_s_accou
         ("reconciler-accounts-plan.yml", {
             "accounts": {"contents": "read", "pull-requests": "read"},
             "plan": {"contents": "read"},
-            "comment": {"pull-requests": "write"}}),
+            "comment": {"contents": "read", "pull-requests": "write"}}),
         ("reconciler-accounts-apply.yml", {
             "accounts": {"contents": "read", "actions": "read", "pull-requests": "read"},
             "apply": {"contents": "read", "actions": "read", "pull-requests": "write"}}),

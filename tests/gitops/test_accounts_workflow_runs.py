@@ -258,3 +258,63 @@ def test_the_runner_gives_a_job_its_environment_s_secrets_only(
     assert by_account["eu"].returncode == 1 and by_account["us"].returncode == 0
     assert "RECONCILER\\_TOKEN\\_EU" in by_account["eu"].logs[-1]  # Markdown-escaped
     assert clients_seen(controls, since) <= {clients["us"].client_id}
+
+
+def push(runner: Runner, repo: Path, files: dict[str, str]) -> dict[str, list[JobRun]]:
+    """A push to main of `files` with no pull request: nothing was reviewed."""
+    before = git(repo, "rev-parse", "main")
+    after = commit(repo, files, "a direct push")
+    event = {"before": before, "repository": {"default_branch": "main"}}
+    return runner.run(FOLDER / "reconciler-accounts-apply.yml", sha=after, event=event, inputs={})
+
+
+def test_a_push_with_no_reviewed_plan_applies_nothing_and_fails_only_with_changes(
+    runner: Runner, repo: Path, sandbox: SandboxServer, clients: dict[str, ClientAccess]
+) -> None:
+    nothing = push(runner, repo, {"accounts/us/workforce.yaml": state([]) + "# a comment\n"})
+    (us,) = nothing["apply"]
+    assert us.matrix == {"account": "us"} and us.returncode == 0, us.logs
+
+    changes = push(runner, repo, {"accounts/us/workforce.yaml": state(["W-9"])})
+    (us,) = changes["apply"]
+    assert us.returncode == 1
+    assert "us: no plan reviewed on a pull request" in us.logs[-1]
+    assert live(sandbox, clients["us"]) == []
+
+
+def test_a_merge_whose_plan_changed_is_refused_on_the_pull_request(
+    runner: Runner,
+    repo: Path,
+    sandbox: SandboxServer,
+    clients: dict[str, ClientAccess],
+    github: FakeGitHub,
+) -> None:
+    head, _ = plan_pull_request(runner, repo, "hire", {"accounts/eu/workforce.yaml":
+                                                       state(["W-1", "W-2"])})  # fmt: skip
+    with service_client(sandbox.base_url, clients["eu"].token) as api:  # meanwhile, by hand
+        answer = api.post(
+            "/contract/workers/inviteWorkersBulkLocked",
+            json=[invitation(externalId="W-1", workerEmail="w-1@example.com", jobTitle=None)],
+        )
+    assert answer.is_success
+    before = git(repo, "rev-parse", "main")
+    git(repo, "merge", "--quiet", "--no-ff", "hire", "-m", "merge")
+    merged = git(repo, "rev-parse", "main")
+    github.state.commit_pulls[merged] = [
+        {"number": PR, "merged_at": "2026-11-26T10:00:00Z", "merge_commit_sha": merged,
+         "head": {"sha": head}}
+    ]  # fmt: skip
+    github.state.artifacts = [
+        {"id": 1, "name": f"reconciler-plans-{head}", "expired": False,
+         "created_at": "2026-11-26T09:00:00Z", "workflow_run": {"id": 5001}}
+    ]  # fmt: skip
+    event = {"before": before, "repository": {"default_branch": "main"}}
+    runs = runner.run(FOLDER / "reconciler-accounts-apply.yml", sha=merged, event=event, inputs={})
+
+    (apply,) = runs["apply"]
+    assert apply.returncode == 1
+    assert "eu: the plan at merge differs from the reviewed plan" in apply.logs[-1]
+    refused = [c for c in github.state.comments[PR] if c["body"].startswith(
+        '<!-- reconciler:apply key="eu" -->')]  # fmt: skip
+    assert len(refused) == 1 and "W-1" in refused[0]["body"]
+    assert live(sandbox, clients["eu"]) == ["W-1"]  # W-2 was not invited: nothing applied

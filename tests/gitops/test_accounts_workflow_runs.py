@@ -140,6 +140,26 @@ def plan_pull_request(
                             inputs=inputs)  # fmt: skip
 
 
+def merge(
+    runner: Runner, repo: Path, github: FakeGitHub, branch: str, head: str
+) -> dict[str, list[JobRun]]:
+    """Merge `branch` (planned at `head`) into main, and run the apply workflow for the push:
+    GitHub knows the pull request of the merge and the plan run's joined artifact."""
+    before = git(repo, "rev-parse", "main")
+    git(repo, "merge", "--quiet", "--no-ff", branch, "-m", "merge")
+    merged = git(repo, "rev-parse", "main")
+    github.state.commit_pulls[merged] = [
+        {"number": PR, "merged_at": "2026-11-26T10:00:00Z", "merge_commit_sha": merged,
+         "head": {"sha": head}}
+    ]  # fmt: skip
+    github.state.artifacts = [
+        {"id": 1, "name": f"reconciler-plans-{head}", "expired": False,
+         "created_at": "2026-11-26T09:00:00Z", "workflow_run": {"id": 5001}}
+    ]  # fmt: skip
+    event = {"before": before, "repository": {"default_branch": "main"}}
+    return runner.run(FOLDER / "reconciler-accounts-apply.yml", sha=merged, event=event, inputs={})
+
+
 def test_a_pull_request_is_planned_per_account_in_its_environment_and_applied_at_merge(
     runner: Runner,
     repo: Path,
@@ -166,20 +186,8 @@ def test_a_pull_request_is_planned_per_account_in_its_environment_and_applied_at
         assert all(client.token not in text for client in clients.values()) and TOKEN not in text
 
     # The merge: the reviewed plan of eu is applied in production-eu, us is left alone.
-    before = git(repo, "rev-parse", "main")
-    git(repo, "merge", "--quiet", "--no-ff", "hire", "-m", "merge")
-    merged = git(repo, "rev-parse", "main")
-    github.state.commit_pulls[merged] = [
-        {"number": PR, "merged_at": "2026-11-26T10:00:00Z", "merge_commit_sha": merged,
-         "head": {"sha": head}}
-    ]  # fmt: skip
-    github.state.artifacts = [
-        {"id": 1, "name": f"reconciler-plans-{head}", "expired": False,
-         "created_at": "2026-11-26T09:00:00Z", "workflow_run": {"id": 5001}}
-    ]  # fmt: skip
     since = controls.last_seq()
-    event = {"before": before, "repository": {"default_branch": "main"}}
-    runs = runner.run(FOLDER / "reconciler-accounts-apply.yml", sha=merged, event=event, inputs={})
+    runs = merge(runner, repo, github, "hire", head)
 
     assert [run.returncode for runs_ in runs.values() for run in runs_] == [0, 0], runs
     (apply,) = runs["apply"]
@@ -297,19 +305,7 @@ def test_a_merge_whose_plan_changed_is_refused_on_the_pull_request(
             json=[invitation(externalId="W-1", workerEmail="w-1@example.com", jobTitle=None)],
         )
     assert answer.is_success
-    before = git(repo, "rev-parse", "main")
-    git(repo, "merge", "--quiet", "--no-ff", "hire", "-m", "merge")
-    merged = git(repo, "rev-parse", "main")
-    github.state.commit_pulls[merged] = [
-        {"number": PR, "merged_at": "2026-11-26T10:00:00Z", "merge_commit_sha": merged,
-         "head": {"sha": head}}
-    ]  # fmt: skip
-    github.state.artifacts = [
-        {"id": 1, "name": f"reconciler-plans-{head}", "expired": False,
-         "created_at": "2026-11-26T09:00:00Z", "workflow_run": {"id": 5001}}
-    ]  # fmt: skip
-    event = {"before": before, "repository": {"default_branch": "main"}}
-    runs = runner.run(FOLDER / "reconciler-accounts-apply.yml", sha=merged, event=event, inputs={})
+    runs = merge(runner, repo, github, "hire", head)
 
     (apply,) = runs["apply"]
     assert apply.returncode == 1
@@ -318,3 +314,38 @@ def test_a_merge_whose_plan_changed_is_refused_on_the_pull_request(
         '<!-- reconciler:apply key="eu" -->')]  # fmt: skip
     assert len(refused) == 1 and "W-1" in refused[0]["body"]
     assert live(sandbox, clients["eu"]) == ["W-1"]  # W-2 was not invited: nothing applied
+
+
+def test_a_chunked_fleet_is_planned_and_applied_several_accounts_a_job(
+    runner: Runner,
+    repo: Path,
+    sandbox: SandboxServer,
+    clients: dict[str, ClientAccess],
+    github: FakeGitHub,
+) -> None:
+    """RECONCILER_CHUNK=2: one job plans eu and us in `reconciler`, one applies both in
+    `production`; still one comment, and each account's plan in the joined artifact."""
+    runner.variables["RECONCILER_CHUNK"] = "2"
+    for kind in ("reconciler", "production"):
+        runner.environments[kind] = {
+            "RECONCILER_TOKEN_EU": clients["eu"].token,
+            "RECONCILER_TOKEN_US": clients["us"].token,
+            "RECONCILER_PLAN_KEY": KEYS["eu"],
+        }
+    head, runs = plan_pull_request(runner, repo, "both", {
+        "accounts/eu/workforce.yaml": state(["W-1"]), "accounts/us/workforce.yaml": state(["W-2"]),
+    })  # fmt: skip
+
+    (plan,) = runs["plan"]
+    assert plan.matrix == {"accounts": "eu us"} and plan.environment == "reconciler"
+    assert plan.returncode == 0 and runs["comment"][0].returncode == 0, plan.logs
+    joined = runner.artifacts[f"reconciler-plans-{head}"]
+    assert sorted(p.name for p in (joined / "plans").iterdir()) == ["eu.json", "us.json"]
+    (comment,) = github.state.comments[PR]
+    assert "W-1" in comment["body"] and "W-2" in comment["body"]
+
+    runs = merge(runner, repo, github, "both", head)
+
+    (apply,) = runs["apply"]
+    assert apply.environment == "production" and apply.returncode == 0, apply.logs
+    assert live(sandbox, clients["eu"]) == ["W-1"] and live(sandbox, clients["us"]) == ["W-2"]

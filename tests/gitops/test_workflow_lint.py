@@ -17,9 +17,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted(
-    [*(ROOT / ".github" / "workflows").glob("*.yml"), *(ROOT / "examples" / "github").glob("*.yml")]
+    [
+        *(ROOT / ".github" / "workflows").glob("*.yml"),
+        *(ROOT / "examples" / "github").glob("*.yml"),
+        *(ROOT / "examples" / "github" / "accounts").glob("*.yml"),  # several accounts
+    ]
 )
 ACTION = ROOT / ".github" / "actions" / "reconciler" / "action.yml"
+#: The action, and the install alone for the workflows that run the reconciler's commands.
+ACTIONS = [ACTION, ROOT / ".github" / "actions" / "reconciler-install" / "action.yml"]
 USES = re.compile(r"uses:\s*(?P<ref>\S+)(?P<comment>.*)$", re.M)
 #: The first majors on the node24 runtime (node20 is deprecated on GitHub's runners).
 CURRENT = {
@@ -34,7 +40,7 @@ def test_zizmor_finds_nothing() -> None:
     zizmor = shutil.which("zizmor")
     assert zizmor is not None, "zizmor is a test dependency: pip install -e '.[test]'"
     result = subprocess.run(
-        [zizmor, "--offline", "--no-progress", str(ACTION), *map(str, WORKFLOWS)],
+        [zizmor, "--offline", "--no-progress", *map(str, ACTIONS), *map(str, WORKFLOWS)],
         capture_output=True,
         text=True,
         check=False,
@@ -44,7 +50,7 @@ def test_zizmor_finds_nothing() -> None:
 
 @pytest.mark.parametrize(
     ("schema", "files"),
-    [("vendor.github-workflows", WORKFLOWS), ("vendor.github-actions", [ACTION])],
+    [("vendor.github-workflows", WORKFLOWS), ("vendor.github-actions", ACTIONS)],
     ids=["workflows", "action"],
 )
 def test_github_s_schemas_accept_them(schema: str, files: list[Path]) -> None:
@@ -59,7 +65,7 @@ def test_github_s_schemas_accept_them(schema: str, files: list[Path]) -> None:
 
 def test_every_action_is_pinned_by_commit_on_a_current_major() -> None:
     seen = set()
-    for path in [ACTION, *WORKFLOWS]:
+    for path in [*ACTIONS, *WORKFLOWS]:
         for match in USES.finditer(path.read_text()):
             ref = match["ref"]
             if ref.startswith(("./", "OWNER/")):
@@ -75,13 +81,13 @@ def test_every_action_is_pinned_by_commit_on_a_current_major() -> None:
 
 def test_no_finding_is_silenced() -> None:
     """zizmor finds nothing because there is nothing, not because it was told to look away."""
-    for path in [ACTION, *WORKFLOWS]:
+    for path in [*ACTIONS, *WORKFLOWS]:
         assert "zizmor:" not in path.read_text(), f"{path.name} silences zizmor"
     assert not list(ROOT.glob("zizmor.y*ml")) and not list(ROOT.glob(".github/zizmor.y*ml"))
 
 
 def test_the_example_workflows_pin_the_action_by_commit() -> None:
-    for path in sorted((ROOT / "examples" / "github").glob("*.yml")):
+    for path in sorted((ROOT / "examples" / "github").rglob("*.yml")):
         for match in USES.finditer(path.read_text()):
             if match["ref"].startswith("OWNER/reconciler/"):
                 assert re.fullmatch(r"OWNER/reconciler/\S+@[0-9a-f]{40}", match["ref"]), path.name

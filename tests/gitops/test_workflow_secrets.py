@@ -17,7 +17,7 @@ from tests.gitops.action_runner import ACTION, action
 from tests.gitops.support import ROOT
 from tests.gitops.workflow_trust import findings
 
-WORKFLOWS = sorted((ROOT / "examples" / "github").glob("*.yml")) + sorted(
+WORKFLOWS = sorted((ROOT / "examples" / "github").rglob("*.yml")) + sorted(
     (ROOT / ".github" / "workflows").glob("*.yml")
 )
 CHECKOUT = "actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1"

@@ -20,7 +20,8 @@ from tests.gitops.action_runner import ACTION, action
 from tests.gitops.support import ROOT
 
 EXAMPLES = sorted((ROOT / "examples" / "github").glob("*.yml"))
-WORKFLOWS = EXAMPLES + sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+ACCOUNTS_EXAMPLES = sorted((ROOT / "examples" / "github" / "accounts").glob("*.yml"))
+WORKFLOWS = EXAMPLES + ACCOUNTS_EXAMPLES + sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 _CLOSED = "http://127.0.0.1:9"
 OFFLINE = {name: _CLOSED for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")}
 SECRET_REFERENCE = re.compile(r"\$\{\{ secrets\.[A-Z][A-Z0-9_]* \}\}")
@@ -85,7 +86,7 @@ def _strings(node: Any, key: str = "") -> list[tuple[str, str]]:
     return [(key, node)] if isinstance(node, str) else []
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=lambda path: path.name)
+@pytest.mark.parametrize("path", EXAMPLES + ACCOUNTS_EXAMPLES, ids=lambda path: path.name)
 def test_tokens_come_only_from_repository_secrets(path: Path) -> None:
     pairs = _strings(load(path))
     credentials = [(k, v) for k, v in pairs if re.search(r"token|secret|password", k, re.I)]

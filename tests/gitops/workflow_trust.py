@@ -106,3 +106,40 @@ def _executes_pull_request_code(job: dict[str, Any]) -> str | None:
             if folder in script and _EXECUTES.search(script):
                 return f"a run: step executes files of the pull request's checkout ({folder})"
     return None
+
+
+#: Several accounts (examples/github/accounts/): a job's environment is its account's,
+#: `reconciler-<name>` to plan and check drift, `production-<name>` to apply; or, for a fleet
+#: chunked beyond GitHub's 256 jobs (the repository variable RECONCILER_CHUNK), the fleet's
+#: `reconciler` / `production`, both allowed on the default branch only.
+ACCOUNT_ENVIRONMENT = re.compile(
+    r"\$\{\{ (?:vars\.RECONCILER_CHUNK && '(?P<fleet>[a-z]+)' \|\| )?"
+    r"format\('(?P<prefix>reconciler|production)-\{0\}', matrix\.account\) \}\}"
+)
+
+
+def environment_of(job: dict[str, Any]) -> str:
+    environment = job.get("environment", "")
+    if isinstance(environment, dict):
+        return str(environment.get("name", ""))
+    return str(environment)
+
+
+def secrets_outside_account_environment(workflow: dict[Any, Any]) -> list[Finding]:
+    """Each job of a several-accounts workflow that can read a secret other than GITHUB_TOKEN
+    outside one account's environment: with no environment, a shared one, or from the
+    workflow's own `env:`. GitHub gives a job its environment's secrets only, so a job in
+    `reconciler-eu` holds eu's token and no other account's."""
+    out = []
+    if secrets_in(workflow.get("env", {})):
+        out.append(Finding("(workflow)", "the workflow's env: gives a secret to every job"))
+    for name, job in (workflow.get("jobs") or {}).items():
+        held = secrets_in(job)
+        if not held:
+            continue
+        environment = environment_of(job)
+        match = ACCOUNT_ENVIRONMENT.fullmatch(environment)
+        if match is None or match["fleet"] not in (None, match["prefix"]):
+            out.append(Finding(name, f"{sorted(held)} outside an account's environment "
+                                     f"(environment: {environment or 'none'})"))  # fmt: skip
+    return out

@@ -1,0 +1,410 @@
+"""The workflows of examples/github/accounts/, run as they are against the sandbox and a fake
+GitHub: a pull request planned one job per account, one comment; the merge applied per
+account; the drift check over every account, one issue per account.
+
+Two clients of the sandbox are the accounts `eu` and `us`; each job is given only the secrets
+of the environment its `environment:` names (tests/gitops/workflow_runner.py), and the
+sandbox's request log shows which client each request came from.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from reconciler.sandbox import SandboxServer
+from tests.gitops.fake_github import FakeGitHub
+from tests.gitops.support import ROOT, job_environment
+from tests.gitops.workflow_runner import JobRun, Runner
+from tests.sandbox.support import ClientAccess, Controls, invitation, service_client
+
+pytest.importorskip(
+    "reconciler.accounts", reason="the accounts file (issue 31) is not in this tree yet"
+)
+
+FOLDER = Path(__file__).resolve().parents[2] / "examples" / "github" / "accounts"
+TOKEN = "ghs_" + secrets.token_urlsafe(27)
+PR = 31
+KEYS = {"eu": "e" * 40, "us": "u" * 40}
+GIT = {
+    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": os.devnull,
+}  # fmt: skip
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args],
+        capture_output=True, text=True, check=True, env={**os.environ, **GIT},
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def state(workers: list[str]) -> str:
+    body = "".join(
+        f"  - externalId: {external_id}\n    typeOfWorker: Worker\n    workerName: Ada\n"
+        f"    workerSurname: Lovelace\n    workerEmail: {external_id.lower()}@example.com\n"
+        "    countryIso: GB\n"
+        for external_id in workers
+    )
+    workers = body or "  []\n"
+    return f'version: 1\nscope:\n  externalIdPrefix: "W-"\nworkers:\n{workers}'
+
+
+def accounts_file(eu_url: str, us_url: str) -> str:
+    return (
+        f"version: 1\naccounts:\n"
+        f"  - name: eu\n    path: accounts/eu\n    baseUrl: {eu_url}\n"
+        f"    tokenEnv: RECONCILER_TOKEN_EU\n"
+        f"  - name: us\n    path: accounts/us\n    baseUrl: {us_url}\n"
+        f"    tokenEnv: RECONCILER_TOKEN_US\n"
+    )
+
+
+def commit(repo: Path, files: dict[str, str], message: str) -> str:
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "--quiet", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def github() -> Iterator[FakeGitHub]:
+    with FakeGitHub(TOKEN) as fake:
+        yield fake
+
+
+@pytest.fixture
+def clients(controls: Controls) -> dict[str, ClientAccess]:
+    return {name: controls.create_client(name=name.upper()) for name in ("eu", "us")}
+
+
+@pytest.fixture
+def repo(tmp_path: Path, sandbox: SandboxServer) -> Path:
+    """The repository: main with both accounts, empty; nothing checked out of it but clones."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "--quiet", "--initial-branch=main")
+    commit(repo, {
+        "reconciler.yaml": accounts_file(sandbox.base_url, sandbox.base_url),
+        "accounts/eu/workforce.yaml": state([]),
+        "accounts/us/workforce.yaml": state([]),
+    }, "two accounts")  # fmt: skip
+    return repo
+
+
+@pytest.fixture
+def runner(
+    tmp_path: Path, repo: Path, clients: dict[str, ClientAccess], github: FakeGitHub
+) -> Runner:
+    def secrets_of(name: str) -> dict[str, str]:
+        return {f"RECONCILER_TOKEN_{name.upper()}": clients[name].token,
+                "RECONCILER_PLAN_KEY": KEYS[name]}  # fmt: skip
+
+    environments = {
+        f"{kind}-{name}": secrets_of(name)
+        for kind in ("reconciler", "production")
+        for name in ("eu", "us")
+    }
+    return Runner(tmp_path / "runs", repo, environments, TOKEN, github.api_url)
+
+
+def clients_seen(controls: Controls, since: int) -> set[int | None]:
+    return {entry["client_id"] for entry in controls.requests(since)}
+
+
+def live(sandbox: SandboxServer, client: ClientAccess) -> list[str]:
+    with service_client(sandbox.base_url, client.token) as api:
+        answer = api.get("/contract/workers/list")
+    answer.raise_for_status()
+    return sorted(w["externalId"] for w in answer.json()["content"] if w.get("externalId"))
+
+
+def plan_pull_request(
+    runner: Runner, repo: Path, branch: str, files: dict[str, str]
+) -> tuple[str, dict[str, list[JobRun]]]:
+    main = git(repo, "rev-parse", "main")
+    git(repo, "checkout", "--quiet", "-b", branch)
+    head = commit(repo, files, branch)
+    git(repo, "checkout", "--quiet", "main")
+    runner.pulls[PR] = head
+    event = {"repository": {"default_branch": "main"}}
+    inputs = {"pull-request": str(PR), "head-sha": head}
+    return head, runner.run(FOLDER / "reconciler-accounts-plan.yml", sha=main, event=event,
+                            inputs=inputs)  # fmt: skip
+
+
+def merge(
+    runner: Runner, repo: Path, github: FakeGitHub, branch: str, head: str
+) -> dict[str, list[JobRun]]:
+    """Merge `branch` (planned at `head`) into main, and run the apply workflow for the push:
+    GitHub knows the pull request of the merge and the plan run's joined artifact."""
+    before = git(repo, "rev-parse", "main")
+    git(repo, "merge", "--quiet", "--no-ff", branch, "-m", "merge")
+    merged = git(repo, "rev-parse", "main")
+    github.state.commit_pulls[merged] = [
+        {"number": PR, "merged_at": "2026-11-26T10:00:00Z", "merge_commit_sha": merged,
+         "head": {"sha": head}}
+    ]  # fmt: skip
+    github.state.artifacts = [
+        {"id": 1, "name": f"reconciler-plans-{head}", "expired": False,
+         "created_at": "2026-11-26T09:00:00Z", "workflow_run": {"id": 5001}}
+    ]  # fmt: skip
+    event = {"before": before, "repository": {"default_branch": "main"}}
+    return runner.run(FOLDER / "reconciler-accounts-apply.yml", sha=merged, event=event, inputs={})
+
+
+def test_a_pull_request_is_planned_per_account_in_its_environment_and_applied_at_merge(
+    runner: Runner,
+    repo: Path,
+    sandbox: SandboxServer,
+    controls: Controls,
+    clients: dict[str, ClientAccess],
+    github: FakeGitHub,
+) -> None:
+    since = controls.last_seq()
+    head, runs = plan_pull_request(runner, repo, "hire", {"accounts/eu/workforce.yaml":
+                                                          state(["W-1"])})  # fmt: skip
+
+    assert [run.returncode for runs_ in runs.values() for run in runs_] == [0, 0, 0], runs
+    assert runs["accounts"][0].outputs["names"] == "eu"  # us is not changed
+    assert [run.environment for run in runs["plan"]] == ["reconciler-eu"]
+    assert clients_seen(controls, since) == {clients["eu"].client_id}
+    (comment,) = github.state.comments[PR]
+    assert comment["body"].startswith('<!-- reconciler:plan key="accounts" -->\n')
+    assert "W-1" in comment["body"] and "eu" in comment["body"]
+    joined = runner.artifacts[f"reconciler-plans-{head}"]
+    assert sorted(p.name for p in (joined / "plans").iterdir()) == ["eu.json"]
+    for kept in joined.rglob("*.*"):  # the artifact outlives the run: no token in it
+        text = kept.read_text()
+        assert all(client.token not in text for client in clients.values()) and TOKEN not in text
+
+    # The merge: the reviewed plan of eu is applied in production-eu, us is left alone.
+    since = controls.last_seq()
+    runs = merge(runner, repo, github, "hire", head)
+
+    assert [run.returncode for runs_ in runs.values() for run in runs_] == [0, 0], runs
+    (apply,) = runs["apply"]
+    assert apply.environment == "production-eu"
+    assert "eu: the reviewed plan was applied" in apply.logs[-1]
+    assert clients_seen(controls, since) == {clients["eu"].client_id}
+    assert live(sandbox, clients["eu"]) == ["W-1"] and live(sandbox, clients["us"]) == []
+
+
+def test_the_pull_request_s_reconciler_yaml_cannot_send_a_token_elsewhere(
+    runner: Runner,
+    repo: Path,
+    sandbox: SandboxServer,
+    controls: Controls,
+    clients: dict[str, ClientAccess],
+    github: FakeGitHub,
+) -> None:
+    """A pull request points eu at a server of its own: the plan uses the default branch's
+    entry, so eu's token goes to eu's service only, and the pull request is warned."""
+    since = controls.last_seq()
+    _, runs = plan_pull_request(runner, repo, "elsewhere", {
+        "reconciler.yaml": accounts_file(github.api_url, sandbox.base_url),
+        "accounts/eu/workforce.yaml": state(["W-2"]),
+    })  # fmt: skip
+
+    assert runs["accounts"][0].outputs["names"] == "eu"
+    assert "This pull request changes reconciler.yaml" in runs["accounts"][0].logs[-1]
+    assert [run.returncode for run in runs["plan"]] == [0]
+    assert all(clients["eu"].token not in str(request) for request in github.requests)
+    assert clients_seen(controls, since) == {clients["eu"].client_id}
+    assert "W-2" in github.state.comments[PR][0]["body"]
+
+
+def test_drift_of_a_chunked_fleet_opens_one_issue_per_account(
+    runner: Runner,
+    sandbox: SandboxServer,
+    controls: Controls,
+    clients: dict[str, ClientAccess],
+    github: FakeGitHub,
+) -> None:
+    """RECONCILER_CHUNK: both accounts in one job, in the fleet's environment `reconciler`."""
+    with service_client(sandbox.base_url, clients["us"].token) as api:
+        answer = api.post("/contract/workers/inviteWorkersBulkLocked", json=[invitation()])
+    assert answer.is_success  # a worker us's files do not own: drift with --strict
+    runner.variables["RECONCILER_CHUNK"] = "2"
+    runner.environments["reconciler"] = {
+        **runner.environments["reconciler-eu"],
+        **runner.environments["reconciler-us"],
+    }
+    main = subprocess.run(["git", "-C", str(runner.remote), "rev-parse", "main"],
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+
+    runs = runner.run(FOLDER / "reconciler-accounts-drift.yml", sha=main, event={}, inputs={})
+
+    (drift,) = runs["drift"]
+    assert drift.matrix == {"accounts": "eu us"} and drift.environment == "reconciler"
+    assert drift.returncode == 0, drift.logs
+    (issue,) = github.state.issues
+    assert issue["body"].startswith('<!-- reconciler:drift key="us" -->')
+    assert "us" in issue["title"]
+
+
+def test_an_account_whose_environment_lacks_its_secret_fails_alone(
+    runner: Runner, sandbox: SandboxServer, controls: Controls, clients: dict[str, ClientAccess]
+) -> None:
+    """Without its secret in its environment, eu's job fails, naming the variable, and never
+    borrows us's token (which another environment holds)."""
+    del runner.environments["reconciler-eu"]["RECONCILER_TOKEN_EU"]
+    since = controls.last_seq()
+    main = subprocess.run(["git", "-C", str(runner.remote), "rev-parse", "main"],
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+
+    runs = runner.run(FOLDER / "reconciler-accounts-drift.yml", sha=main, event={}, inputs={})
+
+    by_account = {run.matrix["account"]: run for run in runs["drift"]}
+    assert by_account["eu"].returncode == 1 and by_account["us"].returncode == 0
+    assert "RECONCILER\\_TOKEN\\_EU" in by_account["eu"].logs[-1]  # Markdown-escaped
+    assert clients_seen(controls, since) <= {clients["us"].client_id}
+
+
+def push(runner: Runner, repo: Path, files: dict[str, str]) -> dict[str, list[JobRun]]:
+    """A push to main of `files` with no pull request: nothing was reviewed."""
+    before = git(repo, "rev-parse", "main")
+    after = commit(repo, files, "a direct push")
+    event = {"before": before, "repository": {"default_branch": "main"}}
+    return runner.run(FOLDER / "reconciler-accounts-apply.yml", sha=after, event=event, inputs={})
+
+
+def test_a_push_with_no_reviewed_plan_applies_nothing_and_fails_only_with_changes(
+    runner: Runner, repo: Path, sandbox: SandboxServer, clients: dict[str, ClientAccess]
+) -> None:
+    nothing = push(runner, repo, {"accounts/us/workforce.yaml": state([]) + "# a comment\n"})
+    (us,) = nothing["apply"]
+    assert us.matrix == {"account": "us"} and us.returncode == 0, us.logs
+
+    changes = push(runner, repo, {"accounts/us/workforce.yaml": state(["W-9"])})
+    (us,) = changes["apply"]
+    assert us.returncode == 1
+    assert "us: no plan reviewed on a pull request" in us.logs[-1]
+    assert live(sandbox, clients["us"]) == []
+
+
+def test_a_merge_whose_plan_changed_is_refused_on_the_pull_request(
+    runner: Runner,
+    repo: Path,
+    sandbox: SandboxServer,
+    clients: dict[str, ClientAccess],
+    github: FakeGitHub,
+) -> None:
+    head, _ = plan_pull_request(runner, repo, "hire", {"accounts/eu/workforce.yaml":
+                                                       state(["W-1", "W-2"])})  # fmt: skip
+    with service_client(sandbox.base_url, clients["eu"].token) as api:  # meanwhile, by hand
+        answer = api.post(
+            "/contract/workers/inviteWorkersBulkLocked",
+            json=[invitation(externalId="W-1", workerEmail="w-1@example.com", jobTitle=None)],
+        )
+    assert answer.is_success
+    runs = merge(runner, repo, github, "hire", head)
+
+    (apply,) = runs["apply"]
+    assert apply.returncode == 1
+    assert "eu: the plan at merge differs from the reviewed plan" in apply.logs[-1]
+    refused = [c for c in github.state.comments[PR] if c["body"].startswith(
+        '<!-- reconciler:apply key="eu" -->')]  # fmt: skip
+    assert len(refused) == 1 and "W-1" in refused[0]["body"]
+    assert live(sandbox, clients["eu"]) == ["W-1"]  # W-2 was not invited: nothing applied
+
+
+def test_a_chunked_fleet_is_planned_and_applied_several_accounts_a_job(
+    runner: Runner,
+    repo: Path,
+    sandbox: SandboxServer,
+    clients: dict[str, ClientAccess],
+    github: FakeGitHub,
+) -> None:
+    """RECONCILER_CHUNK=2: one job plans eu and us in `reconciler`, one applies both in
+    `production`; still one comment, and each account's plan in the joined artifact."""
+    runner.variables["RECONCILER_CHUNK"] = "2"
+    for kind in ("reconciler", "production"):
+        runner.environments[kind] = {
+            "RECONCILER_TOKEN_EU": clients["eu"].token,
+            "RECONCILER_TOKEN_US": clients["us"].token,
+            "RECONCILER_PLAN_KEY": KEYS["eu"],
+        }
+    head, runs = plan_pull_request(runner, repo, "both", {
+        "accounts/eu/workforce.yaml": state(["W-1"]), "accounts/us/workforce.yaml": state(["W-2"]),
+    })  # fmt: skip
+
+    (plan,) = runs["plan"]
+    assert plan.matrix == {"accounts": "eu us"} and plan.environment == "reconciler"
+    assert plan.returncode == 0 and runs["comment"][0].returncode == 0, plan.logs
+    joined = runner.artifacts[f"reconciler-plans-{head}"]
+    assert sorted(p.name for p in (joined / "plans").iterdir()) == ["eu.json", "us.json"]
+    (comment,) = github.state.comments[PR]
+    assert "W-1" in comment["body"] and "W-2" in comment["body"]
+
+    runs = merge(runner, repo, github, "both", head)
+
+    (apply,) = runs["apply"]
+    assert apply.environment == "production" and apply.returncode == 0, apply.logs
+    assert live(sandbox, clients["eu"]) == ["W-1"] and live(sandbox, clients["us"]) == ["W-2"]
+
+
+GITLAB = FOLDER.parents[1] / "gitlab" / "accounts.gitlab-ci.yml"
+
+
+def _flat(lines: list[Any]) -> list[str]:
+    return [str(x) for line in lines for x in (_flat(line) if isinstance(line, list) else [line])]
+
+
+def test_the_gitlab_plan_job_plans_a_changed_account_with_its_own_variables(
+    tmp_path: Path,
+    repo: Path,
+    controls: Controls,
+    clients: dict[str, ClientAccess],
+) -> None:
+    """The `plan` job of examples/gitlab/accounts.gitlab-ci.yml, its before_script and script
+    as GitLab runs them, in a clone of a merge request's branch: the account it changes is
+    planned with that account's variables only; the other ends at once."""
+    git(repo, "checkout", "--quiet", "-b", "hire")
+    commit(repo, {"accounts/eu/workforce.yaml": state(["W-1"])}, "hire")
+    git(repo, "checkout", "--quiet", "main")
+    pipeline = yaml.safe_load(GITLAB.read_text())
+    script = "\n".join(_flat(pipeline["default"]["before_script"] + pipeline["plan"]["script"]))
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "reconciler").write_text(
+        f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m reconciler "$@"\n'
+    )
+    (shim / "pip").write_text("#!/bin/sh\nexit 0\n")  # the reconciler is this worktree's
+    (shim / "python").symlink_to(sys.executable)
+    for tool in ("reconciler", "pip"):
+        (shim / tool).chmod(0o755)
+    since = controls.last_seq()
+    planned = {}
+    for name in ("eu", "us"):
+        work = tmp_path / name
+        subprocess.run(["git", "clone", "--quiet", "--branch", "hire", str(repo), str(work)],
+                       check=True, env={**os.environ, **GIT})  # fmt: skip
+        environment = job_environment(
+            PATH=f"{shim}:{job_environment()['PATH']}",
+            CI_DEFAULT_BRANCH="main",
+            CI_MERGE_REQUEST_TARGET_BRANCH_NAME="main",
+            RECONCILER_INSTALL="reconciler",
+            ACCOUNT=name,
+            # The variables of the environment reconciler-<name>, and those only.
+            **{f"RECONCILER_TOKEN_{name.upper()}": clients[name].token},
+            RECONCILER_PLAN_KEY=KEYS[name],
+        )
+        done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+                              capture_output=True, text=True, env=environment, cwd=work,
+                              timeout=300)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        planned[name] = sorted(p.name for p in (work / "plans").glob("*.json"))
+    assert planned == {"eu": ["eu.json"], "us": []}
+    assert clients_seen(controls, since) == {clients["eu"].client_id}

@@ -100,7 +100,7 @@ def _fields(worker: dict[str, Any]) -> list[Line]:
 
 
 def _quoted(value: object) -> str:
-    return json.dumps(clean(str(value)), ensure_ascii=False)
+    return "null" if value is None else json.dumps(clean(str(value)), ensure_ascii=False)
 
 
 def _webhook(record: dict[str, Any]) -> Item:

@@ -146,7 +146,7 @@ def _report(
     if schema_to_write is not None:
         where = shlex.quote(os.path.relpath(schema_to_write))
         steps.append(f"reconciler schema --out {where}")
-        writes = "the first step of Next:" if out is not None else f"`{steps[0]}`"
+        writes = "the first command of the next steps" if out is not None else f"`{steps[0]}`"
         _say(
             f"The editor modeline points at {where}, which does not exist yet: {writes} "
             "writes it (once; commit it)."

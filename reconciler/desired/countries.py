@@ -11,8 +11,6 @@ from __future__ import annotations
 import functools
 import re
 
-import pycountry
-
 #: Everyday names and codes that are no ISO 3166-1 name of the country they mean.
 ALIASES = {
     "britain": "GB",
@@ -60,6 +58,8 @@ def _key(text: str) -> str:
 
 @functools.cache
 def _known() -> dict[str, str]:
+    import pycountry  # only when a country is wrong: a valid file never loads the iso-codes
+
     known: dict[str, str] = {}
     for country in pycountry.countries:
         for attribute in ("alpha_2", "alpha_3", "name", "official_name", "common_name"):

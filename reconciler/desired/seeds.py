@@ -17,6 +17,11 @@ from reconciler.desired.source import SourceText
 
 #: Keys only a seed's workers have; a desired state calls them otherwise (or has no such key).
 _SEED_WORKER_KEYS = frozenset({"firstName", "lastName", "legalName", "email", "country", "status"})
+#: Keys only a desired state's workers have: a file with any of them is a desired state, however
+#: mistaken (its problems are reported one by one).
+_DESIRED_WORKER_KEYS = frozenset(
+    {"typeOfWorker", "workerName", "workerSurname", "workerLegalName", "workerEmail", "countryIso"}
+)
 #: What a seed holds at its top level, and nothing else.
 _SEED_KEYS = frozenset({"workers", "webhook"})
 
@@ -30,8 +35,11 @@ def seed_problem(source: SourceText, data: object) -> Problem | None:
     workers = data.get("workers")
     if not isinstance(workers, list):
         return None
-    if not any(isinstance(w, dict) and _SEED_WORKER_KEYS & set(w) for w in workers):
+    keys = [set(worker) for worker in workers if isinstance(worker, dict)]
+    if any(found & _DESIRED_WORKER_KEYS for found in keys):
         return None
+    if not any(len(found & _SEED_WORKER_KEYS) >= 2 for found in keys):
+        return None  # one such key is more likely a typo in a desired state
     found = _WORKERS.search(source.text)
     line = 1 if found is None else source.text.count("\n", 0, found.start()) + 1
     return Problem(

@@ -135,6 +135,6 @@ def test_an_interrupted_apply_of_thousands_is_summed_up_not_listed() -> None:
     assert len(lines) < 15, text
     assert lines[0] == "Failed (1):"
     assert 'worker["ENG-01000"]' in text and "the service refused it" in text
-    assert "  invite: 1000 applied, 1 failed, 2000 skipped" in lines
-    assert lines[-1].startswith("Apply interrupted: 1000 applied, 1 failed, 2000 skipped.")
+    assert "  invite: 1,000 applied, 1 failed, 2,000 skipped" in lines
+    assert lines[-1].startswith("Apply interrupted: 1,000 applied, 1 failed, 2,000 skipped.")
     assert len(json.loads(ledger_json(ledger))["changes"]) == 3001  # every row stays in JSON

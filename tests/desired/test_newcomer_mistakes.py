@@ -75,3 +75,13 @@ def test_no_suggestion_for_what_is_no_country(tmp_path: Path, written: str) -> N
     path.write_text(WORKER.format(country=written))
     result = reconciler("validate", str(path))
     assert result.returncode == 1 and "did you mean" not in result.stdout, result.stdout
+
+
+def test_a_desired_state_with_a_seed_like_key_is_not_called_a_seed(tmp_path: Path) -> None:
+    """`email` for `workerEmail` in a desired state is a typo, reported as one."""
+    path = tmp_path / "workforce.yaml"
+    text = WORKER.format(country="GB").replace("version: 1\n", "")  # a file of workers only
+    path.write_text(text.replace("workerEmail:", "email:").replace("countryIso:", "country:"))
+    result = reconciler("validate", str(path))
+    assert result.returncode == 1
+    assert "sandbox seed" not in result.stdout and "unknown key 'email'" in result.stdout

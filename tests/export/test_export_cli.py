@@ -418,7 +418,7 @@ def test_export_writes_the_modeline_before_the_schema_exists(
     first = (tmp_path / "people" / "workers.yaml").read_text(encoding="utf-8").splitlines()[0]
     assert first == "# yaml-language-server: $schema=../schemas/desired-state.schema.json"
     command = "reconciler schema --out schemas/desired-state.schema.json"
-    assert "does not exist yet: the first step of Next: writes it" in exported.stderr
+    assert "does not exist yet: the first command of the next steps writes it" in exported.stderr
     assert f"Next: {command} && reconciler validate people/workers.yaml && " in exported.stderr
     assert run(*command.split()[1:], cwd=tmp_path).returncode == 0
     target = (tmp_path / "people" / first.split("$schema=", 1)[1]).resolve()

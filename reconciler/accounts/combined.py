@@ -25,7 +25,7 @@ from reconciler.render.base import clean
 from reconciler.render.markdown import _NOTE_ROOM, LEGEND, MAX_CHARACTERS, _escape, _fence, _fit
 from reconciler.render.sections import Section, View, sections
 from reconciler.render.text import Line
-from reconciler.words import plural
+from reconciler.words import counted, plural
 
 #: A failed account's reason comes first of all (its lines, at most this many).
 _ERROR_RISK = 5
@@ -72,9 +72,9 @@ def combined_text(outcomes: list[Outcome[Plan]], render: Any) -> str:
             parts.append(f"Error: {outcome.error}\n")
         parts.append("\n")
     failed = [o.name for o in outcomes if o.error is not None]
-    line = f"{plural(len(outcomes), 'account')}: {len(outcomes) - len(failed)} planned"
+    line = f"{plural(len(outcomes), 'account')}: {counted(len(outcomes) - len(failed))} planned"
     if failed:
-        line += f", {len(failed)} failed ({', '.join(failed)})"
+        line += f", {counted(len(failed))} failed ({', '.join(failed)})"
     return "".join(parts) + line + ".\n"
 
 

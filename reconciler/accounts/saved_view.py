@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from reconciler.accounts.combined import Part
 from reconciler.money import grouped
 from reconciler.plan.saved import SavedPlan
-from reconciler.render.base import clean
+from reconciler.render.base import clean, show_paid
 from reconciler.render.sections import (
     DRIFT,
     INVITATIONS,
@@ -29,7 +29,7 @@ from reconciler.render.sections import (
     Section,
 )
 from reconciler.render.text import Line
-from reconciler.words import plural
+from reconciler.words import counted, plural
 
 _COUNTED = {
     "invite": "invite",
@@ -69,16 +69,16 @@ def saved_part(name: str, saved: SavedPlan) -> Part:
 def _sections(saved: SavedPlan) -> Iterator[Section]:
     records = saved.records
     removals = tuple(_removal(r) for r in records if r["action"] in ("inactivate", "replace"))
-    title = f"Inactivations and replacements ({len(removals)})"
+    title = f"Inactivations and replacements ({counted(len(removals))})"
     yield Section(title, REMOVALS, removals, "inactivation or replacement", False)
     hooks = tuple(_webhook(r) for r in records if r["action"].startswith("webhook"))
     yield Section("Webhook", WEBHOOK, hooks, "webhook change", False)
     payruns = tuple(_payrun(record) for record in saved.payruns)
-    yield Section(f"Payruns to pay ({len(payruns)})", PAYRUNS, payruns, "payrun", False)
+    yield Section(f"Payruns to pay ({counted(len(payruns))})", PAYRUNS, payruns, "payrun", False)
     invites = tuple(_invite(r) for r in records if r["action"] == "invite")
-    yield Section(f"Invitations ({len(invites)})", INVITATIONS, invites, "invitation")
+    yield Section(f"Invitations ({counted(len(invites))})", INVITATIONS, invites, "invitation")
     drift = tuple(_drift(entry) for entry in saved.reported["drift"])
-    yield Section(f"Drift ({len(drift)})", DRIFT, drift, "drifted worker")
+    yield Section(f"Drift ({counted(len(drift))})", DRIFT, drift, "drifted worker")
 
 
 def _removal(record: dict[str, Any]) -> Item:
@@ -127,7 +127,7 @@ def _payrun(record: dict[str, Any]) -> Item:
     ranked = sorted(payments, key=lambda p: Decimal(p["amount"]), reverse=True)
     for payment in ranked[:LIST_CAP]:
         lines.append(
-            Line(f"      {clean(payment['email'])}  {grouped(Decimal(payment['amount']))}")
+            Line(f"      {show_paid(payment['email'])}  {grouped(Decimal(payment['amount']))}")
         )
     if len(payments) > LIST_CAP:
         lines.append(Line(f"      and {plural(len(payments) - LIST_CAP, 'smaller payment')}"))

@@ -42,7 +42,7 @@ from reconciler.plan.refresh import refresh
 from reconciler.plan.resume import resume
 from reconciler.plan.saved import SavedPlan, load_saved_plan, saved_plan_document, write_saved_plan
 from reconciler.plan.signing import UntrustedPlan
-from reconciler.words import plural
+from reconciler.words import counted, plural
 
 #: The first source of an account's saved plan: `account:<name>`, inside what is signed.
 SOURCE_PREFIX = "account:"
@@ -303,12 +303,12 @@ def _print_applied(outcomes: list[Outcome[Applied]], fmt: str) -> None:
     failed = [o.name for o in outcomes if o.error is not None]
     partial = [o.name for o in outcomes if o.value is not None and not o.value.ledger.complete]
     done = len(outcomes) - len(failed) - len(partial)
-    line = f"{plural(len(outcomes), 'account')}: {done} applied"
+    line = f"{plural(len(outcomes), 'account')}: {counted(done)} applied"
     if partial:
-        line += f", {len(partial)} incomplete"
+        line += f", {counted(len(partial))} incomplete"
         line += f" ({', '.join(partial)})" if len(partial) < len(outcomes) else ""
     if failed:
-        line += f", {len(failed)} failed ({', '.join(failed)})"
+        line += f", {counted(len(failed))} failed ({', '.join(failed)})"
     click.echo(line + ".")
 
 

@@ -126,7 +126,7 @@ def _blocks() -> list[Block]:
         for match in _FENCE.finditer(text):
             if not any(
                 _is_reconciler(_split_comment(line.removeprefix("$ "))[0])
-                for line in match[2].splitlines()
+                for line in match[2].replace("\\\n", " ").splitlines()  # one line each
                 if line.strip()
                 and not line.lstrip().startswith("#")
                 and (match[1] != "console" or line.startswith("$ "))

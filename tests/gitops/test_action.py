@@ -61,6 +61,7 @@ def job(
             "base-url": server.base_url,
             "service-token": server.token,
             "github-token": TOKEN,
+            "client-id": str(server.client_id),  # as the example workflows set it
             **({"pull-request": str(PR), "head-sha": HEAD_SHA} if mode == "pull-request" else {}),
         },
         workdir=tmp_path / name,

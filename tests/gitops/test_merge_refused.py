@@ -20,8 +20,8 @@ import yaml
 from reconciler.gitops.body import GITHUB_BODY_LIMIT
 from reconciler.sandbox import SandboxServer
 from tests.gitops.action_runner import Job, run_action
-from tests.gitops.fake_github import FakeGitHub
-from tests.gitops.test_action import ARTIFACT, HEAD_SHA, MERGE_SHA, PR, RUN_ID, TOKEN, job
+from tests.gitops.fake_github import FakeGitHub, pull_request
+from tests.gitops.test_action import HEAD_SHA, PR, TOKEN, job, merge_job
 
 
 @pytest.fixture
@@ -33,6 +33,7 @@ def server() -> Iterator[SandboxServer]:
 @pytest.fixture
 def github() -> Iterator[FakeGitHub]:
     with FakeGitHub(TOKEN) as fake:
+        fake.state.pulls[PR] = pull_request(PR, HEAD_SHA)
         yield fake
 
 
@@ -54,17 +55,7 @@ def write(path: Path, workers: list[dict[str, str]]) -> Path:
 
 
 def merge(tmp_path: Path, path: Path, server: SandboxServer, github: FakeGitHub, pr: Job) -> Job:
-    github.state.commit_pulls[MERGE_SHA] = [
-        {"number": PR, "merged_at": "2026-11-21T10:00:00Z", "merge_commit_sha": MERGE_SHA,
-         "head": {"sha": HEAD_SHA, "ref": "change"}, "base": {"ref": "main"}}
-    ]  # fmt: skip
-    github.state.artifacts = [
-        {"id": 1, "name": ARTIFACT, "expired": False, "created_at": "2026-11-21T09:00:00Z",
-         "workflow_run": {"id": RUN_ID, "head_sha": MERGE_SHA}}
-    ]  # fmt: skip
-    done = job(tmp_path, "merge", "apply", path, server, github)
-    done.artifacts[f"{RUN_ID}/{ARTIFACT}"] = pr.artifacts[ARTIFACT]
-    return run_action(done)
+    return merge_job(tmp_path, server, github, pr, path=path)
 
 
 def test_the_unreviewed_invitation_is_named_first_and_what_is_left_out_is_counted(

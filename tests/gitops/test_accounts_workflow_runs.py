@@ -59,13 +59,17 @@ def state(workers: list[str]) -> str:
     return f'version: 1\nscope:\n  externalIdPrefix: "W-"\nworkers:\n{workers}'
 
 
+CLIENT_IDS: dict[str, int] = {}  # the accounts' client ids, as the `clients` fixture made them
+
+
 def accounts_file(eu_url: str, us_url: str) -> str:
+    """A saved plan names its client (issue 30): each entry says it (`clientId`)."""
     return (
         f"version: 1\naccounts:\n"
         f"  - name: eu\n    path: accounts/eu\n    baseUrl: {eu_url}\n"
-        f"    tokenEnv: RECONCILER_TOKEN_EU\n"
+        f"    tokenEnv: RECONCILER_TOKEN_EU\n    clientId: {CLIENT_IDS['eu']}\n"
         f"  - name: us\n    path: accounts/us\n    baseUrl: {us_url}\n"
-        f"    tokenEnv: RECONCILER_TOKEN_US\n"
+        f"    tokenEnv: RECONCILER_TOKEN_US\n    clientId: {CLIENT_IDS['us']}\n"
     )
 
 
@@ -86,11 +90,13 @@ def github() -> Iterator[FakeGitHub]:
 
 @pytest.fixture
 def clients(controls: Controls) -> dict[str, ClientAccess]:
-    return {name: controls.create_client(name=name.upper()) for name in ("eu", "us")}
+    made = {name: controls.create_client(name=name.upper()) for name in ("eu", "us")}
+    CLIENT_IDS.update({name: access.client_id for name, access in made.items()})
+    return made
 
 
 @pytest.fixture
-def repo(tmp_path: Path, sandbox: SandboxServer) -> Path:
+def repo(tmp_path: Path, sandbox: SandboxServer, clients: dict[str, ClientAccess]) -> Path:
     """The repository: main with both accounts, empty; nothing checked out of it but clones."""
     repo = tmp_path / "repo"
     repo.mkdir()

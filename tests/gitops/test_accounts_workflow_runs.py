@@ -170,7 +170,7 @@ def merge(
     branch: str,
     head: str,
     *,
-    more_artifacts: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    more_artifacts: tuple[dict[str, Any], ...] = (),
 ) -> dict[str, list[JobRun]]:
     """Merge `branch` (planned at `head`) into main, and run the apply workflow for the push:
     GitHub knows the pull request of the merge, the plan run (5001, dispatched on main at the
@@ -258,7 +258,7 @@ def test_a_signed_plan_uploaded_by_another_branch_s_run_is_not_applied(
         "workflow_run": {"id": 6001, "head_branch": "sneak", "head_sha": other},
     }  # fmt: skip
 
-    runs = merge(runner, repo, github, "hire", head, more_artifacts=[forged_artifact])
+    runs = merge(runner, repo, github, "hire", head, more_artifacts=(forged_artifact,))
 
     (apply,) = runs["apply"]
     assert runs["accounts"][0].outputs["run-id"] == "5001"

@@ -468,7 +468,7 @@ def test_the_gitlab_plan_job_plans_a_changed_account_with_its_own_variables(
     as GitLab runs them, in a clone of a merge request's branch: the account it changes is
     planned with that account's variables only; the other ends at once."""
     git(repo, "checkout", "--quiet", "-b", "hire")
-    commit(repo, {"accounts/eu/workforce.yaml": state(["W-1"])}, "hire")
+    head = commit(repo, {"accounts/eu/workforce.yaml": state(["W-1"])}, "hire")
     git(repo, "checkout", "--quiet", "main")
     pipeline = yaml.safe_load(GITLAB.read_text())
     script = "\n".join(_flat(pipeline["default"]["before_script"] + pipeline["plan"]["script"]))
@@ -491,6 +491,8 @@ def test_the_gitlab_plan_job_plans_a_changed_account_with_its_own_variables(
             PATH=f"{shim}:{job_environment()['PATH']}",
             CI_DEFAULT_BRANCH="main",
             CI_MERGE_REQUEST_TARGET_BRANCH_NAME="main",
+            CI_MERGE_REQUEST_IID="31",
+            CI_COMMIT_SHA=head,
             RECONCILER_INSTALL="reconciler",
             ACCOUNT=name,
             # The variables of the environment reconciler-<name>, and those only.
@@ -503,4 +505,6 @@ def test_the_gitlab_plan_job_plans_a_changed_account_with_its_own_variables(
         assert done.returncode == 0, done.stdout + done.stderr
         planned[name] = sorted(p.name for p in (work / "plans").glob("*.json"))
     assert planned == {"eu": ["eu.json"], "us": []}
+    review = json.loads((tmp_path / "eu" / "plans" / "eu.json").read_text())["review"]
+    assert (review["pull_request"], review["head_sha"]) == (31, head)  # the merge checks them
     assert clients_seen(controls, since) == {clients["eu"].client_id}

@@ -40,6 +40,7 @@ from reconciler.plan import Plan, PlanOptions, WebhookCreate, WebhookUpdate, dif
 from reconciler.plan.payruns import REFUSED
 from reconciler.plan.refresh import refresh
 from reconciler.plan.resume import resume
+from reconciler.plan.review import check_review
 from reconciler.plan.saved import SavedPlan, load_saved_plan, saved_plan_document, write_saved_plan
 from reconciler.plan.signing import UntrustedPlan
 from reconciler.words import counted, plural
@@ -192,13 +193,45 @@ class Carry:
         return ledger
 
 
-def apply_saved(job: Job, folder: Path, carry: Carry, max_age: timedelta) -> Applied:
-    """Apply `folder/<name>.json` to its account, as `apply PLAN` applies one."""
+def expected_review(
+    pull_request: int | None, head_sha: str | None, files: Path | None
+) -> tuple[int, str] | None:
+    """`apply DIR --expect-pull-request N --expect-head-sha SHA`: the pull request and commit
+    every account's plan must have been reviewed for (None: nothing expected). The files are
+    each account's own, at its entry's `path`: `--expect-files` names one folder, so it is
+    refused with DIR rather than read for every account."""
+    if files is not None:
+        raise click.UsageError(
+            "--expect-files names the files of one saved plan; with a folder of plans each "
+            "account's plan is checked against the files at its entry's `path` in the accounts "
+            "file: pass --expect-pull-request and --expect-head-sha only"
+        )
+    if (pull_request is None) != (head_sha is None):
+        raise click.UsageError(
+            "with a folder of plans, --expect-pull-request and --expect-head-sha go together: "
+            "the pull request and the commit of it that was reviewed"
+        )
+    return None if pull_request is None or head_sha is None else (pull_request, head_sha)
+
+
+def apply_saved(
+    job: Job,
+    folder: Path,
+    carry: Carry,
+    max_age: timedelta,
+    expect: tuple[int, str] | None = None,
+) -> Applied:
+    """Apply `folder/<name>.json` to its account, as `apply PLAN` applies one; with `expect`
+    (pull request, head commit), only if it was reviewed for them and for the files at the
+    account's `path` now."""
     saved = bound_plan(folder, job.entry)  # before any request
     connection = ConnectionOptions(environ=job.environ)
     with open_client(connection, read_only=False, parallelism=carry.parallelism) as client:
         key = plan_key(client, job.environ)
         saved.verify(key)
+        if expect is not None:  # another pull request's plan, or other files: refused here
+            assert saved.review is not None, "a saved plan read from a file records its review"
+            check_review(saved.review, review_of(job.entry.path, key, expect), name=saved.name)
         check_saved_account(saved, client, connection, doing="talks to")
         live = refresh(
             client, job.progress, payruns=bool(saved.payruns), parallelism=client.config.parallelism
@@ -231,8 +264,10 @@ def apply_accounts(
     max_age: timedelta,
     auto_approve: bool,
     fmt: str,
+    expect: tuple[int | None, str | None, Path | None] = (None, None, None),
 ) -> None:
-    """`apply DIR` (each account's saved plan) or `apply --all --auto-approve` (from files)."""
+    """`apply DIR` (each account's saved plan) or `apply --all --auto-approve` (from files);
+    `expect`: `--expect-pull-request`, `--expect-head-sha`, `--expect-files` (DIR only)."""
     from reconciler.accounts.file import find_accounts_file, load_accounts_file
     from reconciler.cli.accounts import refuse_path
 
@@ -245,9 +280,19 @@ def apply_accounts(
                 hint="pass them to `reconciler plan --all --out DIR` instead",
             )
         accounts = load_accounts_file(find_accounts_file(options.accounts_file))
+        reviewed = expected_review(*expect)
         chosen = plans_in(source, accounts, options)
-        work: Any = functools.partial(apply_saved, folder=source, carry=carry, max_age=max_age)
+        work: Any = functools.partial(
+            apply_saved, folder=source, carry=carry, max_age=max_age, expect=reviewed
+        )
     else:
+        if expect != (None, None, None):
+            raise ReconcilerError(
+                "--expect-pull-request, --expect-head-sha and --expect-files check saved plans, "
+                "and apply --auto-approve plans the accounts' files: nothing was applied",
+                hint="apply the folder of reviewed plans: `reconciler apply DIR "
+                "--expect-pull-request N --expect-head-sha SHA`",
+            )
         if not auto_approve:
             raise ReconcilerError(
                 "apply over several accounts does not ask: review with `reconciler plan --all "

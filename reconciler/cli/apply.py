@@ -178,7 +178,8 @@ def apply(
         shape = PlanOptions(frozenset(targets), frozenset(excludes), frozenset(replaces))
         carry = Carry(force, parallelism, not no_wait, settle_timeout.total_seconds())
         max_age = plan_ttl or DEFAULT_MAX_AGE
-        apply_accounts(accounts, source, shape, carry, max_age, auto_approve, fmt)
+        expected = (expect_pull_request, expect_head_sha, expect_files)
+        apply_accounts(accounts, source, shape, carry, max_age, auto_approve, fmt, expected)
         return
     source = need_path(source)
     saved = load_saved_plan(source) if is_saved_plan(source) else None

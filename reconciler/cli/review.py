@@ -75,13 +75,14 @@ def expect_options(command: F) -> F:
             "--expect-pull-request",
             type=click.IntRange(min=1),
             metavar="N",
-            help="A saved PLAN only: apply it only if it was planned for this pull request "
-            "(with --expect-head-sha and --expect-files: the merge job's check).",
+            help="A saved PLAN or DIR: apply it only if it was planned for this pull request "
+            "(with --expect-head-sha, and for a PLAN --expect-files: the merge job's check; "
+            "each plan of a DIR is checked against the files at its account's path).",
         ),
         click.option(
             "--expect-head-sha",
             type=COMMIT_SHA,
-            help="A saved PLAN only: apply it only if it was planned at this commit.",
+            help="A saved PLAN or DIR: apply it only if it was planned at this commit.",
         ),
         click.option(
             "--expect-files",

@@ -58,7 +58,7 @@ def write_accounts(root: Path, accounts: list[Account], **extra: dict[str, Any])
             f"    path: accounts/{account.name}",
             f"    baseUrl: {account.server.base_url}",
             f"    tokenEnv: {account.variable}",
-            # A saved plan names its client (`plan --out` refuses without one).
+            # A saved plan names its client (issue 30): the sandbox's tokens carry no claim.
             f"    clientId: {account.client.client_id}",
         ]
         for key, value in extra.get(account.name, {}).items():

@@ -9,8 +9,10 @@ sandbox's request log shows which client each request came from.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,7 +23,7 @@ import pytest
 import yaml
 
 from reconciler.sandbox import SandboxServer
-from tests.gitops.fake_github import FakeGitHub
+from tests.gitops.fake_github import FakeGitHub, workflow_run
 from tests.gitops.support import ROOT, job_environment
 from tests.gitops.workflow_runner import JobRun, Runner
 from tests.sandbox.support import ClientAccess, Controls, invitation, service_client
@@ -59,13 +61,17 @@ def state(workers: list[str]) -> str:
     return f'version: 1\nscope:\n  externalIdPrefix: "W-"\nworkers:\n{workers}'
 
 
+CLIENT_IDS: dict[str, int] = {}  # the accounts' client ids, as the `clients` fixture made them
+
+
 def accounts_file(eu_url: str, us_url: str) -> str:
+    """A saved plan names its client (issue 30): each entry says it (`clientId`)."""
     return (
         f"version: 1\naccounts:\n"
         f"  - name: eu\n    path: accounts/eu\n    baseUrl: {eu_url}\n"
-        f"    tokenEnv: RECONCILER_TOKEN_EU\n"
+        f"    tokenEnv: RECONCILER_TOKEN_EU\n    clientId: {CLIENT_IDS['eu']}\n"
         f"  - name: us\n    path: accounts/us\n    baseUrl: {us_url}\n"
-        f"    tokenEnv: RECONCILER_TOKEN_US\n"
+        f"    tokenEnv: RECONCILER_TOKEN_US\n    clientId: {CLIENT_IDS['us']}\n"
     )
 
 
@@ -86,11 +92,13 @@ def github() -> Iterator[FakeGitHub]:
 
 @pytest.fixture
 def clients(controls: Controls) -> dict[str, ClientAccess]:
-    return {name: controls.create_client(name=name.upper()) for name in ("eu", "us")}
+    made = {name: controls.create_client(name=name.upper()) for name in ("eu", "us")}
+    CLIENT_IDS.update({name: access.client_id for name, access in made.items()})
+    return made
 
 
 @pytest.fixture
-def repo(tmp_path: Path, sandbox: SandboxServer) -> Path:
+def repo(tmp_path: Path, sandbox: SandboxServer, clients: dict[str, ClientAccess]) -> Path:
     """The repository: main with both accounts, empty; nothing checked out of it but clones."""
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -130,25 +138,43 @@ def live(sandbox: SandboxServer, client: ClientAccess) -> list[str]:
     return sorted(w["externalId"] for w in answer.json()["content"] if w.get("externalId"))
 
 
+PLAN_WORKFLOW = ".github/workflows/reconciler-accounts-plan.yml"
+
+
 def plan_pull_request(
-    runner: Runner, repo: Path, branch: str, files: dict[str, str]
+    runner: Runner,
+    repo: Path,
+    branch: str,
+    files: dict[str, str],
+    *,
+    pr: int = PR,
+    run_id: str = "5001",
 ) -> tuple[str, dict[str, list[JobRun]]]:
+    """Push `branch` with `files` as pull request `pr`, and dispatch the plan workflow on main
+    for its head, as run `run_id`."""
     main = git(repo, "rev-parse", "main")
     git(repo, "checkout", "--quiet", "-b", branch)
     head = commit(repo, files, branch)
     git(repo, "checkout", "--quiet", "main")
-    runner.pulls[PR] = head
+    runner.pulls[pr] = head
     event = {"repository": {"default_branch": "main"}}
-    inputs = {"pull-request": str(PR), "head-sha": head}
+    inputs = {"pull-request": str(pr), "head-sha": head}
     return head, runner.run(FOLDER / "reconciler-accounts-plan.yml", sha=main, event=event,
-                            inputs=inputs)  # fmt: skip
+                            inputs=inputs, run_id=run_id)  # fmt: skip
 
 
 def merge(
-    runner: Runner, repo: Path, github: FakeGitHub, branch: str, head: str
+    runner: Runner,
+    repo: Path,
+    github: FakeGitHub,
+    branch: str,
+    head: str,
+    *,
+    more_artifacts: tuple[dict[str, Any], ...] = (),
 ) -> dict[str, list[JobRun]]:
     """Merge `branch` (planned at `head`) into main, and run the apply workflow for the push:
-    GitHub knows the pull request of the merge and the plan run's joined artifact."""
+    GitHub knows the pull request of the merge, the plan run (5001, dispatched on main at the
+    commit before the merge) and its joined artifact (and `more_artifacts`)."""
     before = git(repo, "rev-parse", "main")
     git(repo, "merge", "--quiet", "--no-ff", branch, "-m", "merge")
     merged = git(repo, "rev-parse", "main")
@@ -156,9 +182,13 @@ def merge(
         {"number": PR, "merged_at": "2026-11-26T10:00:00Z", "merge_commit_sha": merged,
          "head": {"sha": head}}
     ]  # fmt: skip
+    github.state.runs[5001] = workflow_run(5001, before, path=PLAN_WORKFLOW)
+    github.state.default_branch_commits |= {before, merged}
     github.state.artifacts = [
         {"id": 1, "name": f"reconciler-plans-{head}", "expired": False,
-         "created_at": "2026-11-26T09:00:00Z", "workflow_run": {"id": 5001}}
+         "created_at": "2026-11-26T09:00:00Z",
+         "workflow_run": {"id": 5001, "head_branch": "main", "head_sha": before}},
+        *more_artifacts,
     ]  # fmt: skip
     event = {"before": before, "repository": {"default_branch": "main"}}
     return runner.run(FOLDER / "reconciler-accounts-apply.yml", sha=merged, event=event, inputs={})
@@ -183,8 +213,11 @@ def test_a_pull_request_is_planned_per_account_in_its_environment_and_applied_at
     (comment,) = github.state.comments[PR]
     assert comment["body"].startswith('<!-- reconciler:plan key="accounts" -->\n')
     assert "W-1" in comment["body"] and "eu" in comment["body"]
+    assert f"Planned at commit {head} of pull request #{PR}." in comment["body"]
     joined = runner.artifacts[f"reconciler-plans-{head}"]
     assert sorted(p.name for p in (joined / "plans").iterdir()) == ["eu.json"]
+    review = json.loads((joined / "plans" / "eu.json").read_text())["review"]
+    assert (review["pull_request"], review["head_sha"]) == (PR, head)
     for kept in joined.rglob("*.*"):  # the artifact outlives the run: no token in it
         text = kept.read_text()
         assert all(client.token not in text for client in clients.values()) and TOKEN not in text
@@ -199,6 +232,69 @@ def test_a_pull_request_is_planned_per_account_in_its_environment_and_applied_at
     assert "eu: the reviewed plan was applied" in apply.logs[-1]
     assert clients_seen(controls, since) == {clients["eu"].client_id}
     assert live(sandbox, clients["eu"]) == ["W-1"] and live(sandbox, clients["us"]) == []
+
+
+def test_a_signed_plan_uploaded_by_another_branch_s_run_is_not_applied(
+    runner: Runner,
+    repo: Path,
+    sandbox: SandboxServer,
+    clients: dict[str, ClientAccess],
+    github: FakeGitHub,
+) -> None:
+    """A branch's own workflow run (6001) uploads, under the reviewed artifact's name and
+    after it, a validly signed plan of eu made for another pull request (W-666): the merge
+    takes the plan workflow's run on main only, and applies the reviewed W-1."""
+    sneak = {"accounts/eu/workforce.yaml": state(["W-666"])}
+    other, _ = plan_pull_request(runner, repo, "sneak", sneak, pr=32, run_id="5002")
+    head, _ = plan_pull_request(runner, repo, "hire", {"accounts/eu/workforce.yaml":
+                                                       state(["W-1"])})  # fmt: skip
+    name = f"reconciler-plans-{head}"
+    forged = runner.workdir / "forged" / name
+    shutil.copytree(runner.uploaded[("5002", f"reconciler-plans-{other}")], forged)
+    runner.uploaded[("6001", name)] = forged
+    github.state.runs[6001] = workflow_run(6001, other, branch="sneak", path=PLAN_WORKFLOW)
+    forged_artifact = {
+        "id": 2, "name": name, "expired": False, "created_at": "2026-11-26T09:30:00Z",
+        "workflow_run": {"id": 6001, "head_branch": "sneak", "head_sha": other},
+    }  # fmt: skip
+
+    runs = merge(runner, repo, github, "hire", head, more_artifacts=(forged_artifact,))
+
+    (apply,) = runs["apply"]
+    assert runs["accounts"][0].outputs["run-id"] == "5001"
+    assert apply.returncode == 0, apply.logs
+    assert "eu: the reviewed plan was applied" in apply.logs[-1]
+    assert live(sandbox, clients["eu"]) == ["W-1"]
+
+
+def test_another_pull_request_s_signed_plan_in_the_reviewed_folder_is_not_applied(
+    runner: Runner,
+    repo: Path,
+    sandbox: SandboxServer,
+    clients: dict[str, ClientAccess],
+    github: FakeGitHub,
+) -> None:
+    """eu's plan in the reviewed artifact is replaced by eu's validly signed plan of pull
+    request 32 (W-666): planned for another pull request, commit and files, it is not applied
+    as saved; the merged files' plan (W-1) makes other changes, so nothing is applied and the
+    pull request is told why."""
+    sneak = {"accounts/eu/workforce.yaml": state(["W-666"])}
+    other, _ = plan_pull_request(runner, repo, "sneak", sneak, pr=32, run_id="5002")
+    head, _ = plan_pull_request(runner, repo, "hire", {"accounts/eu/workforce.yaml":
+                                                       state(["W-1"])})  # fmt: skip
+    swapped = runner.uploaded[("5002", f"reconciler-plans-{other}")] / "plans" / "eu.json"
+    shutil.copy(swapped, runner.uploaded[("5001", f"reconciler-plans-{head}")] / "plans")
+
+    runs = merge(runner, repo, github, "hire", head)
+
+    (apply,) = runs["apply"]
+    assert apply.returncode == 1
+    assert "pull request #32 at commit " + other in apply.logs[-1]
+    assert "eu: the plan at merge differs from the reviewed plan" in apply.logs[-1]
+    refused = [c for c in github.state.comments[PR] if c["body"].startswith(
+        '<!-- reconciler:apply key="eu" -->')]  # fmt: skip
+    assert len(refused) == 1 and "W-666" in refused[0]["body"]
+    assert live(sandbox, clients["eu"]) == []
 
 
 def test_the_pull_request_s_reconciler_yaml_cannot_send_a_token_elsewhere(
@@ -372,7 +468,7 @@ def test_the_gitlab_plan_job_plans_a_changed_account_with_its_own_variables(
     as GitLab runs them, in a clone of a merge request's branch: the account it changes is
     planned with that account's variables only; the other ends at once."""
     git(repo, "checkout", "--quiet", "-b", "hire")
-    commit(repo, {"accounts/eu/workforce.yaml": state(["W-1"])}, "hire")
+    head = commit(repo, {"accounts/eu/workforce.yaml": state(["W-1"])}, "hire")
     git(repo, "checkout", "--quiet", "main")
     pipeline = yaml.safe_load(GITLAB.read_text())
     script = "\n".join(_flat(pipeline["default"]["before_script"] + pipeline["plan"]["script"]))
@@ -395,6 +491,8 @@ def test_the_gitlab_plan_job_plans_a_changed_account_with_its_own_variables(
             PATH=f"{shim}:{job_environment()['PATH']}",
             CI_DEFAULT_BRANCH="main",
             CI_MERGE_REQUEST_TARGET_BRANCH_NAME="main",
+            CI_MERGE_REQUEST_IID="31",
+            CI_COMMIT_SHA=head,
             RECONCILER_INSTALL="reconciler",
             ACCOUNT=name,
             # The variables of the environment reconciler-<name>, and those only.
@@ -407,4 +505,6 @@ def test_the_gitlab_plan_job_plans_a_changed_account_with_its_own_variables(
         assert done.returncode == 0, done.stdout + done.stderr
         planned[name] = sorted(p.name for p in (work / "plans").glob("*.json"))
     assert planned == {"eu": ["eu.json"], "us": []}
+    review = json.loads((tmp_path / "eu" / "plans" / "eu.json").read_text())["review"]
+    assert (review["pull_request"], review["head_sha"]) == (31, head)  # the merge checks them
     assert clients_seen(controls, since) == {clients["eu"].client_id}

@@ -53,10 +53,19 @@ class Runner:
     variables: dict[str, str] = field(default_factory=dict)
     pulls: dict[int, str] = field(default_factory=dict)  # pull request -> head sha, for `gh`
     artifacts: dict[str, Path] = field(default_factory=dict)
+    #: (run id, name) -> the artifact that run uploaded: `download-artifact` with a `run-id`
+    #: takes the named artifact of that run only, as GitHub does.
+    uploaded: dict[tuple[str, str], Path] = field(default_factory=dict)
     runs: list[JobRun] = field(default_factory=list)
 
     def run(
-        self, workflow: Path, *, sha: str, event: dict[str, Any], inputs: dict[str, str]
+        self,
+        workflow: Path,
+        *,
+        sha: str,
+        event: dict[str, Any],
+        inputs: dict[str, str],
+        run_id: str = "5001",
     ) -> dict[str, list[JobRun]]:
         """Every job of `workflow` in order (they are written in the order of their needs)."""
         spec = yaml.safe_load(workflow.read_text())
@@ -64,7 +73,7 @@ class Runner:
         for name, job in spec["jobs"].items():
             context = {
                 "github": {"sha": sha, "event": event, "repository": "octo-org/workforce",
-                           "run_id": "5001"},
+                           "run_id": run_id},
                 "inputs": inputs,
                 "vars": self.variables,
                 "needs": {need: {"result": _result(done[need]),
@@ -174,8 +183,10 @@ class Runner:
         if uses.startswith("actions/upload-artifact@"):
             source = Path(settings["path"])
             if source.exists() and any(p.is_file() for p in source.rglob("*")):
-                shutil.copytree(source, self.workdir / "artifacts" / settings["name"])
-                self.artifacts[settings["name"]] = self.workdir / "artifacts" / settings["name"]
+                kept = self.workdir / "artifacts" / context["github"]["run_id"] / settings["name"]
+                shutil.copytree(source, kept)
+                self.artifacts[settings["name"]] = kept
+                self.uploaded[(context["github"]["run_id"], settings["name"])] = kept
             elif settings.get("if-no-files-found") == "error":
                 raise AssertionError(f"upload-artifact: no files for {settings['name']}")
             return
@@ -187,7 +198,10 @@ class Runner:
                 target = Path(settings["path"])
                 if "name" not in settings and settings.get("merge-multiple", "").lower() != "true":
                     target = target / name
-                shutil.copytree(self.artifacts[name], target, dirs_exist_ok=True)
+                kept = self.artifacts[name]
+                if settings.get("run-id"):  # another run's artifact: that run's, or none
+                    kept = self.uploaded[(settings["run-id"], name)]
+                shutil.copytree(kept, target, dirs_exist_ok=True)
             return
         raise AssertionError(f"the runner has no stand-in for {uses}")
 

@@ -37,6 +37,22 @@ ECHOES: dict[str, Callable[[str], str]] = {
     "split by a newline": lambda token: f"{token[:9]}\n{token[9:]}",
     "split by spaces": lambda token: " ".join(token[i : i + 4] for i in range(0, len(token), 4)),
     "split by zero-width spaces": lambda token: "\u200b".join(token),
+    "hex bytes between colons": lambda token: ":".join(f"{b:02x}" for b in token.encode()),
+    "hex bytes between dashes, upper case": lambda token: "-".join(
+        f"{b:02X}" for b in token.encode()
+    ),
+    "hex bytes as 0x, between commas": lambda token: ", ".join(
+        f"0x{b:02x}" for b in token.encode()
+    ),
+    "\\x escapes": lambda token: "".join(f"\\x{b:02x}" for b in token.encode()),
+    "JSON \\u escapes": lambda token: "".join(f"\\u{b:04x}" for b in token.encode()),
+    "HTML decimal references": lambda token: "".join(f"&#{b};" for b in token.encode()),
+    "HTML hex references": lambda token: "".join(f"&#x{b:x};" for b in token.encode()),
+    "decimal bytes": lambda token: " ".join(str(b) for b in token.encode()),
+    "a dot after each character": lambda token: ".".join(token),
+    "full-width": lambda token: "".join(chr(ord(c) + 0xFEE0) for c in token),
+    "a combining mark after each character": lambda token: "\u0301".join(token),
+    "split by a written \\n": lambda token: f"{token[:9]}\\n{token[9:]}",
 }
 #: Runs that could be credentials though nobody registered them.
 UNKNOWN = {

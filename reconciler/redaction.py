@@ -288,6 +288,11 @@ def _mask_run(found: re.Match[str]) -> str:
     return MASKED if _could_be_credential(found[0]) else found[0]
 
 
+def could_be_credential(text: str) -> bool:
+    """Whether `text` (a word, a host's label) looks like a credential rather than a name."""
+    return _could_be_credential(text)
+
+
 def _could_be_credential(run: str) -> bool:
     """Whether a run of base64/hex/base32 characters could be a credential rather than a word,
     a path or an id: some piece of it (between `-`, `_`, `.`, `/`, `=`) mixes letters with

@@ -146,3 +146,18 @@ def test_webhook_show_masks_the_live_urls_path_and_query(sandbox: Any) -> None:
             assert part not in said, said
     shown = json.loads(reconciler("webhook", "show", "--format", "json", server=sandbox).stdout)
     assert shown["url"].startswith("https://hooks.example.com/\u2026 (fingerprint ")
+
+
+def test_webhook_show_masks_a_host_label_that_is_the_credential(sandbox: Any) -> None:
+    """Some incoming-webhook services put the secret in the host (`<id>.m.pipedream.net`)."""
+    label = "eo1a2b3c4d5e6f7q"
+    with client_for(sandbox) as client:
+        client.set_webhook(f"https://{label}.m.pipedream.net", [], ["KYC"])
+
+    for output in ("json", "table", "csv"):
+        result = reconciler("webhook", "show", "--format", output, server=sandbox)
+
+        said = result.stdout + result.stderr
+        assert result.returncode == 0, said
+        assert "m.pipedream.net" in said and "fingerprint" in said, said
+        assert label not in said, said

@@ -170,6 +170,7 @@ _PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2}|[A-Za-z0-9+/_.~=-])*%[0-9A-Fa-f]{
 _PIECES = re.compile(r"[-_./=~]+")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
 MASKED = "[masked]"
+_GAPS = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]{2,}")
 
 
 def shown(text: str, limit: int = 200) -> str:
@@ -184,7 +185,9 @@ def shown(text: str, limit: int = 200) -> str:
     characters show as `\\uXXXX`, white space as one space; and at most `limit` characters are
     kept, the cut said.
     """
-    window = text[: limit + _MARGIN]
+    # Runs of white space or invisible characters are one space first: padded out by them,
+    # a secret would reach past the margin and show its first half, the padding folded.
+    window = (_GAPS.sub(" ", text) if len(text) > limit else text)[: limit + _MARGIN]
     window = mask_known(window)
     window = _PERCENT_RUN.sub(_mask_percent_run, window)
     window = _RUN.sub(_mask_run, window)

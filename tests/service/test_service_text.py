@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -161,3 +162,17 @@ def test_webhook_show_masks_a_host_label_that_is_the_credential(sandbox: Any) ->
         assert result.returncode == 0, said
         assert "m.pipedream.net" in said and "fingerprint" in said, said
         assert label not in said, said
+
+
+@pytest.mark.parametrize(
+    "gap", [" " * 80, " \n" * 40, "\t\u200b" * 40], ids=["spaces", "lines", "tabs-and-zero-width"]
+)
+def test_a_token_padded_out_by_white_space_shows_no_part(echoing: str, gap: str) -> None:
+    """Padded past what is looked at, a token showed its first half once the gaps folded."""
+    ANSWER.clear()
+    ANSWER["text"] = "denied for " + gap.join(TOKEN)
+
+    said = _wallet(echoing)
+
+    assert "denied for" in said, said
+    assert TOKEN[:6].lower() not in re.sub(r"\\u200b|\s", "", said).lower(), said

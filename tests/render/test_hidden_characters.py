@@ -27,6 +27,18 @@ workers:
     countryIso: GB
     jobTitle: "Design\\u3164lead"
 """
+EMAIL_FILE = """\
+version: 1
+scope:
+  externalIdPrefix: "NEW-"
+workers:
+  - externalId: NEW-001
+    typeOfWorker: Worker
+    workerName: Ada
+    workerSurname: Lovelace
+    workerEmail: "ada@ex\\u0430mple.com"
+    countryIso: GB
+"""
 
 
 @pytest.mark.parametrize("output", ["text", "markdown"])
@@ -44,3 +56,20 @@ def test_hidden_characters_of_a_worker_are_shown_escaped(
         assert hidden not in said, said
     assert '"Ada\\u202e\\u2066 gnirts"' in said, said
     assert '"Love\\u200blace"' in said and '"Design\\u3164lead"' in said, said
+
+
+@pytest.mark.parametrize("output", ["text", "markdown"])
+def test_an_invitations_look_alike_email_is_shown_escaped(
+    sandbox: SandboxServer, tmp_path: Path, output: str
+) -> None:
+    """`ada@exаmple.com` (a Cyrillic а: a domain anyone may register) read as ada's own
+    address in the invitation, where a payment to it shows `\\u0430`."""
+    path = tmp_path / "team.yaml"
+    path.write_text(EMAIL_FILE, encoding="utf-8")
+
+    result = reconciler("plan", str(path), "--format", output, server=sandbox)
+
+    said = result.stdout + result.stderr
+    assert result.returncode == 0, said
+    assert "\u0430" not in said, said
+    assert '"ada@ex\\u0430mple.com"' in said, said

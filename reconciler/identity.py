@@ -41,6 +41,9 @@ _HIDDEN = frozenset({"Cc", "Cf", "Cn", "Co"})
 #: Khitan filler and the musical null notehead. Every default-ignorable code point (ICU's
 #: Default_Ignorable_Code_Point, the whole property, reserved code points included) is hidden too.
 _BLANK_GLYPHS = frozenset("\u2800\ufffc\U00016fe4\U0001d159")
+#: Of the hidden characters, those a renderer draws as a blank as wide as a letter: a space
+#: to the eye, so one to `description_key` (`January<U+3164>design` is `January design`).
+_BLANKS = _BLANK_GLYPHS | frozenset("\u115f\u1160\u3164\uffa0")
 
 
 def _invisible(char: str) -> bool:
@@ -91,7 +94,8 @@ def description_key(text: str) -> str:
     the TS #39 confusable skeleton (and the white space folded again).
 
     The service's duplicate key compares bytes, so only this comparison stops a payment being
-    paid twice under a description that merely looks the same: a trailing U+200B or U+2065, NFD
+    paid twice under a description that merely looks the same: a trailing U+200B or U+2065, a
+    Hangul filler or blank Braille pattern for a space (`_BLANKS`, read as one), NFD
     for NFC, a no-break or ideographic space for a space, two spaces for one (a Markdown comment
     shows one), a variation selector, full-width letters, a Cyrillic `е` or a Greek `ο` for a
     Latin letter, `1` for `l`.
@@ -100,9 +104,9 @@ def description_key(text: str) -> str:
         folded = " ".join(text.split())
     else:
         kept = "".join(
-            " " if char.isspace() else char
+            " " if char.isspace() or char in _BLANKS else char
             for char in text
-            if char.isspace() or not _invisible(char)
+            if char.isspace() or char in _BLANKS or not _invisible(char)
         )
         folded = " ".join(unicodedata.normalize("NFKC", kept).split())
     return _skeleton(folded)

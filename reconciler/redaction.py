@@ -14,6 +14,7 @@ import itertools
 import re
 import sys
 import threading
+import unicodedata
 import urllib.parse
 from typing import Any
 
@@ -23,6 +24,7 @@ _MIN_SECRET_LENGTH = 4  # shorter values would mask ordinary words; such a secre
 _lock = threading.Lock()
 _needles: tuple[str, ...] = ()
 _folded: tuple[str, ...] = ()  # every `leak_forms`, folded (`mask_known`)
+_letters: tuple[str, ...] = ()  # the long ones, letters and digits only (`_decoded_spans`)
 _in_bytes: tuple[tuple[str, ...], tuple[bytes, ...]] = ((), ())  # _needles, then in UTF-8
 
 
@@ -57,13 +59,14 @@ def leak_forms(value: str) -> set[str]:
         for encode in (base64.b64encode, base64.urlsafe_b64encode, base64.b32encode):
             encoded = encode(data).decode()
             forms |= {encoded, encoded.rstrip("=")}
+    forms.add("".join(str(byte) for byte in raw))  # decimal bytes (`116 111 107`)
     forms |= {form[::-1] for form in forms}
     return {form for form in forms if len(form) >= _MIN_SECRET_LENGTH}
 
 
 def register_secret(value: str | None) -> None:
     """Make `value` (and its usual encodings) disappear from every later log event."""
-    global _needles, _folded
+    global _needles, _folded, _letters
     if not value or len(value) < _MIN_SECRET_LENGTH:
         return
     with _lock:
@@ -72,6 +75,9 @@ def register_secret(value: str | None) -> None:
         _needles = tuple(sorted(merged, key=len, reverse=True))
         folded = set(_folded) | {_fold(form) for form in leak_forms(value)}
         _folded = tuple(sorted(folded, key=len, reverse=True))
+        letters = {"".join(c for c in form if c.isalnum()) for form in folded}
+        letters = set(_letters) | {form for form in letters if len(form) >= _MIN_LETTERS}
+        _letters = tuple(sorted(letters, key=len, reverse=True))
 
 
 def scrub(text: str) -> str:
@@ -164,20 +170,24 @@ _PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2}|[A-Za-z0-9+/_.~=-])*%[0-9A-Fa-f]{
 _PIECES = re.compile(r"[-_./=~]+")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
 MASKED = "[masked]"
+_GAPS = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]{2,}")
 
 
 def shown(text: str, limit: int = 200) -> str:
     """Text that came from outside (a service's answer, a value echoed from a file) as an
     output may show it: the one function every such text goes through.
 
-    Every registered secret is masked, in any of its encodings (`encodings`), in any case,
-    reversed, or split by white space or line breaks; then every run that could be a
+    Every registered secret is masked, in any of its encodings (`leak_forms`), in any case,
+    reversed, split by white space or line breaks, or written with escapes or separators
+    (`\\u0074`, `&#116;`, `74:6f`, full-width; `_decoded_spans`); then every run that could be a
     credential (a long base64, base32, hex or URL-safe run holding letters and digits, a JWT,
     a run of percent-escapes) is masked too, whether or not it is known; control and invisible
     characters show as `\\uXXXX`, white space as one space; and at most `limit` characters are
     kept, the cut said.
     """
-    window = text[: limit + _MARGIN]
+    # Runs of white space or invisible characters are one space first: padded out by them,
+    # a secret would reach past the margin and show its first half, the padding folded.
+    window = (_GAPS.sub(" ", text) if len(text) > limit else text)[: limit + _MARGIN]
     window = mask_known(window)
     window = _PERCENT_RUN.sub(_mask_percent_run, window)
     window = _RUN.sub(_mask_run, window)
@@ -205,6 +215,7 @@ def mask_known(text: str) -> str:
         while start >= 0:
             spans.append((places[start], places[start + len(needle) - 1] + 1))
             start = folded.find(needle, start + 1)
+    spans += _decoded_spans(text)
     if not spans:
         return text
     kept: list[str] = []
@@ -214,6 +225,57 @@ def mask_known(text: str) -> str:
             kept.append(text[end:start] + REDACTED)
         end = max(end, stop)
     return "".join(kept) + text[end:]
+
+
+#: The shortest secret form (letters and digits only) searched for in `_decoded_spans`: a
+#: shorter one would mask ordinary words and numbers once the punctuation between them is gone.
+_MIN_LETTERS = 12
+#: One character of a text as `_decoded_spans` reads it: an escape (JSON or Python `\\u00XX`,
+#: `\\xXX`, an HTML character reference) or a letter or digit (any script, full-width too).
+_UNIT = re.compile(
+    r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|&#(\d{1,7});|&#[xX]([0-9a-fA-F]{1,6});"
+    # Read as nothing: a written escape of white space (`\\n`), the `0x` before a hex byte.
+    r"|\\[nrt]|\b0[xX](?=[0-9a-fA-F]{2}\b)|[^\W_]"
+)
+
+
+_ONLY_LETTERS = {c: None for c in range(128) if not chr(c).isalnum()}
+
+
+def _decoded_spans(text: str) -> list[tuple[int, int]]:
+    """Where a registered secret hides in `text` behind escapes or separators: the text read
+    with its escapes decoded (`\\u0074`, `\\x74`, `&#116;`, `&#x74;`), in NFKC (full-width and
+    mathematical letters), keeping only letters and digits (so hex bytes between colons, a token
+    with a dot or a combining mark after each character, decimal bytes between commas), lower
+    case, compared with every long form of the secrets reduced alike."""
+    if not _letters:
+        return []
+    if text.isascii() and "\\" not in text and "&#" not in text and "0x" not in text.lower():
+        letters = text.translate(_ONLY_LETTERS).lower()  # in C: the usual (log) line ends here
+        if not any(needle in letters for needle in _letters):
+            return []
+    units: list[tuple[str, int, int]] = []
+    for found in _UNIT.finditer(text):
+        code = found[1] or found[2] or found[4]
+        number = int(code, 16) if code else int(found[3]) if found[3] else None
+        char = found[0] if number is None else chr(min(number, 0x10FFFF))
+        if len(char) > 1 and number is None:  # `\\n`, `0x`
+            continue
+        if not char.isascii():
+            char = unicodedata.normalize("NFKC", char)
+        for piece in char:
+            if piece.isalnum():
+                units.append((piece.lower(), found.start(), found.end()))
+    folded = "".join(unit[0] for unit in units)
+    if len(folded) != len(units):  # a character whose lower case is longer: compare as is
+        return []
+    spans: list[tuple[int, int]] = []
+    for needle in _letters:
+        start = folded.find(needle)
+        while start >= 0:
+            spans.append((units[start][1], units[start + len(needle) - 1][2]))
+            start = folded.find(needle, start + 1)
+    return spans
 
 
 def _mask_percent_run(found: re.Match[str]) -> str:
@@ -227,6 +289,11 @@ def _mask_percent_run(found: re.Match[str]) -> str:
 
 def _mask_run(found: re.Match[str]) -> str:
     return MASKED if _could_be_credential(found[0]) else found[0]
+
+
+def could_be_credential(text: str) -> bool:
+    """Whether `text` (a word, a host's label) looks like a credential rather than a name."""
+    return _could_be_credential(text)
 
 
 def _could_be_credential(run: str) -> bool:

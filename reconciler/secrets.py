@@ -91,13 +91,25 @@ def live_webhook_url(url: str, written: Secret | str) -> Secret | str:
     if isinstance(written, str) and written == url:
         return url
     parts = urllib.parse.urlsplit(url)
-    origin = f"{parts.scheme}://{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
+    labels = (parts.hostname or "").split(".")
+    # A host label can be the credential too (`https://eo1a2b3c4d5e6f7q.m.pipedream.net`).
+    secret_labels = [label for label in labels if redaction.could_be_credential(label)]
+    host = ".".join("\u2026" if label in secret_labels else label for label in labels)
+    origin = f"{parts.scheme}://{host}" + (f":{_port(parts)}" if _port(parts) else "")
     hidden = url.split(parts.netloc, 1)[1] if parts.netloc else url
-    if not parts.username and not parts.password and hidden in ("", "/"):
+    if not parts.username and not parts.password and hidden in ("", "/") and not secret_labels:
         return url
-    for secret in (hidden, parts.username, parts.password):
+    for secret in (hidden, parts.username, parts.password, *secret_labels):
         redaction.register_secret(secret)
     import hashlib  # here: OpenSSL's start-up is not `validate`'s to pay
 
     fingerprint = hashlib.sha256(url.encode()).hexdigest()[:8]
     return Secret(url, shown=f"{origin}/\u2026 (fingerprint {fingerprint})")
+
+
+def _port(parts: urllib.parse.SplitResult) -> int | str | None:
+    """The URL's port, or the text written for it when it is none (`:99999`, `:abc`)."""
+    try:
+        return parts.port
+    except ValueError:
+        return "\u2026"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any, Protocol
 
+from reconciler.identity import hidden_text_problem
 from reconciler.plan.model import Plan
 from reconciler.secrets import MASK, Secret
 from reconciler.words import plural
@@ -23,13 +25,30 @@ class Renderer(Protocol):
 
 
 def show(value: Any) -> str:
-    """A value as a plan shows it: JSON-like, secrets masked, control characters escaped."""
+    """A value as a plan shows it: JSON-like, secrets masked, control characters escaped, and
+    so is every character that prints as nothing, reorders the text (a bidi override) or is
+    white space other than a space (`_visible`)."""
     if isinstance(value, Secret):  # a header value is all mask; a URL shows its literal parts
         shown = str(value)
-        return MASK if shown == MASK else json.dumps(shown, ensure_ascii=False)
+        return MASK if shown == MASK else _visible(json.dumps(shown, ensure_ascii=False))
     if isinstance(value, list | tuple):
         return "[" + ", ".join(show(item) for item in value) + "]"
-    return json.dumps(value, ensure_ascii=False)
+    return _visible(json.dumps(value, ensure_ascii=False))
+
+
+def _visible(dumped: str) -> str:
+    """JSON text with its hidden characters escaped as JSON escapes them (`\\u202e`): a
+    worker's name holding U+202E or U+200B drew other text in a plan than the file holds."""
+    if dumped.isascii():
+        return dumped
+    return "".join(
+        char if char.isascii() or not _hidden(char) else json.dumps(char)[1:-1] for char in dumped
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _hidden(char: str) -> bool:
+    return hidden_text_problem(char) is not None
 
 
 def show_paid(text: str) -> str:

@@ -245,7 +245,7 @@ def unmanaged_lines(unmanaged: tuple[Unmanaged, ...], *, listed: bool) -> Iterat
         external_id = show(agreement.external_id)
         yield Line(
             f"    agreement {agreement.agreement_id}  externalId {external_id}  "
-            f"{show(agreement.email)}  {agreement.status}  ({item.reason})"
+            f"{_show_email(agreement.email)}  {agreement.status}  ({item.reason})"
         )
 
 
@@ -258,11 +258,23 @@ def _emails_line(count: int) -> str:
 def _field_lines(fields: tuple[FieldChange, ...], *, indent: str) -> Iterator[Line]:
     for field in fields:
         if field.before is None:
-            yield Line(f"{indent}+ {field.name}: {show(field.after)}", "+")
+            yield Line(f"{indent}+ {field.name}: {_shown(field.name, field.after)}", "+")
         elif field.after is None:
-            yield Line(f"{indent}- {field.name}: {show(field.before)}", "-")
+            yield Line(f"{indent}- {field.name}: {_shown(field.name, field.before)}", "-")
         else:
-            yield Line(f"{indent}~ {field.name}: {show(field.before)} -> {show(field.after)}", "~")
+            before, after = _shown(field.name, field.before), _shown(field.name, field.after)
+            yield Line(f"{indent}~ {field.name}: {before} -> {after}", "~")
+
+
+def _shown(name: str, value: Any) -> str:
+    """A field's value as the plan shows it: an email as payees are (`_show_email`)."""
+    return _show_email(value) if name == "workerEmail" else show(value)
+
+
+def _show_email(value: Any) -> str:
+    """An email with every non-ASCII character escaped, as a payee's is (`show_paid`): an
+    invitation to `ada@ex<U+0430>mple.com`, a domain anyone may register, read as ada's."""
+    return show_paid(value) if isinstance(value, str) else show(value)
 
 
 def _resource_lines(
@@ -271,7 +283,7 @@ def _resource_lines(
     pairs = [(name, value) for name, value in _flatten(resource or {}) if name not in skip]
     width = max((len(name) for name, _ in pairs), default=0)
     for name, value in pairs:
-        yield Line(f"      {symbol} {name.ljust(width)} = {show(value)}", symbol)
+        yield Line(f"      {symbol} {name.ljust(width)} = {_shown(name, value)}", symbol)
 
 
 def _flatten(resource: Resource) -> Iterator[tuple[str, Any]]:

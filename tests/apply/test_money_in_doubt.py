@@ -83,8 +83,18 @@ def _process(server: SandboxServer) -> None:
         ("Good work bonus", "G\u03bf\u03bfd work bonus"),  # Greek ο
         ("January design review\u2065", "January design review"),  # U+2065 on the service
         ("January  design review", "January design review"),
+        # A blank glyph for a space on the service: a Hangul filler, a blank Braille pattern.
+        ("January\u3164design review", "January design review"),
+        ("January design\u2800review", "January design review"),
     ],
-    ids=["cyrillic-e", "greek-omicron", "u2065-on-the-service", "two-spaces"],
+    ids=[
+        "cyrillic-e",
+        "greek-omicron",
+        "u2065-on-the-service",
+        "two-spaces",
+        "hangul-filler-for-a-space",
+        "blank-braille-for-a-space",
+    ],
 )
 def test_a_look_alike_of_a_paid_payment_is_paid_before_and_nothing_is_sent(
     slow: SandboxServer, tmp_path: Path, paid_as: str, written: str

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -37,6 +38,22 @@ ECHOES: dict[str, Callable[[str], str]] = {
     "split by a newline": lambda token: f"{token[:9]}\n{token[9:]}",
     "split by spaces": lambda token: " ".join(token[i : i + 4] for i in range(0, len(token), 4)),
     "split by zero-width spaces": lambda token: "\u200b".join(token),
+    "hex bytes between colons": lambda token: ":".join(f"{b:02x}" for b in token.encode()),
+    "hex bytes between dashes, upper case": lambda token: "-".join(
+        f"{b:02X}" for b in token.encode()
+    ),
+    "hex bytes as 0x, between commas": lambda token: ", ".join(
+        f"0x{b:02x}" for b in token.encode()
+    ),
+    "\\x escapes": lambda token: "".join(f"\\x{b:02x}" for b in token.encode()),
+    "JSON \\u escapes": lambda token: "".join(f"\\u{b:04x}" for b in token.encode()),
+    "HTML decimal references": lambda token: "".join(f"&#{b};" for b in token.encode()),
+    "HTML hex references": lambda token: "".join(f"&#x{b:x};" for b in token.encode()),
+    "decimal bytes": lambda token: " ".join(str(b) for b in token.encode()),
+    "a dot after each character": lambda token: ".".join(token),
+    "full-width": lambda token: "".join(chr(ord(c) + 0xFEE0) for c in token),
+    "a combining mark after each character": lambda token: "\u0301".join(token),
+    "split by a written \\n": lambda token: f"{token[:9]}\\n{token[9:]}",
 }
 #: Runs that could be credentials though nobody registered them.
 UNKNOWN = {
@@ -130,3 +147,32 @@ def test_webhook_show_masks_the_live_urls_path_and_query(sandbox: Any) -> None:
             assert part not in said, said
     shown = json.loads(reconciler("webhook", "show", "--format", "json", server=sandbox).stdout)
     assert shown["url"].startswith("https://hooks.example.com/\u2026 (fingerprint ")
+
+
+def test_webhook_show_masks_a_host_label_that_is_the_credential(sandbox: Any) -> None:
+    """Some incoming-webhook services put the secret in the host (`<id>.m.pipedream.net`)."""
+    label = "eo1a2b3c4d5e6f7q"
+    with client_for(sandbox) as client:
+        client.set_webhook(f"https://{label}.m.pipedream.net", [], ["KYC"])
+
+    for output in ("json", "table", "csv"):
+        result = reconciler("webhook", "show", "--format", output, server=sandbox)
+
+        said = result.stdout + result.stderr
+        assert result.returncode == 0, said
+        assert "m.pipedream.net" in said and "fingerprint" in said, said
+        assert label not in said, said
+
+
+@pytest.mark.parametrize(
+    "gap", [" " * 80, " \n" * 40, "\t\u200b" * 40], ids=["spaces", "lines", "tabs-and-zero-width"]
+)
+def test_a_token_padded_out_by_white_space_shows_no_part(echoing: str, gap: str) -> None:
+    """Padded past what is looked at, a token showed its first half once the gaps folded."""
+    ANSWER.clear()
+    ANSWER["text"] = "denied for " + gap.join(TOKEN)
+
+    said = _wallet(echoing)
+
+    assert "denied for" in said, said
+    assert TOKEN[:6].lower() not in re.sub(r"\\u200b|\s", "", said).lower(), said

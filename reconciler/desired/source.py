@@ -40,6 +40,8 @@ def read_sources(path: str | Path) -> tuple[list[SourceText], list[Problem]]:
     up to at most `MAX_INPUT_BYTES`; the one that would pass it is refused unread.
     """
     path = Path(path)
+    if (leaving := _leaves_repository(path)) is not None:
+        return [], [Problem(Location(str(path), 1, 1), leaving)]
     if path.is_dir():
         files = _yaml_files(path)
         if not files:
@@ -108,6 +110,24 @@ def payruns_written(path: str | Path) -> bool:
 
 class _Unreadable(Exception):
     """Why an entry cannot be read as a desired-state file."""
+
+
+def _leaves_repository(path: Path) -> str | None:
+    """Why `path` is refused when, inside a git work tree, a link takes it out of that tree
+    (a pull request can turn the desired-state folder itself into a link to the runner's
+    files); None when it stays inside, or when no work tree holds it."""
+    written = Path(os.path.abspath(path))
+    root = next((folder for folder in written.parents if (folder / ".git").exists()), None)
+    if root is None:
+        return None
+    real_root = Path(os.path.realpath(root))
+    target = Path(os.path.realpath(written))
+    if target == real_root or real_root in target.parents:
+        return None
+    return (
+        f"a symbolic link on the way leads out of the repository at {root}: a desired state "
+        "inside a repository is read only from files of that repository (nothing was read)"
+    )
 
 
 def _refuse_link_out(file: Path, inside: Path) -> None:

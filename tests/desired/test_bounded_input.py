@@ -109,3 +109,38 @@ def test_a_value_echoed_from_a_file_is_bounded_and_masked(tmp_path: Path) -> Non
         assert "the top level must be a mapping" in said and "[masked]" in said, said
         assert token[4:16] not in said, said
         assert "w" * 600 not in said and "(cut at 500 of 20," in said, said
+
+
+def test_a_desired_state_path_linked_out_of_its_repository_is_refused_unread(
+    tmp_path: Path,
+) -> None:
+    """A pull request can make the folder (or the file) the workflow names a link to the
+    runner's files: inside a git work tree, the path must stay in it."""
+    outside = tmp_path / "runner"
+    outside.mkdir()
+    (outside / "credentials.yaml").write_text("ghp_SECRETVALUE123\n", encoding="utf-8")
+    repository = tmp_path / "repository"
+    (repository / ".git").mkdir(parents=True)
+    os.symlink(outside, repository / "workforce")
+    os.symlink(outside / "credentials.yaml", repository / "team.yaml")
+
+    for path in (repository / "workforce", repository / "team.yaml"):
+        for output in ("text", "github"):
+            result = reconciler("validate", str(path), "--format", output)
+
+            said = result.stdout + result.stderr
+            assert result.returncode == 1, said
+            assert "SECRETVALUE" not in said, said
+            assert "leads out of the repository" in said, said
+
+
+def test_a_desired_state_path_linked_within_its_repository_is_read(tmp_path: Path) -> None:
+    repository = tmp_path / "repository"
+    (repository / ".git").mkdir(parents=True)
+    (repository / "teams" / "core").mkdir(parents=True)
+    (repository / "teams" / "core" / "team.yaml").write_text(TEAM, encoding="utf-8")
+    os.symlink("teams/core", repository / "workforce")
+
+    result = reconciler("validate", str(repository / "workforce"))
+
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -149,7 +149,21 @@ def hidden_text_problem(text: str) -> str | None:
     return None
 
 
-external_id_problem = hidden_text_problem
+def external_id_problem(text: str) -> str | None:
+    """Why this externalId could be mistaken for another in a plan, or None: what
+    `hidden_text_problem` refuses, and compatibility forms (full-width, mathematical or
+    circled letters and digits: `ENG-𝟎𝟎1` reads as `ENG-001` and would be another worker)."""
+    reason = hidden_text_problem(text)
+    if reason is not None or text.isascii():
+        return reason
+    plain = unicodedata.normalize("NFKC", text)
+    if plain == unicodedata.normalize("NFC", text):
+        return None
+    styled = sorted({char for char in text if unicodedata.normalize("NFKC", char) != char})
+    return (
+        f"holds {_codes(styled)}, a styled form (full-width, mathematical, circled...) of "
+        f"plain characters, so it reads as {plain!r}: write that instead"
+    )
 
 
 def control_problem(text: str, allowed: str = "") -> str | None:

@@ -1,7 +1,7 @@
 """Benchmark: `reconciler plan --all` of 50 accounts against a shell loop of single plans.
 
     PYTHONPATH=. python benchmarks/accounts_50.py [--accounts 50] [--workers 2000]
-        [--latency-ms 50] [--pairs 1]
+        [--latency-ms 50] [--pairs 1] [--accounts-parallelism N]
 
 Sets up one sandbox (its own process, `reconciler sandbox serve --empty`) with one client per
 account, each holding `--workers` agreements (invited through the API before any latency is
@@ -133,8 +133,12 @@ def _check(output: str, accounts: int, share: int) -> None:
         raise SystemExit(f"expected {accounts} summary lines {expected!r}, found {found}")
 
 
-def plan_all(folder: Path, env: dict[str, str], accounts: int, share: int) -> tuple[float, int]:
+def plan_all(
+    folder: Path, env: dict[str, str], accounts: int, share: int, side_by_side: int | None = None
+) -> tuple[float, int]:
     command = [sys.executable, "-m", "reconciler", "plan", "--all"]
+    if side_by_side is not None:
+        command += ["--accounts-parallelism", str(side_by_side)]
     elapsed, peak, out, _ = _timed(command, env, folder)
     _check(out, accounts, share)
     if f"{accounts} accounts: {accounts} planned." not in out:
@@ -161,6 +165,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2000)
     parser.add_argument("--latency-ms", type=int, default=50)
     parser.add_argument("--pairs", type=int, default=1)
+    parser.add_argument(
+        "--accounts-parallelism", type=int, help="passed to plan --all (default: its own, 4)"
+    )
     options = parser.parse_args()
     base_env = {k: v for k, v in os.environ.items() if not k.startswith("RECONCILER_")}
     base_env["PYTHONPATH"] = str(ROOT)
@@ -176,7 +183,9 @@ def main() -> None:
             env = {**base_env, **tokens}
             ratios, all_times, loop_times, peaks = [], [], [], []
             for _ in range(options.pairs):
-                together, peak = plan_all(folder, env, options.accounts, share)
+                together, peak = plan_all(
+                    folder, env, options.accounts, share, options.accounts_parallelism
+                )
                 loop_env = {**env, "RECONCILER_BASE_URL": base_url}
                 loop = shell_loop(folder, loop_env, options.accounts, share)
                 all_times.append(together)

@@ -22,7 +22,15 @@ from reconciler.plan.changes import Inactivate, Replace
 from reconciler.plan.model import Plan
 from reconciler.render import renderer_for
 from reconciler.render.base import clean
-from reconciler.render.markdown import _NOTE_ROOM, LEGEND, MAX_CHARACTERS, _escape, _fence, _fit
+from reconciler.render.markdown import (
+    LEGEND,
+    MAX_CHARACTERS,
+    NOTE_ROOM,
+    SUMMARY_COLUMNS,
+    code_fence,
+    escape,
+    fit,
+)
 from reconciler.render.sections import Section, View, sections
 from reconciler.render.text import Line
 from reconciler.words import counted, plural
@@ -31,21 +39,10 @@ from reconciler.words import counted, plural
 _ERROR_RISK = 5
 _ERROR_LINES = 20
 
-_COLUMNS = (
-    ("conflicts", "conflicts"),
-    ("inactivate", "to inactivate"),
-    ("replace", "to replace"),
-    ("create", "to create"),
-    ("update", "to update"),
-    ("invite", "to invite"),
-    ("drifted", "drifted"),
-    ("unmanaged", "unmanaged"),
-)
-
 
 def summary(outcomes: list[Outcome[Plan]]) -> dict[str, Any]:
     """The counts over every account planned, and how many failed."""
-    totals = dict.fromkeys((key for key, _ in _COLUMNS), 0)
+    totals = dict.fromkeys((key for key, _ in SUMMARY_COLUMNS), 0)
     for outcome in outcomes:
         if outcome.value is not None:
             for key, count in outcome.value.summary.as_dict().items():
@@ -148,14 +145,14 @@ def parts_markdown(parts: list[Part], *, limit: int | None = MAX_CHARACTERS) -> 
             shown = [Line(clean(line)) for line in lines[:_ERROR_LINES]]
             if len(lines) > _ERROR_LINES:
                 shown.append(Line(f"and {plural(len(lines) - _ERROR_LINES, 'more line')}"))
-            title = f"{_escape(part.name)}: could not be planned"
+            title = f"{escape(part.name)}: could not be planned"
             found.append(Section(title, _ERROR_RISK, (tuple(shown),), "error", False))
         for section in part.sections:
-            found.append(replace(section, title=f"{_escape(part.name)}: {section.title}"))
+            found.append(replace(section, title=f"{escape(part.name)}: {section.title}"))
     found.sort(key=lambda section: (section.may_cut, section.risk))  # stable: file order kept
-    fence = _fence(line.text for s in found for item in s.items for line in item)
-    budget = None if limit is None else limit - len(head) - _NOTE_ROOM
-    return head + _fit(found, fence, budget)
+    fence = code_fence(line.text for s in found for item in s.items for line in item)
+    budget = None if limit is None else limit - len(head) - NOTE_ROOM
+    return head + fit(found, fence, budget)
 
 
 def combined_comment(outcomes: list[Outcome[Plan]], marker: Marker, **options: Any) -> str:
@@ -169,18 +166,18 @@ def parts_comment(parts: list[Part], marker: Marker) -> str:
 
 def _head(parts: list[Part]) -> list[str]:
     lines = [f"### reconciler plan: {plural(len(parts), 'account')}", ""]
-    titles = ["account", *(title for _, title in _COLUMNS), "payruns to pay", "total to pay"]
+    titles = ["account", *(title for _, title in SUMMARY_COLUMNS), "payruns to pay", "total to pay"]
     lines.append("| " + " | ".join([*titles, "error"]) + " |")
-    lines.append("|---|" + "---:|" * (len(_COLUMNS) + 2) + "---|")
+    lines.append("|---|" + "---:|" * (len(SUMMARY_COLUMNS) + 2) + "---|")
     for part in parts:
         name = f"`{part.name}`"
         if part.error is not None:
             first = part.error.splitlines()[0] if part.error.strip() else "failed"
-            cells = [name, *(["-"] * (len(_COLUMNS) + 2)), _escape(first[:200])]
+            cells = [name, *(["-"] * (len(SUMMARY_COLUMNS) + 2)), escape(first[:200])]
         else:
             cells = [
                 name,
-                *(str(part.counts.get(key, 0)) for key, _ in _COLUMNS),
+                *(str(part.counts.get(key, 0)) for key, _ in SUMMARY_COLUMNS),
                 str(part.to_pay),
                 grouped(part.total) if part.to_pay else "-",
                 "-",

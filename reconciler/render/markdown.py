@@ -23,7 +23,7 @@ from reconciler.words import counted, plural
 #: GitHub refuses comments above 65,536 characters; stay well under it (the marker, and a
 #: merge-refused comment's own paragraph, come on top).
 MAX_CHARACTERS = 60_000
-_NOTE_ROOM = 1_000  # kept free for the note about what was left out
+NOTE_ROOM = 1_000  # kept free for the note about what was left out
 #: With a limit, the payruns table of the head shows at most this many rows, each with at most
 #: this many reasons: the sections below name every one, riskiest first, so a file of many
 #: refused payruns cannot push them (an inactivation, the webhook) out of the comment.
@@ -32,7 +32,7 @@ _CELL_REASONS = 3
 #: Generous room for a section's opening and closing lines (its title, the fence, the tags).
 _FRAME = 200
 
-_SUMMARY_COLUMNS = (
+SUMMARY_COLUMNS = (
     ("conflicts", "conflicts"),
     ("inactivate", "to inactivate"),
     ("replace", "to replace"),
@@ -80,18 +80,18 @@ class MarkdownRenderer:
         capped = self._limit is not None
         head = "\n".join(_head(plan, self._title, self._strict, capped=capped)) + "\n\n"
         found = sections(plan, self._view)
-        fence = _fence(line.text for s in found for item in s.items for line in item)
-        budget = None if self._limit is None else self._limit - len(head) - _NOTE_ROOM
-        return head + _fit(found, fence, budget)
+        fence = code_fence(line.text for s in found for item in s.items for line in item)
+        budget = None if self._limit is None else self._limit - len(head) - NOTE_ROOM
+        return head + fit(found, fence, budget)
 
 
 def _head(plan: Plan, title: str, strict: bool, *, capped: bool) -> Iterator[str]:
     summary = plan.summary.as_dict()
     yield f"### {title}"
     yield ""
-    yield "| " + " | ".join(title for _, title in _SUMMARY_COLUMNS) + " |"
-    yield "|" + "---:|" * len(_SUMMARY_COLUMNS)
-    yield "| " + " | ".join(counted(summary[key]) for key, _ in _SUMMARY_COLUMNS) + " |"
+    yield "| " + " | ".join(title for _, title in SUMMARY_COLUMNS) + " |"
+    yield "|" + "---:|" * len(SUMMARY_COLUMNS)
+    yield "| " + " | ".join(counted(summary[key]) for key, _ in SUMMARY_COLUMNS) + " |"
     yield ""
     inactivated = sum(isinstance(change, Inactivate | Replace) for change in plan.changes)
     if inactivated:
@@ -103,13 +103,13 @@ def _head(plan: Plan, title: str, strict: bool, *, capped: bool) -> Iterator[str
     if not plan.safety.safe:
         yield (
             "> :no_entry: **Unsafe:** "
-            + _escape("; ".join(plan.safety.problems))
+            + escape("; ".join(plan.safety.problems))
             + ". `apply` refuses without `--force`."
         )
         yield ""
     yield from _payruns_table(plan, capped=capped)
     if plan.money is not None:
-        yield from money_markdown(plan.money, _escape)
+        yield from money_markdown(plan.money, escape)
     emails = plan.summary.invitation_emails
     yield (
         f"Apply would send {plural(emails, 'invitation e-mail')}."
@@ -152,7 +152,7 @@ def _payruns_table(plan: Plan, *, capped: bool) -> Iterator[str]:
             decision.state.replace("_", " "),
             grouped(decision.total),
             paylist,
-            _escape(notes),
+            escape(notes),
         )
         yield "| " + " | ".join(cells) + " |"
     if len(shown) < len(plan.payruns):
@@ -168,7 +168,7 @@ def _payruns_table(plan: Plan, *, capped: bool) -> Iterator[str]:
             f"{grouped(wallet.balance_after)} after."
         )
         if wallet.problems:
-            line += " :no_entry: " + _escape("; ".join(wallet.problems)) + " (needs `--force`)."
+            line += " :no_entry: " + escape("; ".join(wallet.problems)) + " (needs `--force`)."
         yield line
         yield ""
 
@@ -188,13 +188,13 @@ def _markdown_lines(item: Item) -> list[str]:
     return out
 
 
-def _fence(lines: Iterable[str]) -> str:
+def code_fence(lines: Iterable[str]) -> str:
     """A code fence longer than any run of backticks in the content, so none can close it."""
     longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
     return "`" * max(3, longest + 1)
 
 
-def _fit(found: list[Section], fence: str, budget: int | None) -> str:
+def fit(found: list[Section], fence: str, budget: int | None) -> str:
     """The sections in risk order, whole items only, until the budget is spent; after the
     first cut nothing low-risk is shown, so what is shown is always the riskiest part.
 
@@ -283,6 +283,6 @@ def _note(left_out: list[tuple[Section, int]]) -> str:
     return f"{alarm}_Not shown here, to fit GitHub's comment limit: {parts}. {FULL_PLAN}_"
 
 
-def _escape(text: str) -> str:
+def escape(text: str) -> str:
     """Free text placed in Markdown: no markup, no HTML, no control characters."""
     return re.sub(r"([\\`*_{}\[\]()<>#+!|~])", r"\\\1", clean(text))

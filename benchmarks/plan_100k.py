@@ -216,7 +216,7 @@ def check_text(
     line = summary.group(1) if summary else ""
     for key, count in expected.items():
         word = "drifted" if key == "drifted" else f"to {key}"
-        assert f"{count} {word}" in line, (key, count, line)
+        assert f"{count:,} {word}" in line, (key, count, line)
 
 
 _CHECK_JSON = """

@@ -59,8 +59,19 @@ def show_paid(text: str) -> str:
 
 
 def clean(text: str) -> str:
-    """Free text (reasons, warnings) with control characters made visible instead of acted on."""
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+    """Free text (reasons, warnings) with control characters made visible instead of acted on,
+    and every character that prints as nothing, reorders the text (a bidi override) or is white
+    space other than a space escaped as `\\uXXXX`: a reason quoting a name or a description
+    shows what the file or the service holds, as `show` does for values."""
+    text = _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+    if text.isascii():
+        return text
+    return "".join(char if char.isascii() or not _hidden(char) else _escaped(char) for char in text)
+
+
+def _escaped(char: str) -> str:
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def jsonable(value: Any) -> Any:

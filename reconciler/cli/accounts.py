@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from reconciler.accounts.selection import (
     matrix,
     select,
 )
+from reconciler.cli.terminal import text_look
 from reconciler.errors import ReconcilerError
 from reconciler.words import plural
 
@@ -381,9 +381,7 @@ def print_plans(
     elif fmt == "markdown":
         click.echo(combined_markdown(outcomes, show_unmanaged=show_unmanaged), nl=False)
     else:
-        terminal = sys.stdout.isatty()
-        color = terminal and "NO_COLOR" not in os.environ
-        width = shutil.get_terminal_size().columns if terminal else None
+        color, width = text_look(sys.stdout)
         renderer = renderer_for(
             "text",
             color=color,

@@ -14,13 +14,13 @@ import json
 import os
 import threading
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import click
 
-from reconciler import __version__, logs
+from reconciler import logs
 from reconciler.accounts.combined import Part
 from reconciler.accounts.environment import ENV_PLAN_KEY
 from reconciler.accounts.file import AccountEntry, AccountsFile
@@ -31,7 +31,7 @@ from reconciler.apply.report import ledger_json, ledger_text
 from reconciler.cli.account import check_saved_account
 from reconciler.cli.accounts import AccountOptions, nothing_selected
 from reconciler.cli.connection import ConnectionOptions, open_client
-from reconciler.cli.plan import Planned, plan_path
+from reconciler.cli.plan import Planned, plan_path, write_planned
 from reconciler.cli.plankey import plan_key
 from reconciler.cli.reading import file_and_account
 from reconciler.cli.review import review_of
@@ -41,7 +41,7 @@ from reconciler.plan.payruns import REFUSED
 from reconciler.plan.refresh import refresh
 from reconciler.plan.resume import resume
 from reconciler.plan.review import check_review
-from reconciler.plan.saved import SavedPlan, load_saved_plan, saved_plan_document, write_saved_plan
+from reconciler.plan.saved import SavedPlan, load_saved_plan
 from reconciler.plan.signing import UntrustedPlan
 from reconciler.words import counted, plural
 
@@ -75,20 +75,10 @@ def plan_and_save(
         progress=job.progress,
     )
     if out is not None:
-        assert planned.key is not None and planned.account is not None
-        document = saved_plan_document(
-            planned.plan,
-            planned.live,
-            key=planned.key,
-            account=planned.account,
-            review=review_of(job.entry.path, planned.key, pull_request),
-            created_at=datetime.now(UTC),
-            tool_version=__version__,
-            sources=[SOURCE_PREFIX + job.entry.name, job.entry.written_path],
-            scope_prefix=planned.scope_prefix,
-            max_payout=planned.max_payout,
+        sources = [SOURCE_PREFIX + job.entry.name, job.entry.written_path]
+        write_planned(
+            out / f"{job.entry.name}.json", planned, job.entry.path, sources, pull_request
         )
-        write_saved_plan(out / f"{job.entry.name}.json", document)
     return planned
 
 

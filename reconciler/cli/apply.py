@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shutil
 import signal
 import sys
 import threading
@@ -39,6 +38,7 @@ from reconciler.cli.connection import ConnectionOptions, connection_options, ope
 from reconciler.cli.plankey import plan_key
 from reconciler.cli.reading import file_and_account, refresh_progress
 from reconciler.cli.review import check_expected, expect_options
+from reconciler.cli.terminal import text_look
 from reconciler.desired import DesiredState
 from reconciler.errors import ReconcilerError
 from reconciler.plan import Plan, PlanOptions, WebhookCreate, WebhookUpdate, diff
@@ -305,8 +305,7 @@ def _show(plan: Plan, fmt: str) -> None:
     """The plan as text: on stdout, or on stderr when stdout carries the JSON ledger."""
     to_stderr = fmt == "json"
     stream = sys.stderr if to_stderr else sys.stdout
-    color = stream.isatty() and "NO_COLOR" not in os.environ
-    width = shutil.get_terminal_size().columns if stream.isatty() else None
+    color, width = text_look(stream)
     text = renderer_for("text", color=color, width=width).render(plan)
     click.echo(text, nl=False, err=to_stderr, color=color)
 

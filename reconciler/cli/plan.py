@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import shlex
-import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +29,7 @@ from reconciler.cli.connection import ConnectionOptions, connection_options
 from reconciler.cli.moment import Moment
 from reconciler.cli.reading import collector_paused, file_and_account
 from reconciler.cli.review import review_of, review_options
+from reconciler.cli.terminal import text_look
 from reconciler.desired.model import DesiredState
 from reconciler.plan import Plan, PlanOptions, diff
 from reconciler.plan.account import Account
@@ -226,6 +225,23 @@ def save_plan(
 ) -> None:
     """Write `--out`: the signed saved plan, made from `source` against the live state (for
     `pull_request`, (number, head commit), when it is reviewed on one)."""
+    write_planned(out, planned, source, [str(source)], pull_request)
+    again = connection.repeated() if connection is not None else ""
+    click.echo(
+        f"Saved the plan to {out}; apply it with: reconciler apply{again} {shlex.quote(str(out))}",
+        err=True,
+    )
+
+
+def write_planned(
+    out: Path,
+    planned: Planned,
+    source: Path,
+    sources: list[str],
+    pull_request: tuple[int, str] | None,
+) -> None:
+    """Sign `planned` (made with `plan_path(keyed=True)`) and write it to `out`: the saved plan
+    of the files at `source`, recording `sources` and the review (`pull_request`, if any)."""
     assert planned.key is not None and planned.account is not None, "plan_path(keyed=True)"
     document = saved_plan_document(
         planned.plan,
@@ -235,16 +251,11 @@ def save_plan(
         review=review_of(source, planned.key, pull_request),
         created_at=datetime.now(UTC),
         tool_version=__version__,
-        sources=[str(source)],
+        sources=sources,
         scope_prefix=planned.scope_prefix,
         max_payout=planned.max_payout,
     )
     write_saved_plan(out, document)
-    again = connection.repeated() if connection is not None else ""
-    click.echo(
-        f"Saved the plan to {out}; apply it with: reconciler apply{again} {shlex.quote(str(out))}",
-        err=True,
-    )
 
 
 def drift_detected(result: Plan, *, strict: bool) -> bool:
@@ -318,9 +329,7 @@ def _print(
     if fmt == "json":  # written as it is made: it lists every managed resource
         _write_json(result)
         return
-    terminal = fmt == "text" and sys.stdout.isatty()
-    color = terminal and "NO_COLOR" not in os.environ
-    width = shutil.get_terminal_size().columns if terminal else None
+    color, width = text_look(sys.stdout) if fmt == "text" else (False, None)
     renderer = renderer_for(
         fmt, color=color, show_unmanaged=show_unmanaged, strict=strict, drift=drift, width=width
     )

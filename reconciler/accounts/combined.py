@@ -155,11 +155,6 @@ def parts_markdown(parts: list[Part], *, limit: int | None = MAX_CHARACTERS) -> 
     return head + fit(found, fence, budget)
 
 
-def combined_comment(outcomes: list[Outcome[Plan]], marker: Marker, **options: Any) -> str:
-    """The comment's body, stamped with its marker, within GitHub's limit."""
-    return fit_body(marker.stamp(combined_markdown(outcomes, **options)))
-
-
 def parts_comment(parts: list[Part], marker: Marker) -> str:
     return fit_body(marker.stamp(parts_markdown(parts)))
 

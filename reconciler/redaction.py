@@ -26,6 +26,7 @@ _needles: tuple[str, ...] = ()
 _folded: tuple[str, ...] = ()  # every `leak_forms`, folded (`mask_known`)
 _letters: tuple[str, ...] = ()  # the long ones, letters and digits only (`_decoded_spans`)
 _in_bytes: tuple[tuple[str, ...], tuple[bytes, ...]] = ((), ())  # _needles, then in UTF-8
+_registered: set[str] = set()  # the values themselves, each registered once
 
 
 def encodings(value: str) -> set[str]:
@@ -67,17 +68,22 @@ def leak_forms(value: str) -> set[str]:
 def register_secret(value: str | None) -> None:
     """Make `value` (and its usual encodings) disappear from every later log event."""
     global _needles, _folded, _letters
-    if not value or len(value) < _MIN_SECRET_LENGTH:
+    if not value or len(value) < _MIN_SECRET_LENGTH or value in _registered:
         return
     with _lock:
+        if value in _registered:
+            return
+        # Only the new value's forms are made: fifty accounts' tokens, each registered by
+        # every account's run, cost no more than registering them once each.
         merged = set(_needles) | encodings(value)
         # Longest first, so a value is removed before any shorter form inside it.
         _needles = tuple(sorted(merged, key=len, reverse=True))
-        folded = set(_folded) | {_fold(form) for form in leak_forms(value)}
-        _folded = tuple(sorted(folded, key=len, reverse=True))
-        letters = {"".join(c for c in form if c.isalnum()) for form in folded}
-        letters = set(_letters) | {form for form in letters if len(form) >= _MIN_LETTERS}
-        _letters = tuple(sorted(letters, key=len, reverse=True))
+        new = {_fold(form) for form in leak_forms(value)}
+        _folded = tuple(sorted(set(_folded) | new, key=len, reverse=True))
+        letters = {"".join(c for c in form if c.isalnum()) for form in new}
+        letters = {form for form in letters if len(form) >= _MIN_LETTERS}
+        _letters = tuple(sorted(set(_letters) | letters, key=len, reverse=True))
+        _registered.add(value)
 
 
 def scrub(text: str) -> str:

@@ -25,6 +25,7 @@ def _secrets_of_this_test_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(redaction, "_needles", redaction._needles)
     monkeypatch.setattr(redaction, "_folded", redaction._folded)
     monkeypatch.setattr(redaction, "_letters", redaction._letters)
+    monkeypatch.setattr(redaction, "_registered", set(redaction._registered))
 
 
 @pytest.fixture(scope="session")

@@ -86,6 +86,12 @@ def register_secret(value: str | None) -> None:
         _registered.add(value)
 
 
+def registered() -> frozenset[str]:
+    """The values registered so far (a forked process tells its parent those it added)."""
+    with _lock:
+        return frozenset(_registered)
+
+
 def scrub(text: str) -> str:
     """`text` with every registered secret replaced."""
     for needle in _needles:

@@ -40,54 +40,17 @@ _ERROR_RISK = 5
 _ERROR_LINES = 20
 
 
-def summary(outcomes: list[Outcome[Plan]]) -> dict[str, Any]:
-    """The counts over every account planned, and how many failed."""
-    totals = dict.fromkeys((key for key, _ in SUMMARY_COLUMNS), 0)
-    for outcome in outcomes:
-        if outcome.value is not None:
-            for key, count in outcome.value.summary.as_dict().items():
-                if key in totals:
-                    totals[key] += count
-    failed = [outcome.name for outcome in outcomes if outcome.error is not None]
-    return {
-        **totals,
-        "accounts": len(outcomes),
-        "planned": len(outcomes) - len(failed),
-        "failed": failed,
-        "with_changes": [o.name for o in outcomes if o.value is not None and o.value.has_changes],
-    }
+@dataclass(frozen=True, slots=True)
+class Look:
+    """How the accounts' plans are shown: `fmt` (text, json, or markdown: one comment's
+    parts) and the single plan renderer's options."""
 
-
-def combined_text(outcomes: list[Outcome[Plan]], render: Any) -> str:
-    """A header per account, then its plan as `render` makes it (or why it failed)."""
-    parts = []
-    for outcome in outcomes:
-        parts.append(f"=== account {outcome.name} ===\n")
-        if outcome.value is not None:
-            parts.append(render(outcome.value))
-        else:
-            parts.append(f"Error: {outcome.error}\n")
-        parts.append("\n")
-    failed = [o.name for o in outcomes if o.error is not None]
-    line = f"{plural(len(outcomes), 'account')}: {counted(len(outcomes) - len(failed))} planned"
-    if failed:
-        line += f", {counted(len(failed))} failed ({', '.join(failed)})"
-    return "".join(parts) + line + ".\n"
-
-
-def combined_json(outcomes: list[Outcome[Plan]]) -> str:
-    """`{"accounts": [{"name", "plan"} | {"name", "error": {"message"}}], "summary"}`."""
-    renderer = renderer_for("json")
-    accounts: list[dict[str, Any]] = []
-    for outcome in outcomes:
-        if outcome.value is not None:
-            accounts.append(
-                {"name": outcome.name, "plan": json.loads(renderer.render(outcome.value))}
-            )
-        else:
-            accounts.append({"name": outcome.name, "error": {"message": outcome.error}})
-    document = {"accounts": accounts, "summary": summary(outcomes)}
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    fmt: str = "text"
+    show_unmanaged: bool = False
+    strict: bool = False
+    drift: bool = False
+    color: bool = False
+    width: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +67,86 @@ class Part:
     changes: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """One account's plan as it is shown, made where the account ran (in the process that
+    planned it, when accounts are spread over several: only this crosses back)."""
+
+    counts: dict[str, int]
+    changes: bool  # what apply would change (the plan's `has_changes`)
+    drift_found: bool  # drift's verdict, under `--strict` when the look is strict
+    rendered: str = ""  # the text or JSON plan
+    part: Part | None = None  # the comment's part (markdown)
+
+
+def show(name: str, plan: Plan, look: Look) -> Shown:
+    """The account `name`'s plan as `look` says, with what the command's exit code needs."""
+    verdict = plan.drift_detected(strict=look.strict)
+    counts = plan.summary.as_dict()
+    if look.fmt == "markdown":
+        part = plan_part(name, plan, View(show_unmanaged=look.show_unmanaged))
+        return Shown(counts, plan.has_changes, verdict, part=part)
+    if look.fmt == "json":
+        renderer = renderer_for("json")
+    else:
+        renderer = renderer_for(
+            "text",
+            color=look.color,
+            show_unmanaged=look.show_unmanaged,
+            strict=look.strict,
+            drift=look.drift,
+            width=look.width,
+        )
+    return Shown(counts, plan.has_changes, verdict, rendered=renderer.render(plan))
+
+
+def summary(outcomes: list[Outcome[Shown]]) -> dict[str, Any]:
+    """The counts over every account planned, and how many failed."""
+    totals = dict.fromkeys((key for key, _ in SUMMARY_COLUMNS), 0)
+    for outcome in outcomes:
+        if outcome.value is not None:
+            for key, count in outcome.value.counts.items():
+                if key in totals:
+                    totals[key] += count
+    failed = [outcome.name for outcome in outcomes if outcome.error is not None]
+    return {
+        **totals,
+        "accounts": len(outcomes),
+        "planned": len(outcomes) - len(failed),
+        "failed": failed,
+        "with_changes": [o.name for o in outcomes if o.value is not None and o.value.changes],
+    }
+
+
+def combined_text(outcomes: list[Outcome[Shown]]) -> str:
+    """A header per account, then its plan as rendered (or why it failed)."""
+    parts = []
+    for outcome in outcomes:
+        parts.append(f"=== account {outcome.name} ===\n")
+        if outcome.value is not None:
+            parts.append(outcome.value.rendered)
+        else:
+            parts.append(f"Error: {outcome.error}\n")
+        parts.append("\n")
+    failed = [o.name for o in outcomes if o.error is not None]
+    line = f"{plural(len(outcomes), 'account')}: {counted(len(outcomes) - len(failed))} planned"
+    if failed:
+        line += f", {counted(len(failed))} failed ({', '.join(failed)})"
+    return "".join(parts) + line + ".\n"
+
+
+def combined_json(outcomes: list[Outcome[Shown]]) -> str:
+    """`{"accounts": [{"name", "plan"} | {"name", "error": {"message"}}], "summary"}`."""
+    accounts: list[dict[str, Any]] = []
+    for outcome in outcomes:
+        if outcome.value is not None:
+            accounts.append({"name": outcome.name, "plan": json.loads(outcome.value.rendered)})
+        else:
+            accounts.append({"name": outcome.name, "error": {"message": outcome.error}})
+    document = {"accounts": accounts, "summary": summary(outcomes)}
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
 def plan_part(name: str, plan: Plan, view: View) -> Part:
     """An account's part from its plan: the counts and sections a single comment shows."""
     return Part(
@@ -117,23 +160,23 @@ def plan_part(name: str, plan: Plan, view: View) -> Part:
     )
 
 
-def parts_of_plans(outcomes: list[Outcome[Plan]], *, show_unmanaged: bool = False) -> list[Part]:
-    view = View(show_unmanaged=show_unmanaged)
-    return [
-        Part(o.name, error=o.error) if o.value is None else plan_part(o.name, o.value, view)
-        for o in outcomes
-    ]
+def shown_parts(outcomes: list[Outcome[Shown]]) -> list[Part]:
+    """Each account's part of the comment (shown as markdown), or why it failed."""
+    parts = []
+    for outcome in outcomes:
+        if outcome.value is None:
+            parts.append(Part(outcome.name, error=outcome.error))
+        elif outcome.value.part is None:
+            raise ValueError(f"account {outcome.name} was not shown as markdown")
+        else:
+            parts.append(outcome.value.part)
+    return parts
 
 
-def combined_markdown(
-    outcomes: list[Outcome[Plan]],
-    *,
-    show_unmanaged: bool = False,
-    limit: int | None = MAX_CHARACTERS,
-) -> str:
+def combined_markdown(outcomes: list[Outcome[Shown]], *, limit: int | None = MAX_CHARACTERS) -> str:
     """One comment for every account: the table, then every account's risky sections, then
     the low-risk tails, cut to `limit` (None: everything, for the job summary)."""
-    return parts_markdown(parts_of_plans(outcomes, show_unmanaged=show_unmanaged), limit=limit)
+    return parts_markdown(shown_parts(outcomes), limit=limit)
 
 
 def parts_markdown(parts: list[Part], *, limit: int | None = MAX_CHARACTERS) -> str:

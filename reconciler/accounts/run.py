@@ -7,13 +7,14 @@ On a terminal a progress line per account shows what it is doing.
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from reconciler import logs, redaction
 from reconciler.accounts.environment import account_environment
@@ -57,42 +58,72 @@ def run_accounts(
     parallelism: int,
     environ: Mapping[str, str],
     doing: str = "planning",
+    processes: int = 1,
 ) -> list[Outcome[T]]:
-    """`work` for each chosen account, at most `parallelism` at once; outcomes in file order."""
+    """`work` for each chosen account, at most `parallelism` at once; outcomes in file order.
+
+    With `processes` above 1 the accounts are spread over that many processes (forked, so
+    each starts with what this one has), `parallelism` accounts at once over all of them: an
+    account's work is mostly the interpreter's (its file, its pages), and one interpreter
+    runs one thread at a time. What `work` returns must then be picklable.
+    """
     for entry in accounts.accounts:  # no output of any account may show another's secret
         for variable in (entry.token_env, entry.password_env, entry.plan_key_env):
             if variable is not None and environ.get(variable):
                 redaction.register_secret(environ[variable])
-    with _progress_lines([entry.name for entry in chosen], doing) as lines:
 
-        def one(entry: AccountEntry) -> Outcome[T]:
-            line = lines.get(entry.name)
-            line.say(doing)
-            try:
-                own = account_environment(entry, accounts, environ)
-                value = work(Job(entry, own, line.count, line.say))
-            except ReconcilerError as error:
-                line.say("failed")
-                return Outcome(entry, error=redaction.scrub(str(error)))
-            except Exception as error:  # an account's surprise must not stop the others
-                _log.debug("internal error", account=entry.name, exc_info=True)
-                line.say("failed")
-                message = redaction.scrub(f"internal error: {type(error).__name__}: {error}")
-                return Outcome(entry, error=message)
-            line.say("done")
-            return Outcome(entry, value=value)
+    def one(entry: AccountEntry, line: Progress) -> Outcome[T]:
+        line.say(doing)
+        try:
+            own = account_environment(entry, accounts, environ)
+            value = work(Job(entry, own, line.count, line.say))
+        except ReconcilerError as error:
+            line.say("failed")
+            return Outcome(entry, error=redaction.scrub(str(error)))
+        except Exception as error:  # an account's surprise must not stop the others
+            _log.debug("internal error", account=entry.name, exc_info=True)
+            line.say("failed")
+            message = redaction.scrub(f"internal error: {type(error).__name__}: {error}")
+            return Outcome(entry, error=message)
+        line.say("done")
+        return Outcome(entry, value=value)
 
-        if not chosen:
-            return []
+    if not chosen:
+        return []
+    names = [entry.name for entry in chosen]
+    processes = max(1, min(processes, parallelism, len(chosen)))
+    if processes > 1:
+        from reconciler.accounts.spread import can_spread, spread
+
+        if can_spread():
+            threads = -(-parallelism // processes)
+            shown = functools.partial(_progress_lines, names, doing)
+            return spread(
+                chosen,
+                one,
+                processes=processes,
+                threads=threads,
+                lines=shown,
+                failed=lambda entry, why: Outcome(entry, error=why),
+            )
+    with _progress_lines(names, doing) as lines:
         workers = max(1, min(parallelism, len(chosen)))
         pool = ThreadPoolExecutor(workers, thread_name_prefix="accounts")
         try:
-            outcomes = list(pool.map(one, chosen))
+            outcomes = list(pool.map(lambda entry: one(entry, lines.get(entry.name)), chosen))
         except KeyboardInterrupt:  # no account not started yet starts
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown()
         return outcomes
+
+
+class Progress(Protocol):
+    """What an account's work tells of its progress: agreements read, and its state."""
+
+    def count(self, read: int) -> None: ...
+
+    def say(self, state: str) -> None: ...
 
 
 class _Line:

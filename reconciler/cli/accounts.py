@@ -34,7 +34,8 @@ from reconciler.errors import ReconcilerError
 from reconciler.words import plural
 
 if TYPE_CHECKING:  # the runner (and the service's modules) only when accounts run
-    from reconciler.accounts.run import Outcome
+    from reconciler.accounts.combined import Look, Shown
+    from reconciler.accounts.run import Job, Outcome
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -285,16 +286,18 @@ def _ignore(*_: object) -> None:
 def plan_accounts(
     options: AccountOptions,
     *,
+    look: Look,
     plan_options: Any,
     out: Path | None,
     money_since: datetime | None,
     top_ups: bool = False,
     doing: str = "planning",
     pull_request: tuple[int, str] | None = None,
-) -> tuple[list[Outcome[Any]], AccountsFile] | None:
-    """Plan every selected account side by side; `out`: a folder, one saved plan each."""
-    from reconciler.accounts.run import Outcome, run_accounts
-    from reconciler.cli.accounts_saved import plan_and_save
+) -> list[Outcome[Shown]] | None:
+    """Plan every selected account side by side, each shown as `look` says where it ran;
+    `out`: a folder, one saved plan each. The accounts are spread over this machine's
+    processors (`reconciler.accounts.spread`): planning is mostly the interpreter's work."""
+    from reconciler.accounts.run import run_accounts
 
     accounts, chosen = options.load()
     if not chosen:
@@ -303,7 +306,8 @@ def plan_accounts(
     if out is not None:
         clear_plans_folder(out, [entry.name for entry in chosen])
     work = functools.partial(
-        plan_and_save,
+        _plan_and_show,
+        look=look,
         plan_options=plan_options,
         out=out,
         money_since=money_since,
@@ -317,11 +321,8 @@ def plan_accounts(
         parallelism=options.parallelism,
         environ=os.environ,
         doing=doing,
+        processes=os.cpu_count() or 1,
     )
-    plans: list[Outcome[Any]] = [
-        Outcome(o.entry, value=None if o.value is None else o.value.plan, error=o.error)
-        for o in outcomes
-    ]
     if out is not None:
         saved = [o.name for o in outcomes if o.value is not None]
         if saved:
@@ -330,7 +331,24 @@ def plan_accounts(
                 f"them with: reconciler apply {out}",
                 err=True,
             )
-    return plans, accounts
+    return outcomes
+
+
+def _plan_and_show(job: Job, *, look: Look, **plan: Any) -> Shown:
+    from reconciler.accounts.combined import show
+    from reconciler.cli.accounts_saved import plan_and_save
+
+    return show(job.entry.name, plan_and_save(job, **plan).plan, look)
+
+
+def look_for(
+    fmt: str, *, show_unmanaged: bool = False, strict: bool = False, drift: bool = False
+) -> Look:
+    """How the accounts' plans are shown on stdout (text: its colour and width)."""
+    from reconciler.accounts.combined import Look
+
+    color, width = text_look(sys.stdout) if fmt == "text" else (False, None)
+    return Look(fmt, show_unmanaged, strict, drift, color, width)
 
 
 def clear_plans_folder(out: Path, names: list[str]) -> None:
@@ -366,28 +384,12 @@ def clear_plans_folder(out: Path, names: list[str]) -> None:
         (out / f"{name}.json").unlink(missing_ok=True)
 
 
-def print_plans(
-    outcomes: list[Outcome[Any]],
-    fmt: str,
-    show_unmanaged: bool,
-    strict: bool = False,
-    drift: bool = False,
-) -> None:
+def print_plans(outcomes: list[Outcome[Shown]], look: Look) -> None:
     from reconciler.accounts.combined import combined_json, combined_markdown, combined_text
-    from reconciler.render import renderer_for
 
-    if fmt == "json":
+    if look.fmt == "json":
         click.echo(combined_json(outcomes), nl=False)
-    elif fmt == "markdown":
-        click.echo(combined_markdown(outcomes, show_unmanaged=show_unmanaged), nl=False)
+    elif look.fmt == "markdown":
+        click.echo(combined_markdown(outcomes), nl=False)
     else:
-        color, width = text_look(sys.stdout)
-        renderer = renderer_for(
-            "text",
-            color=color,
-            show_unmanaged=show_unmanaged,
-            strict=strict,
-            drift=drift,
-            width=width,
-        )
-        click.echo(combined_text(outcomes, renderer.render), nl=False, color=color)
+        click.echo(combined_text(outcomes), nl=False, color=look.color)

@@ -144,7 +144,7 @@ def _comment_accounts(
     show_unmanaged: bool,
 ) -> None:
     """The combined comment of the selected accounts, or of the saved plans in a folder."""
-    from reconciler.accounts.combined import parts_comment, parts_markdown, parts_of_plans
+    from reconciler.accounts.combined import Look, parts_comment, parts_markdown, shown_parts
     from reconciler.cli.accounts_saved import saved_parts
 
     refuse_connection(connection)
@@ -155,11 +155,12 @@ def _comment_accounts(
     else:
         done = plan_accounts(
             accounts,
+            look=Look("markdown", show_unmanaged=show_unmanaged),
             plan_options=PlanOptions(),
             out=out,
             money_since=None,
         )
-        parts = None if done is None else parts_of_plans(done[0], show_unmanaged=show_unmanaged)
+        parts = None if done is None else shown_parts(done)
     if parts is None:
         return
     if full is not None:

@@ -18,6 +18,7 @@ from reconciler.cli.account import saved_plan_account
 from reconciler.cli.accounts import (
     AccountOptions,
     exit_for,
+    look_for,
     need_path,
     plan_accounts,
     print_plans,
@@ -130,17 +131,19 @@ def plan(
     if accounts.active:
         refuse_path(path, accounts)
         refuse_connection(connection)
+        look = look_for(fmt, show_unmanaged=show_unmanaged)
         done = plan_accounts(
             accounts,
+            look=look,
             plan_options=options,
             out=out,
             money_since=money_since,
             pull_request=pull_request,
         )
         if done is not None:
-            print_plans(done[0], fmt, show_unmanaged)
-            changes = detailed_exitcode and any(o.value and o.value.has_changes for o in done[0])
-            exit_for(done[0], changes)
+            print_plans(done, look)
+            changes = detailed_exitcode and any(o.value and o.value.changes for o in done)
+            exit_for(done, changes)
         return
     path = need_path(path)
     if out is not None and out.is_dir():
@@ -181,8 +184,10 @@ def drift(
     if accounts.active:
         refuse_path(path, accounts)
         refuse_connection(connection)
+        look = look_for(fmt, show_unmanaged=show_unmanaged or strict, strict=strict, drift=True)
         done = plan_accounts(
             accounts,
+            look=look,
             plan_options=PlanOptions(),
             out=None,
             money_since=money_since,
@@ -190,16 +195,15 @@ def drift(
             doing="reading",
         )
         if done is not None:
-            print_plans(done[0], fmt, show_unmanaged or strict, strict=strict, drift=True)
-            found = any(o.value and drift_detected(o.value, strict=strict) for o in done[0])
-            exit_for(done[0], found)
+            print_plans(done, look)
+            exit_for(done, any(o.value and o.value.drift_found for o in done))
         return
     path = need_path(path)
     # drift's money summary counts the journal's top-ups; a plan shows the money as counts.
     result = plan_path(path, PlanOptions(), connection, money_since=money_since, top_ups=True).plan
     # Under --strict, unmanaged workers make drift exit 2: the report names them (the issue).
     _print(result, fmt, show_unmanaged or strict, strict=strict, drift=True)
-    if drift_detected(result, strict=strict):
+    if result.drift_detected(strict=strict):
         raise click.exceptions.Exit(EXIT_CHANGES)
 
 
@@ -256,15 +260,6 @@ def write_planned(
         max_payout=planned.max_payout,
     )
     write_saved_plan(out, document)
-
-
-def drift_detected(result: Plan, *, strict: bool) -> bool:
-    """`drift`'s verdict: changes or drift; with `--strict`, unmanaged workers, conflicts and
-    money that needs action (untraced, failed, stuck) too."""
-    if result.has_changes or result.drift:
-        return True
-    money = result.money is not None and result.money.needs_action
-    return strict and bool(result.unmanaged or result.conflicts or money)
 
 
 def plan_path(

@@ -209,6 +209,14 @@ class Plan:
     def has_changes(self) -> bool:
         return bool(self.changes) or bool(self.to_pay)
 
+    def drift_detected(self, *, strict: bool) -> bool:
+        """`drift`'s verdict: changes or drift; with `--strict`, unmanaged workers, conflicts
+        and money that needs action (untraced, failed, stuck) too."""
+        if self.has_changes or self.drift:
+            return True
+        money = self.money is not None and self.money.needs_action
+        return strict and bool(self.unmanaged or self.conflicts or money)
+
     @property
     def to_pay(self) -> tuple[PayrunDecision, ...]:
         """The paylists an apply would create."""

@@ -10,8 +10,8 @@ token variable) and `accounts/<name>/workforce.yaml`, of which 0.5% are new (inv
 of the account's agreements are no longer in the file (inactivate). Then every request is made
 to wait `--latency-ms` (the sandbox's latency fault), and, side by side in the same run:
 
-1. `reconciler plan --all` as a user runs it: wall-clock, peak RSS from the kernel (`wait4`),
-   every account's summary line checked;
+1. `reconciler plan --all` as a user runs it: wall-clock, peak memory (the proportional set
+   size of it and the processes it forks, sampled), every account's summary line checked;
 2. the shell loop a user would write without it: `for name in ...; do RECONCILER_TOKEN=...
    reconciler plan accounts/$name; done`, one process per account, one after the other, each
    summary line checked.
@@ -30,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -111,19 +112,49 @@ def _write_state(folder: Path, n: int, workers: int) -> None:
 
 
 def _timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, str, str]:
-    """Wall seconds, peak RSS in bytes (the child's own, from wait4), stdout, stderr."""
+    """Wall seconds, peak memory in bytes (the largest sum, sampled every 20 ms, of the
+    proportional set sizes of the command and every process under it: `plan --all` forks one
+    process per core, which `wait4`'s peak of the largest one would leave out), stdout, stderr."""
     with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
         started = time.perf_counter()
         process = subprocess.Popen(command, stdout=stdout, stderr=stderr, env=env, cwd=cwd)
+        peak = [0]
+        done = threading.Event()
+        sampler = threading.Thread(target=_sample, args=(process.pid, peak, done), daemon=True)
+        sampler.start()
         _, status, usage = os.wait4(process.pid, 0)
         elapsed = time.perf_counter() - started
+        done.set()
+        sampler.join()
         code = os.waitstatus_to_exitcode(status)
         stdout.seek(0)
         stderr.seek(0)
         out, err = stdout.read().decode(), stderr.read().decode()
         if code != 0:
             raise SystemExit(f"{' '.join(command[:6])} failed ({code}): {err[-2000:]}")
-        return elapsed, usage.ru_maxrss * 1024, out, err
+        return elapsed, max(peak[0], usage.ru_maxrss * 1024), out, err
+
+
+def _sample(pid: int, peak: list[int], done: threading.Event) -> None:
+    while not done.wait(0.02):
+        peak[0] = max(peak[0], _tree_pss(pid))
+
+
+def _tree_pss(pid: int) -> int:
+    """The proportional set size (shared pages counted once over the processes sharing them)
+    of `pid` and its descendants, in bytes; 0 once it is gone."""
+    total, pending = 0, [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            for line in Path(f"/proc/{current}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1]) * 1024
+            for task in Path(f"/proc/{current}/task").iterdir():
+                pending += [int(child) for child in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue  # it ended meanwhile
+    return total
 
 
 def _check(output: str, accounts: int, share: int) -> None:

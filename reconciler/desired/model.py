@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from reconciler.identity import text_key
+from reconciler.quick import quick_init
 from reconciler.secrets import Secret
 
 #: The fields of an invitation item a file may name in `ignoreChanges`.
@@ -51,6 +52,7 @@ class Location:
         return f"{self.file}:{self.line}:{self.column}"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class DesiredWorker:
     """One worker as the file wants it (an invitation item, §2.2 of the interface)."""

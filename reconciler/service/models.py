@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
+from reconciler.quick import quick_init
 from reconciler.secrets import Secret
 
 
@@ -58,6 +59,7 @@ STATUS_IDS = {
 }
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Worker:
     """One agreement as the worker list shows it (interface §2.1)."""

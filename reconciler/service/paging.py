@@ -98,21 +98,21 @@ def walk(
 
     known = numbering.first
     opening = _open(fetch, key, numbering) if known is None else [fetch(known)]
-    for page in opening:
-        yield from fresh(page)
-    if any(_is_final(page, size) for page in opening):
-        return
     # Past the opening the numbering is known: a page 1 that went on past page 0 tells it.
     first_index = numbering.first or 0
     next_number = first_index + len(opening)
     latest = opening[-1]
     total = _total_pages(latest, size)
-    if total is None:
-        yield from _walk_unknown(fetch, fresh, size, next_number)
+    ended = any(_is_final(page, size) for page in opening)
+    if ended or total is None:
+        for page in opening:
+            yield from fresh(page)
+        if not ended:
+            yield from _walk_unknown(fetch, fresh, size, next_number)
         return
     last_number = first_index + total - 1
     yield from _walk_known(
-        fetch, fresh, seen, latest, next_number, last_number, size, submit, window
+        fetch, fresh, seen, opening, next_number, last_number, size, submit, window
     )
 
 
@@ -141,16 +141,24 @@ def _walk_known(
     fetch: Callable[[int], Page],
     fresh: Callable[[Page], list[Item]],
     seen: set[Hashable],
-    latest: Page,
+    opening: list[Page],
     next_number: int,
     last_number: int,
     size: int,
     submit: Callable[[Callable[[int], Page], int], Future[Page]],
     window: int,
 ) -> Iterator[Item]:
+    """The pages after the opening, `window` in flight; the next ones are asked before the
+    opening's items are handed on, so that the caller's work on them (decoding the first
+    page, its first use of what it needs for that) is done while they are awaited."""
     in_flight: deque[tuple[int, Future[Page]]] = deque()
-    final = latest
+    final = opening[-1]
     try:
+        while next_number <= last_number and len(in_flight) < window:
+            in_flight.append((next_number, submit(fetch, next_number)))
+            next_number += 1
+        for page in opening:
+            yield from fresh(page)
         while True:
             while next_number <= last_number and len(in_flight) < window:
                 in_flight.append((next_number, submit(fetch, next_number)))

@@ -89,6 +89,23 @@ def test_a_plan_with_nothing_to_log_does_not_load_structlog(tmp_path: Path) -> N
     assert sorted(name for name in imported if name.split(".")[0] == "structlog") == []
 
 
+def test_what_comes_before_the_first_request_leaves_out_metadata_and_countries() -> None:
+    """The modules a plan imports before it sends its first request (the command's, the
+    client's) leave out `importlib.metadata` (the User-Agent's version is a constant) and
+    pycountry (loaded with the first page's first worker, while the next pages are awaited):
+    about 60 ms of start-up."""
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import reconciler.cli.plan"],
+        env=user_environment(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines()}
+    assert "reconciler.service.client" in imported and "httpx" in imported
+    assert sorted(imported & {"importlib.metadata", "pycountry"}) == []
+
+
 def test_a_command_that_reads_the_account_leaves_out_httpx_s_command_line(sandbox) -> None:
     """httpx imports its own command line (rich's syntax, pygments) unless it is kept out
     (`reconciler.lean_httpx`): about 30 ms before the first request."""

@@ -187,3 +187,22 @@ def test_an_empty_list_with_a_count_takes_one_request(one_indexed: bool) -> None
 def test_an_empty_list_on_a_service_without_page_numbers_teaches_nothing() -> None:
     service = Recorded(spring(0, envelope="content"))
     assert (service.read(), service.numbering.first) == ([], None)
+
+
+def test_the_next_pages_are_asked_before_the_first_page_is_handed_on() -> None:
+    """The caller's work on the first page (decoding it, loading what it needs for that the
+    first time) is done while the next pages are awaited, not one round trip before them."""
+    fetch = spring(95, one_indexed=True)
+    asked: list[int] = []
+
+    def submit(function: Callable[[int], Page], number: int) -> Future[Page]:
+        asked.append(number)
+        future: Future[Page] = Future()
+        future.set_result(function(number))
+        return future
+
+    items = walk(fetch, size=SIZE, key=lambda item: item["id"], submit=submit, window=4)
+    assert next(items) == {"id": 1}
+    assert asked == [2, 3, 4, 5]  # asked when the first item comes, the window full
+    assert [item["id"] for item in items] == list(range(2, 96))
+    assert asked == list(range(2, 11))

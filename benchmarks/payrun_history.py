@@ -17,6 +17,12 @@ latency: those requests cannot take less even against a server that costs nothin
 checked against its minimum: every page of 200 a listing needs, one read by id per paylist, the
 wallet, and nothing read twice.
 
+Beside it, in the same run, the server alone: the same requests sent by as many plain threads
+as the client has connections (in a process of their own), nothing decoded and none waiting for
+another. The sandbox answers one request at a time, so each round of eight waits for its
+answers one after the other beyond the latency: what no client can beat, and what the floor
+above leaves out.
+
 Target: pricing at most 1.2x its floor (issue 32); the ratio of the two plans, whose own target
 (1.5x) was below that floor, is printed beside it.
 """
@@ -26,10 +32,12 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
+import json
 import math
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -131,6 +139,44 @@ def one_run(
     return float(seconds), [(r["method"], r["path"], r["query"]) for r in made], timeline
 
 
+def requests_alone(base_url: str, token: str, requests: list[tuple[str, str, str]]) -> float:
+    """Seconds the server takes to answer `requests` (GETs) with nothing else to do: as many
+    plain threads as the client has connections, each sending the next request not sent yet,
+    the bodies read, none decoded, and none waiting for another (a client must read a listing
+    before the pages or ids it names). The server's own floor: it answers one request at a
+    time, so its time per request adds to the latency of every round. The threads run in a
+    process of their own, as the plan does, not beside the sandbox in this one."""
+    payload = json.dumps({"base_url": base_url, "token": token, "requests": requests})
+    result = subprocess.run(
+        [sys.executable, "-c", _ALONE, str(CONNECTIONS)],
+        input=payload,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(result.stdout)
+
+
+_ALONE = """
+import json, sys, time
+from concurrent.futures import ThreadPoolExecutor
+import httpx
+job = json.load(sys.stdin)
+connections = int(sys.argv[1])
+headers = {"Authorization": "Bearer " + job["token"]}
+pending = iter(job["requests"])  # shared: whichever thread is free sends the next one
+clients = [httpx.Client(base_url=job["base_url"], headers=headers, timeout=60)
+           for _ in range(connections)]
+def read(client):
+    for method, path, query in pending:
+        client.request(method, path + ("?" + query if query else "")).raise_for_status()
+started = time.perf_counter()
+with ThreadPoolExecutor(connections) as pool:
+    list(pool.map(read, clients))
+print(time.perf_counter() - started)
+"""
+
+
 def minimum(past: int, payments: int) -> int:
     """The fewest requests pricing can make: the paylists listing's pages, one key by id per
     paylist (the listing has none), the payments listing's pages, the wallet."""
@@ -161,6 +207,7 @@ def main() -> int:
             times: dict[str, list[float]] = {"without": [], "with": []}
             requests: dict[str, list[tuple[str, str, str]]] = {}
             timelines: dict[str, list[Timeline]] = {"without": [], "with": []}
+            alone: list[float] = []
             for _ in range(args.runs):
                 for name, path, expect in (
                     ("without", plain, "No changes"),
@@ -169,6 +216,10 @@ def main() -> int:
                     seconds, requests[name], timeline = one_run(server, env, path, expect)
                     times[name].append(seconds)
                     timelines[name].append(timeline)
+                extra = collections.Counter(requests["with"]) - collections.Counter(
+                    requests["without"]
+                )
+                alone.append(requests_alone(server.base_url, server.token, list(extra.elements())))
     without = statistics.median(times["without"])
     with_ = statistics.median(times["with"])
     for name, runs in times.items():
@@ -190,6 +241,12 @@ def main() -> int:
         f"floor: {count} requests / {CONNECTIONS} connections x {args.latency_ms} ms = "
         f"{floor:.3f} s; pricing (with less without, median of the pairs) {pricing:.3f} s = "
         f"{pricing / floor:.2f}x (target <= {TOLERANCE}x)"
+    )
+    server_alone = statistics.median(alone)
+    print(
+        f"the server alone: the same {count} requests by {CONNECTIONS} plain threads, nothing "
+        f"decoded, none waiting for another, median {server_alone:.3f} s = "
+        f"{server_alone / floor:.2f}x the floor; pricing {pricing / server_alone:.2f}x it"
     )
     print(
         f"{args.past} past paylists of {args.payments}, {args.latency_ms} ms a request: "

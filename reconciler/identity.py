@@ -132,11 +132,18 @@ def payment_key(email: str, amount: Decimal, description: str) -> tuple[str, Dec
     return (email_key(email), amount, description_key(description))
 
 
+_EDGE_SPACE = "has white space at its start or end, which no one sees in a plan"
+
+
 def hidden_text_problem(text: str) -> str | None:
     """Why this identifying text (an externalId, a payment's or a payrun's description) could
     be mistaken for another in a plan, or None."""
+    if text.isascii() and text.isprintable():  # nearly every one: nothing hidden, no odd space
+        if text[:1] == " " or text[-1:] == " ":  # the only white space printable ASCII has
+            return _EDGE_SPACE
+        return None
     if text != text.strip():
-        return "has white space at its start or end, which no one sees in a plan"
+        return _EDGE_SPACE
     hidden = _hidden_characters(text)
     if hidden:
         return (

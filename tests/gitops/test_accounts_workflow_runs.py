@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from reconciler.sandbox import SandboxServer
-from tests.gitops.fake_github import FakeGitHub, workflow_run
+from tests.gitops.fake_github import FakeGitHub, pull_request, workflow_run
 from tests.gitops.support import ROOT, job_environment
 from tests.gitops.workflow_runner import JobRun, Runner
 from tests.sandbox.support import ClientAccess, Controls, invitation, service_client
@@ -142,6 +142,7 @@ PLAN_WORKFLOW = ".github/workflows/reconciler-accounts-plan.yml"
 
 
 def plan_pull_request(
+    github: FakeGitHub,
     runner: Runner,
     repo: Path,
     branch: str,
@@ -149,14 +150,17 @@ def plan_pull_request(
     *,
     pr: int = PR,
     run_id: str = "5001",
+    pull_state: str = "open",
+    pull_head: str | None = None,
 ) -> tuple[str, dict[str, list[JobRun]]]:
     """Push `branch` with `files` as pull request `pr`, and dispatch the plan workflow on main
-    for its head, as run `run_id`."""
+    for its head, as run `run_id`; GitHub says the pull request is `pull_state`, at its head
+    (or at `pull_head`, a newer push)."""
     main = git(repo, "rev-parse", "main")
     git(repo, "checkout", "--quiet", "-b", branch)
     head = commit(repo, files, branch)
     git(repo, "checkout", "--quiet", "main")
-    runner.pulls[pr] = head
+    github.state.pulls[pr] = pull_request(pr, pull_head or head, state=pull_state)
     event = {"repository": {"default_branch": "main"}}
     inputs = {"pull-request": str(pr), "head-sha": head}
     return head, runner.run(FOLDER / "reconciler-accounts-plan.yml", sha=main, event=event,
@@ -203,7 +207,7 @@ def test_a_pull_request_is_planned_per_account_in_its_environment_and_applied_at
     github: FakeGitHub,
 ) -> None:
     since = controls.last_seq()
-    head, runs = plan_pull_request(runner, repo, "hire", {"accounts/eu/workforce.yaml":
+    head, runs = plan_pull_request(github, runner, repo, "hire", {"accounts/eu/workforce.yaml":
                                                           state(["W-1"])})  # fmt: skip
 
     assert [run.returncode for runs_ in runs.values() for run in runs_] == [0, 0, 0], runs
@@ -234,6 +238,39 @@ def test_a_pull_request_is_planned_per_account_in_its_environment_and_applied_at
     assert live(sandbox, clients["eu"]) == ["W-1"] and live(sandbox, clients["us"]) == []
 
 
+@pytest.mark.parametrize(
+    ("pull_state", "moved", "said"),
+    [
+        ("closed", False, "pull request #31 is closed, not open: nothing was planned"),
+        ("open", True, "is not the head of pull request #31 (its head is " + "f" * 40),
+    ],
+    ids=["closed", "a newer push"],
+)
+def test_only_the_open_pull_request_s_head_is_planned(
+    runner: Runner,
+    repo: Path,
+    controls: Controls,
+    github: FakeGitHub,
+    pull_state: str,
+    moved: bool,
+    said: str,
+) -> None:
+    """The plan workflow checks the head with `reconciler github pull-head`, as the
+    single-account one does: a closed pull request, or a head a newer push replaced, is
+    refused before any account's job runs."""
+    since = controls.last_seq()
+    _, runs = plan_pull_request(
+        github, runner, repo, "hire", {"accounts/eu/workforce.yaml": state(["W-1"])},
+        pull_state=pull_state, pull_head="f" * 40 if moved else None,
+    )  # fmt: skip
+
+    (accounts,) = runs["accounts"]
+    assert accounts.returncode == 1
+    assert said in accounts.logs[-1], accounts.logs
+    assert runs["plan"] == [] and runs["comment"] == []
+    assert controls.requests(since) == [] and PR not in github.state.comments
+
+
 def test_a_signed_plan_uploaded_by_another_branch_s_run_is_not_applied(
     runner: Runner,
     repo: Path,
@@ -245,8 +282,8 @@ def test_a_signed_plan_uploaded_by_another_branch_s_run_is_not_applied(
     after it, a validly signed plan of eu made for another pull request (W-666): the merge
     takes the plan workflow's run on main only, and applies the reviewed W-1."""
     sneak = {"accounts/eu/workforce.yaml": state(["W-666"])}
-    other, _ = plan_pull_request(runner, repo, "sneak", sneak, pr=32, run_id="5002")
-    head, _ = plan_pull_request(runner, repo, "hire", {"accounts/eu/workforce.yaml":
+    other, _ = plan_pull_request(github, runner, repo, "sneak", sneak, pr=32, run_id="5002")
+    head, _ = plan_pull_request(github, runner, repo, "hire", {"accounts/eu/workforce.yaml":
                                                        state(["W-1"])})  # fmt: skip
     name = f"reconciler-plans-{head}"
     forged = runner.workdir / "forged" / name
@@ -279,8 +316,8 @@ def test_another_pull_request_s_signed_plan_in_the_reviewed_folder_is_not_applie
     as saved; the merged files' plan (W-1) makes other changes, so nothing is applied and the
     pull request is told why."""
     sneak = {"accounts/eu/workforce.yaml": state(["W-666"])}
-    other, _ = plan_pull_request(runner, repo, "sneak", sneak, pr=32, run_id="5002")
-    head, _ = plan_pull_request(runner, repo, "hire", {"accounts/eu/workforce.yaml":
+    other, _ = plan_pull_request(github, runner, repo, "sneak", sneak, pr=32, run_id="5002")
+    head, _ = plan_pull_request(github, runner, repo, "hire", {"accounts/eu/workforce.yaml":
                                                        state(["W-1"])})  # fmt: skip
     swapped = runner.uploaded[("5002", f"reconciler-plans-{other}")] / "plans" / "eu.json"
     shutil.copy(swapped, runner.uploaded[("5001", f"reconciler-plans-{head}")] / "plans")
@@ -308,7 +345,7 @@ def test_the_pull_request_s_reconciler_yaml_cannot_send_a_token_elsewhere(
     """A pull request points eu at a server of its own: the plan uses the default branch's
     entry, so eu's token goes to eu's service only, and the pull request is warned."""
     since = controls.last_seq()
-    _, runs = plan_pull_request(runner, repo, "elsewhere", {
+    _, runs = plan_pull_request(github, runner, repo, "elsewhere", {
         "reconciler.yaml": accounts_file(github.api_url, sandbox.base_url),
         "accounts/eu/workforce.yaml": state(["W-2"]),
     })  # fmt: skip
@@ -397,7 +434,7 @@ def test_a_merge_whose_plan_changed_is_refused_on_the_pull_request(
     clients: dict[str, ClientAccess],
     github: FakeGitHub,
 ) -> None:
-    head, _ = plan_pull_request(runner, repo, "hire", {"accounts/eu/workforce.yaml":
+    head, _ = plan_pull_request(github, runner, repo, "hire", {"accounts/eu/workforce.yaml":
                                                        state(["W-1", "W-2"])})  # fmt: skip
     with service_client(sandbox.base_url, clients["eu"].token) as api:  # meanwhile, by hand
         answer = api.post(
@@ -432,7 +469,7 @@ def test_a_chunked_fleet_is_planned_and_applied_several_accounts_a_job(
             "RECONCILER_TOKEN_US": clients["us"].token,
             "RECONCILER_PLAN_KEY": KEYS["eu"],
         }
-    head, runs = plan_pull_request(runner, repo, "both", {
+    head, runs = plan_pull_request(github, runner, repo, "both", {
         "accounts/eu/workforce.yaml": state(["W-1"]), "accounts/us/workforce.yaml": state(["W-2"]),
     })  # fmt: skip
 

@@ -5,6 +5,8 @@ Each account's part is what its single-account renderer makes (the JSON `plan` i
 account's plan JSON). The comment is one body: a table of every account, then the risky
 sections of every account before any account's low-risk tail, cut by the same risk-first budget
 as a single plan's comment (`reconciler.render.markdown`), within GitHub's 65,536 characters.
+`drift --all` words its outputs as drift (`DRIFT`): the report's title, what was done to each
+account, what failed.
 """
 
 from __future__ import annotations
@@ -40,8 +42,21 @@ _ERROR_RISK = 5
 _ERROR_LINES = 20
 
 
-def summary(outcomes: list[Outcome[Plan]]) -> dict[str, Any]:
-    """The counts over every account planned, and how many failed."""
+@dataclass(frozen=True, slots=True)
+class Wording:
+    """How a combined output names what was done to the accounts."""
+
+    title: str  # the Markdown's title, as the single account's output of the command has it
+    done: str  # what each account was: "planned"; also the JSON summary's count of them
+    failed: str  # an account whose run failed "could not be ..."
+
+
+PLAN = Wording("reconciler plan", "planned", "could not be planned")
+DRIFT = Wording("reconciler drift report", "checked", "could not be checked")
+
+
+def summary(outcomes: list[Outcome[Plan]], wording: Wording = PLAN) -> dict[str, Any]:
+    """The counts over every account planned (checked, for drift), and which failed."""
     totals = dict.fromkeys((key for key, _ in SUMMARY_COLUMNS), 0)
     for outcome in outcomes:
         if outcome.value is not None:
@@ -52,13 +67,13 @@ def summary(outcomes: list[Outcome[Plan]]) -> dict[str, Any]:
     return {
         **totals,
         "accounts": len(outcomes),
-        "planned": len(outcomes) - len(failed),
+        wording.done: len(outcomes) - len(failed),
         "failed": failed,
         "with_changes": [o.name for o in outcomes if o.value is not None and o.value.has_changes],
     }
 
 
-def combined_text(outcomes: list[Outcome[Plan]], render: Any) -> str:
+def combined_text(outcomes: list[Outcome[Plan]], render: Any, wording: Wording = PLAN) -> str:
     """A header per account, then its plan as `render` makes it (or why it failed)."""
     parts = []
     for outcome in outcomes:
@@ -69,13 +84,14 @@ def combined_text(outcomes: list[Outcome[Plan]], render: Any) -> str:
             parts.append(f"Error: {outcome.error}\n")
         parts.append("\n")
     failed = [o.name for o in outcomes if o.error is not None]
-    line = f"{plural(len(outcomes), 'account')}: {counted(len(outcomes) - len(failed))} planned"
+    done = counted(len(outcomes) - len(failed))
+    line = f"{plural(len(outcomes), 'account')}: {done} {wording.done}"
     if failed:
         line += f", {counted(len(failed))} failed ({', '.join(failed)})"
     return "".join(parts) + line + ".\n"
 
 
-def combined_json(outcomes: list[Outcome[Plan]]) -> str:
+def combined_json(outcomes: list[Outcome[Plan]], wording: Wording = PLAN) -> str:
     """`{"accounts": [{"name", "plan"} | {"name", "error": {"message"}}], "summary"}`."""
     renderer = renderer_for("json")
     accounts: list[dict[str, Any]] = []
@@ -86,7 +102,7 @@ def combined_json(outcomes: list[Outcome[Plan]]) -> str:
             )
         else:
             accounts.append({"name": outcome.name, "error": {"message": outcome.error}})
-    document = {"accounts": accounts, "summary": summary(outcomes)}
+    document = {"accounts": accounts, "summary": summary(outcomes, wording)}
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -130,14 +146,18 @@ def combined_markdown(
     *,
     show_unmanaged: bool = False,
     limit: int | None = MAX_CHARACTERS,
+    wording: Wording = PLAN,
 ) -> str:
     """One comment for every account: the table, then every account's risky sections, then
     the low-risk tails, cut to `limit` (None: everything, for the job summary)."""
-    return parts_markdown(parts_of_plans(outcomes, show_unmanaged=show_unmanaged), limit=limit)
+    parts = parts_of_plans(outcomes, show_unmanaged=show_unmanaged)
+    return parts_markdown(parts, limit=limit, wording=wording)
 
 
-def parts_markdown(parts: list[Part], *, limit: int | None = MAX_CHARACTERS) -> str:
-    head = "\n".join(_head(parts)) + "\n\n"
+def parts_markdown(
+    parts: list[Part], *, limit: int | None = MAX_CHARACTERS, wording: Wording = PLAN
+) -> str:
+    head = "\n".join(_head(parts, wording)) + "\n\n"
     found: list[Section] = []
     for part in parts:
         if part.error is not None:  # why, in full (the table holds its first line)
@@ -145,7 +165,7 @@ def parts_markdown(parts: list[Part], *, limit: int | None = MAX_CHARACTERS) -> 
             shown = [Line(clean(line)) for line in lines[:_ERROR_LINES]]
             if len(lines) > _ERROR_LINES:
                 shown.append(Line(f"and {plural(len(lines) - _ERROR_LINES, 'more line')}"))
-            title = f"{escape(part.name)}: could not be planned"
+            title = f"{escape(part.name)}: {wording.failed}"
             found.append(Section(title, _ERROR_RISK, (tuple(shown),), "error", False))
         for section in part.sections:
             found.append(replace(section, title=f"{escape(part.name)}: {section.title}"))
@@ -159,8 +179,8 @@ def parts_comment(parts: list[Part], marker: Marker) -> str:
     return fit_body(marker.stamp(parts_markdown(parts)))
 
 
-def _head(parts: list[Part]) -> list[str]:
-    lines = [f"### reconciler plan: {plural(len(parts), 'account')}", ""]
+def _head(parts: list[Part], wording: Wording) -> list[str]:
+    lines = [f"### {wording.title}: {plural(len(parts), 'account')}", ""]
     titles = ["account", *(title for _, title in SUMMARY_COLUMNS), "payruns to pay", "total to pay"]
     lines.append("| " + " | ".join([*titles, "error"]) + " |")
     lines.append("|---|" + "---:|" * (len(SUMMARY_COLUMNS) + 2) + "---|")
@@ -183,7 +203,7 @@ def _head(parts: list[Part]) -> list[str]:
     if failed:
         names = ", ".join(f"`{name}`" for name in failed)
         count = plural(len(failed), "account")
-        lines += [f"> :no_entry: **{count} could not be planned:** {names}.", ""]
+        lines += [f"> :no_entry: **{count} {wording.failed}:** {names}.", ""]
     inactivated = [
         f"{plural(part.inactivated, 'worker')} in `{part.name}`"
         for part in parts

@@ -373,13 +373,21 @@ def print_plans(
     strict: bool = False,
     drift: bool = False,
 ) -> None:
-    from reconciler.accounts.combined import combined_json, combined_markdown, combined_text
+    from reconciler.accounts.combined import (
+        DRIFT,
+        PLAN,
+        combined_json,
+        combined_markdown,
+        combined_text,
+    )
     from reconciler.render import renderer_for
 
+    wording = DRIFT if drift else PLAN
     if fmt == "json":
-        click.echo(combined_json(outcomes), nl=False)
+        click.echo(combined_json(outcomes, wording), nl=False)
     elif fmt == "markdown":
-        click.echo(combined_markdown(outcomes, show_unmanaged=show_unmanaged), nl=False)
+        markdown = combined_markdown(outcomes, show_unmanaged=show_unmanaged, wording=wording)
+        click.echo(markdown, nl=False)
     else:
         color, width = text_look(sys.stdout)
         renderer = renderer_for(
@@ -390,4 +398,4 @@ def print_plans(
             drift=drift,
             width=width,
         )
-        click.echo(combined_text(outcomes, renderer.render), nl=False, color=color)
+        click.echo(combined_text(outcomes, renderer.render, wording), nl=False, color=color)

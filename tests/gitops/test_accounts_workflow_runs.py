@@ -14,17 +14,14 @@ import os
 import secrets
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from reconciler.sandbox import SandboxServer
 from tests.gitops.fake_github import FakeGitHub, pull_request, workflow_run
-from tests.gitops.support import ROOT, job_environment
 from tests.gitops.workflow_runner import JobRun, Runner
 from tests.sandbox.support import ClientAccess, Controls, invitation, service_client
 
@@ -486,62 +483,3 @@ def test_a_chunked_fleet_is_planned_and_applied_several_accounts_a_job(
     (apply,) = runs["apply"]
     assert apply.environment == "production" and apply.returncode == 0, apply.logs
     assert live(sandbox, clients["eu"]) == ["W-1"] and live(sandbox, clients["us"]) == ["W-2"]
-
-
-GITLAB = FOLDER.parents[1] / "gitlab" / "accounts.gitlab-ci.yml"
-
-
-def _flat(lines: list[Any]) -> list[str]:
-    return [str(x) for line in lines for x in (_flat(line) if isinstance(line, list) else [line])]
-
-
-def test_the_gitlab_plan_job_plans_a_changed_account_with_its_own_variables(
-    tmp_path: Path,
-    repo: Path,
-    controls: Controls,
-    clients: dict[str, ClientAccess],
-) -> None:
-    """The `plan` job of examples/gitlab/accounts.gitlab-ci.yml, its before_script and script
-    as GitLab runs them, in a clone of a merge request's branch: the account it changes is
-    planned with that account's variables only; the other ends at once."""
-    git(repo, "checkout", "--quiet", "-b", "hire")
-    head = commit(repo, {"accounts/eu/workforce.yaml": state(["W-1"])}, "hire")
-    git(repo, "checkout", "--quiet", "main")
-    pipeline = yaml.safe_load(GITLAB.read_text())
-    script = "\n".join(_flat(pipeline["default"]["before_script"] + pipeline["plan"]["script"]))
-    shim = tmp_path / "bin"
-    shim.mkdir()
-    (shim / "reconciler").write_text(
-        f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m reconciler "$@"\n'
-    )
-    (shim / "pip").write_text("#!/bin/sh\nexit 0\n")  # the reconciler is this worktree's
-    (shim / "python").symlink_to(sys.executable)
-    for tool in ("reconciler", "pip"):
-        (shim / tool).chmod(0o755)
-    since = controls.last_seq()
-    planned = {}
-    for name in ("eu", "us"):
-        work = tmp_path / name
-        subprocess.run(["git", "clone", "--quiet", "--branch", "hire", str(repo), str(work)],
-                       check=True, env={**os.environ, **GIT})  # fmt: skip
-        environment = job_environment(
-            PATH=f"{shim}:{job_environment()['PATH']}",
-            CI_DEFAULT_BRANCH="main",
-            CI_MERGE_REQUEST_TARGET_BRANCH_NAME="main",
-            CI_MERGE_REQUEST_IID="31",
-            CI_COMMIT_SHA=head,
-            RECONCILER_INSTALL="reconciler",
-            ACCOUNT=name,
-            # The variables of the environment reconciler-<name>, and those only.
-            **{f"RECONCILER_TOKEN_{name.upper()}": clients[name].token},
-            RECONCILER_PLAN_KEY=KEYS[name],
-        )
-        done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
-                              capture_output=True, text=True, env=environment, cwd=work,
-                              timeout=300)  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr
-        planned[name] = sorted(p.name for p in (work / "plans").glob("*.json"))
-    assert planned == {"eu": ["eu.json"], "us": []}
-    review = json.loads((tmp_path / "eu" / "plans" / "eu.json").read_text())["review"]
-    assert (review["pull_request"], review["head_sha"]) == (31, head)  # the merge checks them
-    assert clients_seen(controls, since) == {clients["eu"].client_id}

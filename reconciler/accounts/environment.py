@@ -79,12 +79,15 @@ def plan_key_setting(entry: AccountEntry, environ: Mapping[str, str]) -> str | N
     """The account's plan key: the variable its `planKeyEnv` names (which must then be set),
     else RECONCILER_PLAN_KEY (None: neither is set, and its token keys its plans)."""
     key_variable = entry.plan_key_env or ENV_PLAN_KEY
-    if key_variable in environ:
-        return environ[key_variable]
-    if entry.plan_key_env is not None:
+    own = entry.plan_key_env is not None
+    if key_variable in environ and (environ[key_variable].strip() or not own):
+        return environ[key_variable]  # RECONCILER_PLAN_KEY empty: refused as for one account
+    if own:
+        state = "is empty" if key_variable in environ else "is not set"
         raise AccountSettingError(
-            f"{entry.plan_key_env} (planKeyEnv of account {entry.name}) is not set",
-            hint=f"set it (in CI: a secret of the environment reconciler-{entry.name})",
+            f"{entry.plan_key_env} (planKeyEnv of account {entry.name}) {state}",
+            hint=f"set it (in CI: a secret of the environment reconciler-{entry.name}; a "
+            "secret that does not exist is passed as '')",
         )
     return None
 

@@ -75,6 +75,12 @@ def test_an_account_plan_is_checked_with_its_key_and_against_its_own_account(
     )  # fmt: skip
     assert unset.returncode == 1, unset.stdout + unset.stderr
     assert "KEY_EU (planKeyEnv of account eu) is not set" in unset.stderr
+    empty = run(
+        tmp_path, accounts, "plan-compare", "reviewed/eu.json", "new/eu.json",
+        KEY_EU="", KEY_US=KEYS["KEY_US"],
+    )  # fmt: skip
+    assert empty.returncode == 1, empty.stdout + empty.stderr
+    assert "KEY_EU (planKeyEnv of account eu) is empty" in empty.stderr
 
     elsewhere = tmp_path / "elsewhere"  # no accounts file here: its entry cannot be read
     elsewhere.mkdir()

@@ -9,13 +9,21 @@ structlog (and the rich it loads) costs a fifth of a quick command's start-up, a
 log nothing at their level: it is loaded with the first event that passes the level (the
 standard library's test, the one structlog's own filter makes), or at once for a program that
 loaded it already.
+
+Context: within `bound(account=...)` every line logged carries the field, whichever logger
+wrote it (the reconciler's or an HTTP library's); the context is stamped on each record as it
+is made, so a line held and written later still names the work that logged it. Threads do not
+inherit it by themselves: the threads the reconciler starts are made by `reconciler.threads`,
+which carries it into them.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Literal
 
 from reconciler import logconfig
@@ -32,7 +40,73 @@ _SENSITIVE_KEYS = frozenset(
     {"authorization", "token", "access_token", "bearer", "cookie", "password", "secret"}
 )
 
-__all__ = ["REDACTED", "configure", "get_logger", "guard_output", "register_secret", "scrub"]
+__all__ = [
+    "REDACTED",
+    "bound",
+    "configure",
+    "context",
+    "context_of",
+    "get_logger",
+    "guard_output",
+    "register_secret",
+    "scrub",
+]
+
+#: The fields every line logged in this context carries (`bound`), such as the account's name.
+_context: ContextVar[tuple[tuple[str, str], ...]] = ContextVar("reconciler_log", default=())
+#: The attribute of a `logging.LogRecord` that holds the context it was logged in.
+_RECORD_FIELD = "reconciler_context"
+
+
+@contextmanager
+def bound(**fields: str) -> Iterator[None]:
+    """Every line logged inside (in this thread, and in the threads `reconciler.threads`
+    starts from it) carries `fields`, e.g. `bound(account="eu")`."""
+    merged = dict(_context.get())
+    merged.update(fields)
+    token = _context.set(tuple(merged.items()))
+    try:
+        yield
+    finally:
+        _context.reset(token)
+
+
+def context() -> tuple[tuple[str, str], ...]:
+    """The fields bound where this is called (empty: none)."""
+    return _context.get()
+
+
+def context_of(record: logging.LogRecord) -> tuple[tuple[str, str], ...]:
+    """The fields bound where `record` was logged."""
+    fields: tuple[tuple[str, str], ...] = getattr(record, _RECORD_FIELD, ())
+    return fields
+
+
+def _stamped_factory(base: Any) -> Any:
+    def make(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record: logging.LogRecord = base(*args, **kwargs)
+        setattr(record, _RECORD_FIELD, _context.get())
+        return record
+
+    make.reconciler_stamps = True  # type: ignore[attr-defined]
+    return make
+
+
+def _stamp_records() -> None:
+    """Every record made from now on carries the context it was logged in (once per process)."""
+    base = logging.getLogRecordFactory()
+    if not getattr(base, "reconciler_stamps", False):
+        logging.setLogRecordFactory(_stamped_factory(base))
+
+
+def add_context(_logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> Any:
+    """structlog processor: the fields bound where the line was logged (the record's stamp
+    when the line is formatted from a record; else the context of the call)."""
+    record = event_dict.get("_record")
+    fields = context_of(record) if isinstance(record, logging.LogRecord) else _context.get()
+    for key, value in fields:
+        event_dict.setdefault(key, value)
+    return event_dict
 
 
 def _scrub_value(value: Any) -> Any:
@@ -143,6 +217,7 @@ def _formatter(use_console: bool) -> logging.Formatter:
     formatter: logging.Formatter = structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=_stamps(structlog),
         processors=[
+            add_context,  # before the record (`_record`) is removed from the event
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
             structlog.processors.format_exc_info,
             redact_secrets,
@@ -186,6 +261,7 @@ def _configure_default(structlog: Any) -> None:
     structlog.configure(
         processors=[
             structlog.stdlib.filter_by_level,
+            add_context,
             redact_secrets,
             structlog.processors.KeyValueRenderer(key_order=["event"]),
         ],
@@ -232,6 +308,7 @@ def get_logger(name: str | None = None) -> _Logger:
     return _Logger(name)
 
 
+_stamp_records()
 if logconfig.requested is not None:  # the command line asked before this module loaded
     configure(*logconfig.requested)  # type: ignore[arg-type]
 elif "structlog" in sys.modules:

@@ -5,6 +5,8 @@ Each account's part is what its single-account renderer makes (the JSON `plan` i
 account's plan JSON). The comment is one body: a table of every account, then the risky
 sections of every account before any account's low-risk tail, cut by the same risk-first budget
 as a single plan's comment (`reconciler.render.markdown`), within GitHub's 65,536 characters.
+`drift --all` words its outputs as drift (`DRIFT`): the report's title, what was done to each
+account, what failed.
 """
 
 from __future__ import annotations
@@ -54,6 +56,19 @@ class Look:
 
 
 @dataclass(frozen=True, slots=True)
+class Wording:
+    """How a combined output names what was done to the accounts."""
+
+    title: str  # the Markdown's title, as the single account's output of the command has it
+    done: str  # what each account was: "planned"; also the JSON summary's count of them
+    failed: str  # an account whose run failed "could not be ..."
+
+
+PLAN = Wording("reconciler plan", "planned", "could not be planned")
+DRIFT = Wording("reconciler drift report", "checked", "could not be checked")
+
+
+@dataclass(frozen=True, slots=True)
 class Part:
     """One account's share of the comment: its row of the table and its sections."""
 
@@ -100,8 +115,8 @@ def show(name: str, plan: Plan, look: Look) -> Shown:
     return Shown(counts, plan.has_changes, verdict, rendered=renderer.render(plan))
 
 
-def summary(outcomes: list[Outcome[Shown]]) -> dict[str, Any]:
-    """The counts over every account planned, and how many failed."""
+def summary(outcomes: list[Outcome[Shown]], wording: Wording = PLAN) -> dict[str, Any]:
+    """The counts over every account planned (checked, for drift), and which failed."""
     totals = dict.fromkeys((key for key, _ in SUMMARY_COLUMNS), 0)
     for outcome in outcomes:
         if outcome.value is not None:
@@ -112,13 +127,13 @@ def summary(outcomes: list[Outcome[Shown]]) -> dict[str, Any]:
     return {
         **totals,
         "accounts": len(outcomes),
-        "planned": len(outcomes) - len(failed),
+        wording.done: len(outcomes) - len(failed),
         "failed": failed,
         "with_changes": [o.name for o in outcomes if o.value is not None and o.value.changes],
     }
 
 
-def combined_text(outcomes: list[Outcome[Shown]]) -> str:
+def combined_text(outcomes: list[Outcome[Shown]], wording: Wording = PLAN) -> str:
     """A header per account, then its plan as rendered (or why it failed)."""
     parts = []
     for outcome in outcomes:
@@ -129,13 +144,14 @@ def combined_text(outcomes: list[Outcome[Shown]]) -> str:
             parts.append(f"Error: {outcome.error}\n")
         parts.append("\n")
     failed = [o.name for o in outcomes if o.error is not None]
-    line = f"{plural(len(outcomes), 'account')}: {counted(len(outcomes) - len(failed))} planned"
+    done = counted(len(outcomes) - len(failed))
+    line = f"{plural(len(outcomes), 'account')}: {done} {wording.done}"
     if failed:
         line += f", {counted(len(failed))} failed ({', '.join(failed)})"
     return "".join(parts) + line + ".\n"
 
 
-def combined_json(outcomes: list[Outcome[Shown]]) -> str:
+def combined_json(outcomes: list[Outcome[Shown]], wording: Wording = PLAN) -> str:
     """`{"accounts": [{"name", "plan"} | {"name", "error": {"message"}}], "summary"}`."""
     accounts: list[dict[str, Any]] = []
     for outcome in outcomes:
@@ -143,7 +159,7 @@ def combined_json(outcomes: list[Outcome[Shown]]) -> str:
             accounts.append({"name": outcome.name, "plan": json.loads(outcome.value.rendered)})
         else:
             accounts.append({"name": outcome.name, "error": {"message": outcome.error}})
-    document = {"accounts": accounts, "summary": summary(outcomes)}
+    document = {"accounts": accounts, "summary": summary(outcomes, wording)}
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -173,14 +189,21 @@ def shown_parts(outcomes: list[Outcome[Shown]]) -> list[Part]:
     return parts
 
 
-def combined_markdown(outcomes: list[Outcome[Shown]], *, limit: int | None = MAX_CHARACTERS) -> str:
+def combined_markdown(
+    outcomes: list[Outcome[Shown]],
+    *,
+    limit: int | None = MAX_CHARACTERS,
+    wording: Wording = PLAN,
+) -> str:
     """One comment for every account: the table, then every account's risky sections, then
     the low-risk tails, cut to `limit` (None: everything, for the job summary)."""
-    return parts_markdown(shown_parts(outcomes), limit=limit)
+    return parts_markdown(shown_parts(outcomes), limit=limit, wording=wording)
 
 
-def parts_markdown(parts: list[Part], *, limit: int | None = MAX_CHARACTERS) -> str:
-    head = "\n".join(_head(parts)) + "\n\n"
+def parts_markdown(
+    parts: list[Part], *, limit: int | None = MAX_CHARACTERS, wording: Wording = PLAN
+) -> str:
+    head = "\n".join(_head(parts, wording)) + "\n\n"
     found: list[Section] = []
     for part in parts:
         if part.error is not None:  # why, in full (the table holds its first line)
@@ -188,7 +211,7 @@ def parts_markdown(parts: list[Part], *, limit: int | None = MAX_CHARACTERS) -> 
             shown = [Line(clean(line)) for line in lines[:_ERROR_LINES]]
             if len(lines) > _ERROR_LINES:
                 shown.append(Line(f"and {plural(len(lines) - _ERROR_LINES, 'more line')}"))
-            title = f"{escape(part.name)}: could not be planned"
+            title = f"{escape(part.name)}: {wording.failed}"
             found.append(Section(title, _ERROR_RISK, (tuple(shown),), "error", False))
         for section in part.sections:
             found.append(replace(section, title=f"{escape(part.name)}: {section.title}"))
@@ -202,8 +225,8 @@ def parts_comment(parts: list[Part], marker: Marker) -> str:
     return fit_body(marker.stamp(parts_markdown(parts)))
 
 
-def _head(parts: list[Part]) -> list[str]:
-    lines = [f"### reconciler plan: {plural(len(parts), 'account')}", ""]
+def _head(parts: list[Part], wording: Wording) -> list[str]:
+    lines = [f"### {wording.title}: {plural(len(parts), 'account')}", ""]
     titles = ["account", *(title for _, title in SUMMARY_COLUMNS), "payruns to pay", "total to pay"]
     lines.append("| " + " | ".join([*titles, "error"]) + " |")
     lines.append("|---|" + "---:|" * (len(SUMMARY_COLUMNS) + 2) + "---|")
@@ -226,7 +249,7 @@ def _head(parts: list[Part]) -> list[str]:
     if failed:
         names = ", ".join(f"`{name}`" for name in failed)
         count = plural(len(failed), "account")
-        lines += [f"> :no_entry: **{count} could not be planned:** {names}.", ""]
+        lines += [f"> :no_entry: **{count} {wording.failed}:** {names}.", ""]
     inactivated = [
         f"{plural(part.inactivated, 'worker')} in `{part.name}`"
         for part in parts

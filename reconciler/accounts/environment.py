@@ -67,17 +67,41 @@ def account_environment(
     if entry.email_env is not None and entry.password_env is not None:
         own[ENV_EMAIL] = _required(entry, entry.email_env, "emailEnv", "login email", environ)
         own[ENV_PASSWORD] = _required(entry, entry.password_env, "passwordEnv", "password", environ)
-    key_variable = entry.plan_key_env or ENV_PLAN_KEY
-    if key_variable in environ:
-        own[ENV_PLAN_KEY] = environ[key_variable]
-    elif entry.plan_key_env is not None:
-        raise AccountSettingError(
-            f"{entry.plan_key_env} (planKeyEnv of account {entry.name}) is not set",
-            hint=f"set it (in CI: a secret of the environment reconciler-{entry.name})",
-        )
+    key = plan_key_setting(entry, environ)
+    if key is not None:
+        own[ENV_PLAN_KEY] = key
     if entry.client_id is not None:
         own[ENV_CLIENT_ID] = str(entry.client_id)
     return own
+
+
+def plan_key_setting(entry: AccountEntry, environ: Mapping[str, str]) -> str | None:
+    """The account's plan key: the variable its `planKeyEnv` names (which must then be set),
+    else RECONCILER_PLAN_KEY (None: neither is set, and its token keys its plans)."""
+    key_variable = entry.plan_key_env or ENV_PLAN_KEY
+    own = entry.plan_key_env is not None
+    if key_variable in environ and (environ[key_variable].strip() or not own):
+        return environ[key_variable]  # RECONCILER_PLAN_KEY empty: refused as for one account
+    if own:
+        state = "is empty" if key_variable in environ else "is not set"
+        raise AccountSettingError(
+            f"{entry.plan_key_env} (planKeyEnv of account {entry.name}) {state}",
+            hint=f"set it (in CI: a secret of the environment reconciler-{entry.name}; a "
+            "secret that does not exist is passed as '')",
+        )
+    return None
+
+
+def key_environment(entry: AccountEntry, environ: Mapping[str, str]) -> dict[str, str]:
+    """What reading the account's plan key needs where no client is opened (`plan-compare`
+    of its saved plans), in the usual names: its plan key as its run reads it, else its
+    token (empty: neither is set)."""
+    key = plan_key_setting(entry, environ)
+    if key is not None:
+        return {ENV_PLAN_KEY: key}
+    if entry.token_env is not None and environ.get(entry.token_env, "").strip():
+        return {ENV_TOKEN: environ[entry.token_env]}
+    return {}
 
 
 def _required(

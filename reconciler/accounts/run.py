@@ -11,12 +11,11 @@ import functools
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from reconciler import logs, redaction
+from reconciler import logs, redaction, threads
 from reconciler.accounts.environment import account_environment
 from reconciler.accounts.file import AccountEntry, AccountsFile
 from reconciler.errors import ReconcilerError
@@ -75,13 +74,16 @@ def run_accounts(
     def one(entry: AccountEntry, line: Progress) -> Outcome[T]:
         line.say(doing)
         try:
-            own = account_environment(entry, accounts, environ)
-            value = work(Job(entry, own, line.count, line.say))
+            # Every line its work logs names it, from whichever thread the work started.
+            with logs.bound(account=entry.name):
+                own = account_environment(entry, accounts, environ)
+                value = work(Job(entry, own, line.count, line.say))
         except ReconcilerError as error:
             line.say("failed")
             return Outcome(entry, error=redaction.scrub(str(error)))
         except Exception as error:  # an account's surprise must not stop the others
-            _log.debug("internal error", account=entry.name, exc_info=True)
+            with logs.bound(account=entry.name):
+                _log.debug("internal error", exc_info=True)
             line.say("failed")
             message = redaction.scrub(f"internal error: {type(error).__name__}: {error}")
             return Outcome(entry, error=message)
@@ -96,19 +98,19 @@ def run_accounts(
         from reconciler.accounts.spread import can_spread, spread
 
         if can_spread():
-            threads = -(-parallelism // processes)
+            each = -(-parallelism // processes)
             shown = functools.partial(_progress_lines, names, doing)
             return spread(
                 chosen,
                 one,
                 processes=processes,
-                threads=threads,
+                threads=each,
                 lines=shown,
                 failed=lambda entry, why: Outcome(entry, error=why),
             )
     with _progress_lines(names, doing) as lines:
         workers = max(1, min(parallelism, len(chosen)))
-        pool = ThreadPoolExecutor(workers, thread_name_prefix="accounts")
+        pool = threads.Pool(workers, thread_name_prefix="accounts")
         try:
             outcomes = list(pool.map(lambda entry: one(entry, lines.get(entry.name)), chosen))
         except KeyboardInterrupt:  # no account not started yet starts

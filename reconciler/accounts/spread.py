@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 from reconciler import redaction
 from reconciler.accounts.file import AccountEntry
+from reconciler.threads import start
 
 
 class _Progress(Protocol):
@@ -162,12 +163,11 @@ def _child(
     code = 0
     try:
         sender = _Sender(writer)
+        # Named as the pool of one process names them (the refresh's lines are held by name).
         workers = [
-            threading.Thread(target=_take, args=(sender, taken, chosen, one, failed), daemon=True)
-            for _ in range(threads)
+            start(_take, sender, taken, chosen, one, failed, name=f"accounts_{number}")
+            for number in range(threads)
         ]
-        for worker in workers:
-            worker.start()
         for worker in workers:
             worker.join()
     except KeyboardInterrupt:  # the parent was interrupted too: it reports

@@ -12,10 +12,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, wait
 from typing import Protocol, TypeVar
 
-from reconciler import logs
+from reconciler import logs, threads
 from reconciler.apply.converge import LiveAgreements, landed, refusals
 from reconciler.apply.ledger import Ledger, Outcome
 from reconciler.apply.schedule import (
@@ -202,7 +202,7 @@ class Executor:
 
     def _run(self, work: Callable[[_T], None], items: Iterable[_T]) -> None:
         """Run `work` on every item, `parallelism` at a time; returns when all have ended."""
-        pool = ThreadPoolExecutor(self._parallelism, thread_name_prefix="reconciler-apply")
+        pool = threads.Pool(self._parallelism, thread_name_prefix="reconciler-apply")
         try:
             futures: list[Future[None]] = [pool.submit(work, item) for item in items]
             wait(futures)

@@ -385,11 +385,18 @@ def clear_plans_folder(out: Path, names: list[str]) -> None:
 
 
 def print_plans(outcomes: list[Outcome[Shown]], look: Look) -> None:
-    from reconciler.accounts.combined import combined_json, combined_markdown, combined_text
+    from reconciler.accounts.combined import (
+        DRIFT,
+        PLAN,
+        combined_json,
+        combined_markdown,
+        combined_text,
+    )
 
+    wording = DRIFT if look.drift else PLAN
     if look.fmt == "json":
-        click.echo(combined_json(outcomes), nl=False)
+        click.echo(combined_json(outcomes, wording), nl=False)
     elif look.fmt == "markdown":
-        click.echo(combined_markdown(outcomes), nl=False)
+        click.echo(combined_markdown(outcomes, wording=wording), nl=False)
     else:
-        click.echo(combined_text(outcomes), nl=False, color=look.color)
+        click.echo(combined_text(outcomes, wording), nl=False, color=look.color)

@@ -24,6 +24,7 @@ from reconciler import logs
 from reconciler.accounts.combined import Part
 from reconciler.accounts.environment import ENV_PLAN_KEY
 from reconciler.accounts.file import AccountEntry, AccountsFile
+from reconciler.accounts.owner import SOURCE_PREFIX, plan_owner
 from reconciler.accounts.run import Job, Outcome, run_accounts
 from reconciler.apply import Executor, Ledger
 from reconciler.apply.paying import pay
@@ -44,9 +45,6 @@ from reconciler.plan.review import check_review
 from reconciler.plan.saved import SavedPlan, load_saved_plan
 from reconciler.plan.signing import UntrustedPlan
 from reconciler.words import counted, plural
-
-#: The first source of an account's saved plan: `account:<name>`, inside what is signed.
-SOURCE_PREFIX = "account:"
 
 
 class OtherAccountsPlan(UntrustedPlan):
@@ -123,14 +121,13 @@ def bound_plan(folder: Path, entry: AccountEntry) -> SavedPlan:
     """`folder/<name>.json`, refused unless it was made for this account of the file."""
     file = folder / f"{entry.name}.json"
     saved = load_saved_plan(file)
-    first = saved.sources[0] if saved.sources else ""
-    if not first.startswith(SOURCE_PREFIX):
+    owner = plan_owner(saved.sources)
+    if owner is None:
         raise OtherAccountsPlan(
             f"{file} is not a plan of account {entry.name}: it was saved by a single-account "
             "`reconciler plan --out`; nothing was applied",
             hint=f"make it with `reconciler plan --account {entry.name} --out {folder}`",
         )
-    owner = first.removeprefix(SOURCE_PREFIX)
     if owner != entry.name:
         raise OtherAccountsPlan(
             f"{file} is the plan of account {owner}, not of account {entry.name} (its name "

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reconciler import logs
+from reconciler import logs, threads
 from reconciler.cli import ending
 from reconciler.cli.connection import ConnectionOptions, open_client
 from reconciler.cli.plankey import plan_key
@@ -181,10 +181,7 @@ class _AccountReading:
         self.index = AgreementIndex()  # filled by the refresh as the pages arrive
 
     def start(self, on_progress: Callable[[int], None] | None) -> None:
-        self._thread = threading.Thread(
-            target=self._run, args=(on_progress,), name="reconciler-refresh", daemon=True
-        )
-        self._thread.start()
+        self._thread = threads.start(self._run, on_progress, name="reconciler-refresh")
 
     def read_money_first(self, first: bool) -> None:
         """Whether the money payruns need is read from the client's opening on (the thread
@@ -260,7 +257,7 @@ class _StoppableReader:
         self._client = client
         self._stop = stop
         self._webhook: Future[Webhook | None] = Future()
-        threading.Thread(target=self._read_webhook, name="reconciler-webhook", daemon=True).start()
+        threads.start(self._read_webhook, name="reconciler-webhook")
 
     def _read_webhook(self) -> None:
         try:
@@ -291,6 +288,8 @@ class _HeldLines(logging.Filter):
         self._handlers = handlers
         self._lock = threading.Lock()
         self._held: list[logging.LogRecord] | None = []  # None: released
+        # Several accounts read at once: only this one's lines are held (each names its own).
+        self._context = logs.context()
 
     @classmethod
     def install(cls) -> _HeldLines:
@@ -301,6 +300,8 @@ class _HeldLines(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not (record.threadName or "").startswith(_THREADS):
+            return True
+        if logs.context_of(record) != self._context:
             return True
         with self._lock:
             if self._held is None:

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Protocol, runtime_checkable
 
+from reconciler import threads
 from reconciler.plan.money import LiveMoney, MoneyWindow, WindowPaylist
 from reconciler.plan.payruns import LivePaylist
 from reconciler.service.models import JournalEntry, Paylist, PaylistSummary, Payment, Wallet
@@ -89,9 +90,7 @@ class MoneyReading:
         self._read_at = datetime.now(UTC)
         since = None if payruns or window is None else window.since
         # The keys by id get `parallelism` threads beside the reads that hold one.
-        self._pool = ThreadPoolExecutor(
-            max_workers=parallelism + _HELD, thread_name_prefix="money-read"
-        )
+        self._pool = threads.Pool(max_workers=parallelism + _HELD, thread_name_prefix="money-read")
         submit = self._pool.submit
         self._paylists = submit(self._list_paylists, since)
         self._payments = submit(lambda: list(reader.iter_payments(since)))

@@ -20,7 +20,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, TypeVar
 
-from reconciler import logs
+from reconciler import logs, threads
 from reconciler.errors import ReconcilerError
 from reconciler.service import decode, encode
 from reconciler.service.config import ClientConfig
@@ -369,7 +369,7 @@ class ServiceClient:
         """The threads that read pages concurrently, made on first use."""
         with self._executor_lock:
             if self._executor is None:
-                self._executor = ThreadPoolExecutor(
+                self._executor = threads.Pool(
                     max_workers=self.config.parallelism, thread_name_prefix="reconciler-page"
                 )
             return self._executor

@@ -35,9 +35,9 @@ def announce_retries(attempts: int) -> None:
     """One readable event per retry (what failed, why, attempt n of m, when), instead of
     stamina's raw `retry_scheduled` line; above the progress bar on a terminal, a JSON line
     in CI, like every log event. The same failure at the same attempt, from requests sent in
-    parallel, is announced once."""
+    parallel, is announced once (once per account: the key holds the log's context)."""
     lock = threading.Lock()
-    announced: dict[tuple[int, str], float] = {}
+    announced: dict[tuple[int, str, tuple[tuple[str, str], ...]], float] = {}
 
     def announce(details: stamina.instrumentation.RetryDetails) -> None:
         what = str(details.caused_by).splitlines()[0] if str(details.caused_by) else ""
@@ -47,9 +47,10 @@ def announce_retries(attempts: int) -> None:
         with lock:
             for key in [k for k, at in announced.items() if now - at > _SAME_RETRY_SECONDS]:
                 del announced[key]
-            if (attempt, what) in announced:
+            key = (attempt, what, logs.context())
+            if key in announced:
                 return
-            announced[(attempt, what)] = now
+            announced[key] = now
         _log.warning(
             f"retrying in {details.wait_for:.1f} s (attempt {attempt} of {attempts}): {what}",
             attempt=attempt,

@@ -14,17 +14,14 @@ import os
 import secrets
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from reconciler.sandbox import SandboxServer
-from tests.gitops.fake_github import FakeGitHub, workflow_run
-from tests.gitops.support import ROOT, job_environment
+from tests.gitops.fake_github import FakeGitHub, pull_request, workflow_run
 from tests.gitops.workflow_runner import JobRun, Runner
 from tests.sandbox.support import ClientAccess, Controls, invitation, service_client
 
@@ -142,6 +139,7 @@ PLAN_WORKFLOW = ".github/workflows/reconciler-accounts-plan.yml"
 
 
 def plan_pull_request(
+    github: FakeGitHub,
     runner: Runner,
     repo: Path,
     branch: str,
@@ -149,14 +147,17 @@ def plan_pull_request(
     *,
     pr: int = PR,
     run_id: str = "5001",
+    pull_state: str = "open",
+    pull_head: str | None = None,
 ) -> tuple[str, dict[str, list[JobRun]]]:
     """Push `branch` with `files` as pull request `pr`, and dispatch the plan workflow on main
-    for its head, as run `run_id`."""
+    for its head, as run `run_id`; GitHub says the pull request is `pull_state`, at its head
+    (or at `pull_head`, a newer push)."""
     main = git(repo, "rev-parse", "main")
     git(repo, "checkout", "--quiet", "-b", branch)
     head = commit(repo, files, branch)
     git(repo, "checkout", "--quiet", "main")
-    runner.pulls[pr] = head
+    github.state.pulls[pr] = pull_request(pr, pull_head or head, state=pull_state)
     event = {"repository": {"default_branch": "main"}}
     inputs = {"pull-request": str(pr), "head-sha": head}
     return head, runner.run(FOLDER / "reconciler-accounts-plan.yml", sha=main, event=event,
@@ -203,7 +204,7 @@ def test_a_pull_request_is_planned_per_account_in_its_environment_and_applied_at
     github: FakeGitHub,
 ) -> None:
     since = controls.last_seq()
-    head, runs = plan_pull_request(runner, repo, "hire", {"accounts/eu/workforce.yaml":
+    head, runs = plan_pull_request(github, runner, repo, "hire", {"accounts/eu/workforce.yaml":
                                                           state(["W-1"])})  # fmt: skip
 
     assert [run.returncode for runs_ in runs.values() for run in runs_] == [0, 0, 0], runs
@@ -234,6 +235,39 @@ def test_a_pull_request_is_planned_per_account_in_its_environment_and_applied_at
     assert live(sandbox, clients["eu"]) == ["W-1"] and live(sandbox, clients["us"]) == []
 
 
+@pytest.mark.parametrize(
+    ("pull_state", "moved", "said"),
+    [
+        ("closed", False, "pull request #31 is closed, not open: nothing was planned"),
+        ("open", True, "is not the head of pull request #31 (its head is " + "f" * 40),
+    ],
+    ids=["closed", "a newer push"],
+)
+def test_only_the_open_pull_request_s_head_is_planned(
+    runner: Runner,
+    repo: Path,
+    controls: Controls,
+    github: FakeGitHub,
+    pull_state: str,
+    moved: bool,
+    said: str,
+) -> None:
+    """The plan workflow checks the head with `reconciler github pull-head`, as the
+    single-account one does: a closed pull request, or a head a newer push replaced, is
+    refused before any account's job runs."""
+    since = controls.last_seq()
+    _, runs = plan_pull_request(
+        github, runner, repo, "hire", {"accounts/eu/workforce.yaml": state(["W-1"])},
+        pull_state=pull_state, pull_head="f" * 40 if moved else None,
+    )  # fmt: skip
+
+    (accounts,) = runs["accounts"]
+    assert accounts.returncode == 1
+    assert said in accounts.logs[-1], accounts.logs
+    assert runs["plan"] == [] and runs["comment"] == []
+    assert controls.requests(since) == [] and PR not in github.state.comments
+
+
 def test_a_signed_plan_uploaded_by_another_branch_s_run_is_not_applied(
     runner: Runner,
     repo: Path,
@@ -245,8 +279,8 @@ def test_a_signed_plan_uploaded_by_another_branch_s_run_is_not_applied(
     after it, a validly signed plan of eu made for another pull request (W-666): the merge
     takes the plan workflow's run on main only, and applies the reviewed W-1."""
     sneak = {"accounts/eu/workforce.yaml": state(["W-666"])}
-    other, _ = plan_pull_request(runner, repo, "sneak", sneak, pr=32, run_id="5002")
-    head, _ = plan_pull_request(runner, repo, "hire", {"accounts/eu/workforce.yaml":
+    other, _ = plan_pull_request(github, runner, repo, "sneak", sneak, pr=32, run_id="5002")
+    head, _ = plan_pull_request(github, runner, repo, "hire", {"accounts/eu/workforce.yaml":
                                                        state(["W-1"])})  # fmt: skip
     name = f"reconciler-plans-{head}"
     forged = runner.workdir / "forged" / name
@@ -279,8 +313,8 @@ def test_another_pull_request_s_signed_plan_in_the_reviewed_folder_is_not_applie
     as saved; the merged files' plan (W-1) makes other changes, so nothing is applied and the
     pull request is told why."""
     sneak = {"accounts/eu/workforce.yaml": state(["W-666"])}
-    other, _ = plan_pull_request(runner, repo, "sneak", sneak, pr=32, run_id="5002")
-    head, _ = plan_pull_request(runner, repo, "hire", {"accounts/eu/workforce.yaml":
+    other, _ = plan_pull_request(github, runner, repo, "sneak", sneak, pr=32, run_id="5002")
+    head, _ = plan_pull_request(github, runner, repo, "hire", {"accounts/eu/workforce.yaml":
                                                        state(["W-1"])})  # fmt: skip
     swapped = runner.uploaded[("5002", f"reconciler-plans-{other}")] / "plans" / "eu.json"
     shutil.copy(swapped, runner.uploaded[("5001", f"reconciler-plans-{head}")] / "plans")
@@ -308,7 +342,7 @@ def test_the_pull_request_s_reconciler_yaml_cannot_send_a_token_elsewhere(
     """A pull request points eu at a server of its own: the plan uses the default branch's
     entry, so eu's token goes to eu's service only, and the pull request is warned."""
     since = controls.last_seq()
-    _, runs = plan_pull_request(runner, repo, "elsewhere", {
+    _, runs = plan_pull_request(github, runner, repo, "elsewhere", {
         "reconciler.yaml": accounts_file(github.api_url, sandbox.base_url),
         "accounts/eu/workforce.yaml": state(["W-2"]),
     })  # fmt: skip
@@ -397,7 +431,7 @@ def test_a_merge_whose_plan_changed_is_refused_on_the_pull_request(
     clients: dict[str, ClientAccess],
     github: FakeGitHub,
 ) -> None:
-    head, _ = plan_pull_request(runner, repo, "hire", {"accounts/eu/workforce.yaml":
+    head, _ = plan_pull_request(github, runner, repo, "hire", {"accounts/eu/workforce.yaml":
                                                        state(["W-1", "W-2"])})  # fmt: skip
     with service_client(sandbox.base_url, clients["eu"].token) as api:  # meanwhile, by hand
         answer = api.post(
@@ -432,7 +466,7 @@ def test_a_chunked_fleet_is_planned_and_applied_several_accounts_a_job(
             "RECONCILER_TOKEN_US": clients["us"].token,
             "RECONCILER_PLAN_KEY": KEYS["eu"],
         }
-    head, runs = plan_pull_request(runner, repo, "both", {
+    head, runs = plan_pull_request(github, runner, repo, "both", {
         "accounts/eu/workforce.yaml": state(["W-1"]), "accounts/us/workforce.yaml": state(["W-2"]),
     })  # fmt: skip
 
@@ -449,62 +483,3 @@ def test_a_chunked_fleet_is_planned_and_applied_several_accounts_a_job(
     (apply,) = runs["apply"]
     assert apply.environment == "production" and apply.returncode == 0, apply.logs
     assert live(sandbox, clients["eu"]) == ["W-1"] and live(sandbox, clients["us"]) == ["W-2"]
-
-
-GITLAB = FOLDER.parents[1] / "gitlab" / "accounts.gitlab-ci.yml"
-
-
-def _flat(lines: list[Any]) -> list[str]:
-    return [str(x) for line in lines for x in (_flat(line) if isinstance(line, list) else [line])]
-
-
-def test_the_gitlab_plan_job_plans_a_changed_account_with_its_own_variables(
-    tmp_path: Path,
-    repo: Path,
-    controls: Controls,
-    clients: dict[str, ClientAccess],
-) -> None:
-    """The `plan` job of examples/gitlab/accounts.gitlab-ci.yml, its before_script and script
-    as GitLab runs them, in a clone of a merge request's branch: the account it changes is
-    planned with that account's variables only; the other ends at once."""
-    git(repo, "checkout", "--quiet", "-b", "hire")
-    head = commit(repo, {"accounts/eu/workforce.yaml": state(["W-1"])}, "hire")
-    git(repo, "checkout", "--quiet", "main")
-    pipeline = yaml.safe_load(GITLAB.read_text())
-    script = "\n".join(_flat(pipeline["default"]["before_script"] + pipeline["plan"]["script"]))
-    shim = tmp_path / "bin"
-    shim.mkdir()
-    (shim / "reconciler").write_text(
-        f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m reconciler "$@"\n'
-    )
-    (shim / "pip").write_text("#!/bin/sh\nexit 0\n")  # the reconciler is this worktree's
-    (shim / "python").symlink_to(sys.executable)
-    for tool in ("reconciler", "pip"):
-        (shim / tool).chmod(0o755)
-    since = controls.last_seq()
-    planned = {}
-    for name in ("eu", "us"):
-        work = tmp_path / name
-        subprocess.run(["git", "clone", "--quiet", "--branch", "hire", str(repo), str(work)],
-                       check=True, env={**os.environ, **GIT})  # fmt: skip
-        environment = job_environment(
-            PATH=f"{shim}:{job_environment()['PATH']}",
-            CI_DEFAULT_BRANCH="main",
-            CI_MERGE_REQUEST_TARGET_BRANCH_NAME="main",
-            CI_MERGE_REQUEST_IID="31",
-            CI_COMMIT_SHA=head,
-            RECONCILER_INSTALL="reconciler",
-            ACCOUNT=name,
-            # The variables of the environment reconciler-<name>, and those only.
-            **{f"RECONCILER_TOKEN_{name.upper()}": clients[name].token},
-            RECONCILER_PLAN_KEY=KEYS[name],
-        )
-        done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
-                              capture_output=True, text=True, env=environment, cwd=work,
-                              timeout=300)  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr
-        planned[name] = sorted(p.name for p in (work / "plans").glob("*.json"))
-    assert planned == {"eu": ["eu.json"], "us": []}
-    review = json.loads((tmp_path / "eu" / "plans" / "eu.json").read_text())["review"]
-    assert (review["pull_request"], review["head_sha"]) == (31, head)  # the merge checks them
-    assert clients_seen(controls, since) == {clients["eu"].client_id}

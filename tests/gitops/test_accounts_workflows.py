@@ -218,7 +218,12 @@ def test_the_plan_reads_the_pull_request_as_data_with_the_default_branch_s_accou
         assert trusted["with"]["sparse-checkout"] == "/reconciler.yaml"  # the root's only
         assert pull_request["with"]["ref"] == "${{ inputs.head-sha }}"
         assert pull_request["with"]["path"] == "pull-request"
-        (script,) = [s["run"] for s in steps if "run" in s and "reconciler " in s["run"]]
+        # The script that reads the pull request's files (the head check reads none of them).
+        (script,) = [
+            s["run"]
+            for s in steps
+            if "run" in s and "reconciler " in s["run"] and "github pull-head" not in s["run"]
+        ]
         lines = [line.strip() for line in script.splitlines()]
         first = next(i for i, line in enumerate(lines) if _RUNS_RECONCILER.search(line))
         replaced = lines.index(

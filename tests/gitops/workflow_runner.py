@@ -6,8 +6,9 @@ expressions the workflows use (contexts, `||`, `&&`, `!`, `==`, `format`, `fromJ
 a job's matrix, and gives each job the secrets of the environment its `environment:` names, and
 those only, as GitHub does. GitHub's own actions have stand-ins: checkout clones the test's
 repository at the ref (sparse as asked), the artifacts go to and come from a local store, and
-the install action is a `reconciler` shim for this worktree. `gh api` (one call, the pull
-request's head) answers from the test's table.
+the install action is a `reconciler` shim for this worktree. GitHub's API is the test's fake
+(`reconciler github ...` reads GITHUB_API_URL): the pull request's head, its comments, its runs
+and artifacts.
 """
 
 from __future__ import annotations
@@ -51,7 +52,6 @@ class Runner:
     github_token: str
     github_api_url: str
     variables: dict[str, str] = field(default_factory=dict)
-    pulls: dict[int, str] = field(default_factory=dict)  # pull request -> head sha, for `gh`
     artifacts: dict[str, Path] = field(default_factory=dict)
     #: (run id, name) -> the artifact that run uploaded: `download-artifact` with a `run-id`
     #: takes the named artifact of that run only, as GitHub does.
@@ -149,14 +149,7 @@ class Runner:
         (shim / "reconciler").write_text(
             f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m reconciler "$@"\n'
         )
-        # `gh api repos/R/pulls/N --jq .head.sha`: the one call the workflows make.
-        pulls = json.dumps({str(n): {"head": {"sha": sha}} for n, sha in self.pulls.items()})
-        (shim / "gh").write_text(
-            '#!/bin/bash\nset -e\n[ "$1" = api ] && [ "$3" = --jq ]\n'
-            f'echo \'{pulls}\' | jq -r --arg n "${{2##*/}}" ".[\\$n]$4"\n'
-        )
-        for tool in ("reconciler", "gh"):
-            (shim / tool).chmod(0o755)
+        (shim / "reconciler").chmod(0o755)
 
     def _stand_in(
         self, uses: str, settings: dict[str, str], workspace: Path, context: dict[str, Any]

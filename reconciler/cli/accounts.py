@@ -1,9 +1,10 @@
 """Several accounts from one repository: the selection options, `reconciler accounts`, and
-`validate`, `plan`, `drift` and `comment` over the selected accounts.
+`validate` over the selected accounts.
 
 Each account runs the single-account code with its own environment
 (`reconciler.accounts.environment`); the outputs are joined in the accounts file's order
-(`reconciler.accounts.combined`). `apply` and saved plans per account are in `accounts_saved`.
+(`reconciler.accounts.combined`). `plan`, `drift` and `comment` over them are in
+`accounts_plan`; `apply` and saved plans per account in `accounts_saved`.
 """
 
 from __future__ import annotations
@@ -11,10 +12,8 @@ from __future__ import annotations
 import functools
 import json
 import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -29,12 +28,10 @@ from reconciler.accounts.selection import (
     matrix,
     select,
 )
-from reconciler.cli.terminal import text_look
 from reconciler.errors import ReconcilerError
 from reconciler.words import plural
 
 if TYPE_CHECKING:  # the runner (and the service's modules) only when accounts run
-    from reconciler.accounts.combined import Look, Shown
     from reconciler.accounts.run import Job, Outcome
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -278,125 +275,3 @@ def validate_accounts(options: AccountOptions, output_format: str, no_env: bool)
 
 def _ignore(*_: object) -> None:
     return None
-
-
-# --- plan, drift, comment ---------------------------------------------------------------------
-
-
-def plan_accounts(
-    options: AccountOptions,
-    *,
-    look: Look,
-    plan_options: Any,
-    out: Path | None,
-    money_since: datetime | None,
-    top_ups: bool = False,
-    doing: str = "planning",
-    pull_request: tuple[int, str] | None = None,
-) -> list[Outcome[Shown]] | None:
-    """Plan every selected account side by side, each shown as `look` says where it ran;
-    `out`: a folder, one saved plan each. The accounts are spread over this machine's
-    processors (`reconciler.accounts.spread`): planning is mostly the interpreter's work."""
-    from reconciler.accounts.run import run_accounts
-
-    accounts, chosen = options.load()
-    if not chosen:
-        nothing_selected(accounts, options)
-        return None
-    if out is not None:
-        clear_plans_folder(out, [entry.name for entry in chosen])
-    work = functools.partial(
-        _plan_and_show,
-        look=look,
-        plan_options=plan_options,
-        out=out,
-        money_since=money_since,
-        top_ups=top_ups,
-        pull_request=pull_request,
-    )
-    outcomes = run_accounts(
-        accounts,
-        chosen,
-        work,
-        parallelism=options.parallelism,
-        environ=os.environ,
-        doing=doing,
-        processes=os.cpu_count() or 1,
-    )
-    if out is not None:
-        saved = [o.name for o in outcomes if o.value is not None]
-        if saved:
-            click.echo(
-                f"Saved {plural(len(saved), 'plan')} to {out}/ ({', '.join(saved)}); apply "
-                f"them with: reconciler apply {out}",
-                err=True,
-            )
-    return outcomes
-
-
-def _plan_and_show(job: Job, *, look: Look, **plan: Any) -> Shown:
-    from reconciler.accounts.combined import show
-    from reconciler.cli.accounts_saved import plan_and_save
-
-    return show(job.entry.name, plan_and_save(job, **plan).plan, look)
-
-
-def look_for(
-    fmt: str, *, show_unmanaged: bool = False, strict: bool = False, drift: bool = False
-) -> Look:
-    """How the accounts' plans are shown on stdout (text: its colour and width)."""
-    from reconciler.accounts.combined import Look
-
-    color, width = text_look(sys.stdout) if fmt == "text" else (False, None)
-    return Look(fmt, show_unmanaged, strict, drift, color, width)
-
-
-def clear_plans_folder(out: Path, names: list[str]) -> None:
-    """Make `out` hold this run's plans only: the selected accounts' earlier plans are removed
-    before planning (an account that fails now must not leave an older plan to apply), and a
-    folder holding other accounts' plans, or another file under a plan's name, is refused."""
-    from reconciler.plan.saved import is_saved_plan
-
-    if out.exists() and not out.is_dir():
-        raise click.BadParameter(
-            f"{out} is a file: with accounts selected, --out names a folder (DIR/<name>.json each)",
-            param_hint="--out",
-        )
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise ReconcilerError(f"cannot create the plans folder {out}: {error.strerror}") from None
-    others = sorted(p.name for p in out.glob("*.json") if p.stem not in names and is_saved_plan(p))
-    if others:
-        raise ReconcilerError(
-            f"{out} holds saved plans of accounts not planned now ({', '.join(others)}): "
-            f"`reconciler apply {out}` would apply them too",
-            hint="give --out an empty folder (each run its own), or remove those plans",
-        )
-    for name in names:
-        file = out / f"{name}.json"
-        if file.is_symlink() or (file.exists() and not is_saved_plan(file)):
-            raise ReconcilerError(
-                f"{file} exists and is not a saved plan: refusing to replace it",
-                hint="give --out another folder",
-            )
-    for name in names:
-        (out / f"{name}.json").unlink(missing_ok=True)
-
-
-def print_plans(outcomes: list[Outcome[Shown]], look: Look) -> None:
-    from reconciler.accounts.combined import (
-        DRIFT,
-        PLAN,
-        combined_json,
-        combined_markdown,
-        combined_text,
-    )
-
-    wording = DRIFT if look.drift else PLAN
-    if look.fmt == "json":
-        click.echo(combined_json(outcomes, wording), nl=False)
-    elif look.fmt == "markdown":
-        click.echo(combined_markdown(outcomes, wording=wording), nl=False)
-    else:
-        click.echo(combined_text(outcomes, wording), nl=False, color=look.color)

@@ -15,10 +15,10 @@ from reconciler.cli.account import check_saved_account
 from reconciler.cli.accounts import (
     AccountOptions,
     need_path,
-    plan_accounts,
     refuse_connection,
     selection_options,
 )
+from reconciler.cli.accounts_plan import plan_accounts
 from reconciler.cli.accounts_saved import is_plans_folder
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.plan import plan_path, save_plan

@@ -18,14 +18,12 @@ from reconciler.cli.account import saved_plan_account
 from reconciler.cli.accounts import (
     AccountOptions,
     exit_for,
-    look_for,
     need_path,
-    plan_accounts,
-    print_plans,
     refuse_connection,
     refuse_path,
     selection_options,
 )
+from reconciler.cli.accounts_plan import look_for, plan_accounts, print_plans
 from reconciler.cli.connection import ConnectionOptions, connection_options
 from reconciler.cli.moment import Moment
 from reconciler.cli.reading import collector_paused, file_and_account

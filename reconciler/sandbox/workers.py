@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-import threading
 from array import array
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +15,7 @@ from starlette.routing import Route
 from reconciler.sandbox.bodies import read_json
 from reconciler.sandbox.clients import authenticate
 from reconciler.sandbox.context import sandbox_of
+from reconciler.sandbox.idcache import keep_ids, kept_ids
 from reconciler.sandbox.invitations import Invitation, read_batch
 from reconciler.sandbox.jsontext import JSONText, RawJSON
 from reconciler.sandbox.paging import Paging, spring_page
@@ -198,34 +197,6 @@ def worker_json(conn: sqlite3.Connection, agreement_id: int) -> RawJSON:
     return json_one(conn, f"SELECT {_WORKER_JSON} FROM agreements WHERE id = ?", [agreement_id])
 
 
-#: The ids of the lists read lately, in order, while the database is unchanged: a deep page is
-#: an index range from them (keyset), not an OFFSET that skips every row before it, and the
-#: count is their number, not a COUNT(*) per page. Several clients read their lists at once
-#: (`plan --all` of several accounts): each keeps its own, the least recently read dropped
-#: first, at most `_IDS_KEPT` ids in all (8 bytes each).
-_IDS: OrderedDict[tuple[int, int, int, str | None], array[int]] = OrderedDict()
-_IDS_KEPT = 2_000_000
-_IDS_LOCK = threading.Lock()
-
-
-def _kept_ids(key: tuple[int, int, int, str | None]) -> array[int] | None:
-    with _IDS_LOCK:
-        ids = _IDS.get(key)
-        if ids is not None:
-            _IDS.move_to_end(key)
-        return ids
-
-
-def _keep_ids(key: tuple[int, int, int, str | None], ids: array[int]) -> None:
-    with _IDS_LOCK:
-        _IDS[key] = ids
-        _IDS.move_to_end(key)
-        kept = sum(len(value) for value in _IDS.values())
-        while kept > _IDS_KEPT and len(_IDS) > 1:
-            _, dropped = _IDS.popitem(last=False)
-            kept -= len(dropped)
-
-
 def list_page(
     conn: sqlite3.Connection,
     client_id: int,
@@ -244,12 +215,12 @@ def list_page(
     if status is not None:
         where, args = "client_id = ? AND status = ?", [client_id, status]
     key = None if version is None else (*version, client_id, status)
-    ids = _kept_ids(key) if key is not None else None
+    ids = kept_ids(key) if key is not None else None
     if ids is None:
         query = f"SELECT id FROM agreements WHERE {where} ORDER BY id"
         ids = array("q", (row[0] for row in conn.execute(query, args)))
         if key is not None:
-            _keep_ids(key, ids)
+            keep_ids(key, ids)
     total = len(ids)
     if paging.offset >= total:  # also keeps an absurd page number away from SQLite
         return RawJSON("[]"), 0, total

@@ -27,6 +27,7 @@ from reconciler.desired.model import (
     Location,
     Policy,
 )
+from reconciler.desired.nodes import NodeBudget
 from reconciler.desired.parse import UNPARSED, Marks, scan
 from reconciler.desired.parse import parse as parse_yaml
 from reconciler.desired.payruns import (
@@ -76,8 +77,9 @@ def load_desired_state(
     sources, problems = read_sources(path)
     files: list[FileValues] = []
     pending: dict[str, list[PathProblem]] = defaultdict(list)
+    budget = NodeBudget()  # YAML nodes, in all the files
     for source in sources:
-        data, parse_problems = parse_yaml(source)
+        data, parse_problems = parse_yaml(source, budget)
         if data is UNPARSED:
             problems += parse_problems
             continue

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 from reconciler.desired.characters import character_problem
 from reconciler.desired.keys import events_of, key_problems
 from reconciler.desired.model import Location
+from reconciler.desired.nodes import NodeBudget, node_past, nodes_at_most, too_many_message
 from reconciler.desired.problems import Problem, YamlPath
 from reconciler.desired.source import SourceText
 from reconciler.words import plural
@@ -59,11 +60,30 @@ class Unparsed:
 UNPARSED = Unparsed()
 
 
-def parse(source: SourceText) -> tuple[object, list[Problem]]:
-    """The values of a file, or `UNPARSED` and the located problems that prevented them."""
+def parse(source: SourceText, budget: NodeBudget | None = None) -> tuple[object, list[Problem]]:
+    """The values of a file, or `UNPARSED` and the located problems that prevented them.
+
+    `budget` is what the files of one run may still hold (YAML nodes); a file alone has
+    `nodes.MAX_NODES`. A file that would pass it is refused before its values are built.
+    """
     refused = character_problem(source)
     if refused is not None:  # the readers disagree on these: refuse them before either reads
         return UNPARSED, [refused]
+    budget = NodeBudget() if budget is None else budget
+    bound = source.nodes_at_most
+    if bound is None:
+        bound = nodes_at_most(source.text.encode())
+    exact = not budget.fits(bound)
+    if exact:  # rare: a file of more nodes than the bound of a usual one
+        _load_pyyaml()
+        try:
+            bound, past = node_past(source.text, budget.left)
+        except yaml.MarkedYAMLError as error:
+            return UNPARSED, [_syntax_problem(source, error)]
+        except yaml.reader.ReaderError as error:
+            return UNPARSED, [_reader_problem(source, error)]
+        if past is not None:
+            return UNPARSED, [_problem(source, past, too_many_message(budget.limit))]
     try:
         data = yaml_rs.loads(
             source.text,
@@ -95,6 +115,7 @@ def parse(source: SourceText) -> tuple[object, list[Problem]]:
         return UNPARSED, [Problem(Location(source.name, 1, 1), message)]
     if "!" in source.text and (tags := _tag_problems(source)):
         return UNPARSED, tags
+    budget.charge(data, bound, exact=exact)
     return data, []
 
 

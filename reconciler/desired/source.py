@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reconciler.desired.model import Location
+from reconciler.desired.nodes import nodes_at_most
 from reconciler.desired.problems import Problem
 
 _SUFFIXES = (".yaml", ".yml")
@@ -22,10 +23,12 @@ MAX_INPUT_BYTES = 64 * 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class SourceText:
-    """The text of one file, under the name its problems are reported with."""
+    """The text of one file, under the name its problems are reported with, and the most
+    YAML nodes it can hold (`nodes.nodes_at_most`; None: counted from the text when parsed)."""
 
     name: str
     text: str
+    nodes_at_most: int | None = None
 
 
 def read_sources(path: str | Path) -> tuple[list[SourceText], list[Problem]]:
@@ -70,7 +73,7 @@ def read_sources(path: str | Path) -> tuple[list[SourceText], list[Problem]]:
         except UnicodeDecodeError as error:
             problems.append(_encoding_problem(str(file), raw, error.start))
             continue
-        sources.append(SourceText(str(file), text.removeprefix(_BOM)))
+        sources.append(SourceText(str(file), text.removeprefix(_BOM), nodes_at_most(raw)))
     return sources, problems
 
 

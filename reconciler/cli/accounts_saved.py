@@ -76,9 +76,7 @@ def plan_and_save(
     )
     if out is not None:
         sources = [SOURCE_PREFIX + job.entry.name, job.entry.written_path]
-        write_planned(
-            out / f"{job.entry.name}.json", planned, job.entry.path, sources, pull_request
-        )
+        write_planned(out / f"{job.entry.name}.json", planned, sources, pull_request)
     return planned
 
 

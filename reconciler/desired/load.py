@@ -109,7 +109,7 @@ def load_desired_state(
         at_least = any(p.uncounted for found in pending.values() for p in found)
         located = _locate(sources, _first(pending, KEPT))
         raise InvalidDesiredState([*problems, *located], total, at_least=at_least)
-    return _build(files, webhook)
+    return _build(files, webhook, tuple((source.name, source.sha256) for source in sources))
 
 
 def _read_number_texts(source: SourceText, data: dict[object, object]) -> list[PathProblem]:
@@ -225,7 +225,9 @@ def _prefixes(path: YamlPath) -> Iterable[YamlPath]:
     return (path[:length] for length in range(len(path) + 1))
 
 
-def _build(files: list[FileValues], filled: FilledWebhook | None) -> DesiredState:
+def _build(
+    files: list[FileValues], filled: FilledWebhook | None, digests: tuple[tuple[str, str], ...]
+) -> DesiredState:
     """The model of values that passed every check.
 
     Locations stay unset: finding them costs a second, marked parse that only a file with
@@ -267,6 +269,7 @@ def _build(files: list[FileValues], filled: FilledWebhook | None) -> DesiredStat
         policy=policy,
         sources=tuple(values.name for values in files),
         payruns=build_payruns(files),
+        digests=digests,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import re
 import stat
@@ -23,12 +24,15 @@ MAX_INPUT_BYTES = 64 * 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class SourceText:
-    """The text of one file, under the name its problems are reported with, and the most
-    YAML nodes it can hold (`nodes.nodes_at_most`; None: counted from the text when parsed)."""
+    """The text of one file, under the name its problems are reported with, the most YAML
+    nodes it can hold (`nodes.nodes_at_most`; None: counted from the text when parsed), and
+    the SHA-256 of the very bytes it was decoded from (hex; empty for a text not read from a
+    file), which a saved plan's review is bound to."""
 
     name: str
     text: str
     nodes_at_most: int | None = None
+    sha256: str = ""
 
 
 def read_sources(path: str | Path) -> tuple[list[SourceText], list[Problem]]:
@@ -73,7 +77,8 @@ def read_sources(path: str | Path) -> tuple[list[SourceText], list[Problem]]:
         except UnicodeDecodeError as error:
             problems.append(_encoding_problem(str(file), raw, error.start))
             continue
-        sources.append(SourceText(str(file), text.removeprefix(_BOM), nodes_at_most(raw)))
+        sha256 = hashlib.sha256(raw).hexdigest()
+        sources.append(SourceText(str(file), text.removeprefix(_BOM), nodes_at_most(raw), sha256))
     return sources, problems
 
 

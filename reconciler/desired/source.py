@@ -47,27 +47,16 @@ def read_sources(path: str | Path) -> tuple[list[SourceText], list[Problem]]:
     up to at most `MAX_INPUT_BYTES`; the one that would pass it is refused unread.
     """
     path = Path(path)
-    if (leaving := _leaves_repository(path)) is not None:
-        return [], [Problem(Location(str(path), 1, 1), leaving)]
-    if path.is_dir():
-        files = _yaml_files(path)
-        if not files:
-            message = "the directory holds no *.yaml or *.yml file"
-            return [], [Problem(Location(str(path), 1, 1), message)]
-        inside = Path(os.path.realpath(path))
-    elif path.exists() or path.is_symlink():
-        files = [path]
-        inside = None  # a file named on the command line is read wherever it is
-    else:
-        return [], [Problem(Location(str(path), 1, 1), "no such file or directory")]
+    try:
+        listing = _listing(path)
+    except _Unreadable as error:
+        return [], [Problem(Location(str(path), 1, 1), str(error))]
     sources: list[SourceText] = []
     problems: list[Problem] = []
     budget = MAX_INPUT_BYTES
-    for file in files:
+    for file in listing.files:
         try:
-            if inside is not None:
-                _refuse_link_out(file, inside)
-            raw = _read_regular_file(file, budget)
+            raw = _read_all(listing.open(file, budget), budget)
             budget -= len(raw)
         except _Unreadable as error:
             problems.append(Problem(Location(str(file), 1, 1), str(error)))
@@ -80,6 +69,36 @@ def read_sources(path: str | Path) -> tuple[list[SourceText], list[Problem]]:
         sha256 = hashlib.sha256(raw).hexdigest()
         sources.append(SourceText(str(file), text.removeprefix(_BOM), nodes_at_most(raw), sha256))
     return sources, problems
+
+
+@dataclass(frozen=True, slots=True)
+class _Listing:
+    """The files a desired-state path names, and the folder their links must stay in: the
+    one place that says which files a load opens, for the load and for the guess before it."""
+
+    files: list[Path]
+    inside: Path | None  # None: a file named on the command line, read wherever it is
+
+    def open(self, file: Path, budget: int) -> int:
+        """A blocking descriptor of `file` (the caller closes it), if the load may read it
+        with `budget` bytes left; `_Unreadable` otherwise."""
+        if self.inside is not None:
+            _refuse_link_out(file, self.inside)
+        return _open_regular(file, budget)
+
+
+def _listing(path: Path) -> _Listing:
+    """The files at `path`, or `_Unreadable` saying why none is read."""
+    if (leaving := _leaves_repository(path)) is not None:
+        raise _Unreadable(leaving)
+    if path.is_dir():
+        files = _yaml_files(path)
+        if not files:
+            raise _Unreadable("the directory holds no *.yaml or *.yml file")
+        return _Listing(files, Path(os.path.realpath(path)))
+    if path.exists() or path.is_symlink():
+        return _Listing([path], None)
+    raise _Unreadable("no such file or directory")
 
 
 def _yaml_files(directory: Path) -> list[Path]:
@@ -100,12 +119,22 @@ def payruns_written(path: str | Path) -> bool:
     from its bytes, before anything is parsed, so that a plan starts reading the money payruns
     need with the workers (`cli.reading`). A file that writes them as most do (a top-level
     `payruns:` key, its first item on the next line or in flow style) is found; one that does
-    not is read as before, once loaded. Never raises: an unreadable path is for the loader
-    to report."""
+    not is read as before, once loaded. Only the files the load would read are opened (the
+    same listing and rules: no link out of the repository or the folder, nothing past the
+    size limit); the guess is False when one is refused. Never raises: an unreadable path is
+    for the loader to report."""
     try:
-        path = Path(path)
-        files = _yaml_files(path) if path.is_dir() else [path]
-        return any(_writes_payruns(file) for file in files)
+        listing = _listing(Path(path))
+        budget = MAX_INPUT_BYTES
+        for file in listing.files:
+            descriptor = listing.open(file, budget)
+            try:
+                budget -= os.fstat(descriptor).st_size
+                if _writes_payruns(descriptor):
+                    return True
+            finally:
+                os.close(descriptor)
+        return False
     except (_Unreadable, OSError, ValueError):
         return False
 
@@ -117,20 +146,16 @@ _PIECE = 64 * 1024
 _CARRY = 1024
 
 
-def _writes_payruns(file: Path) -> bool:
-    descriptor = _open_regular(file)  # a FIFO is refused, never read
-    try:
-        data = b"\n"  # the file's first line starts after a new line
-        while piece := os.read(descriptor, _PIECE):
-            data = data[-_CARRY:] + piece
-            start = 0
-            while (found := data.find(b"\npayruns:", start)) >= 0:
-                if _PAYRUNS.match(data, found + 1):
-                    return True
-                start = found + 1
-        return False
-    finally:
-        os.close(descriptor)
+def _writes_payruns(descriptor: int) -> bool:
+    data = b"\n"  # the file's first line starts after a new line
+    while piece := os.read(descriptor, _PIECE):
+        data = data[-_CARRY:] + piece
+        start = 0
+        while (found := data.find(b"\npayruns:", start)) >= 0:
+            if _PAYRUNS.match(data, found + 1):
+                return True
+            start = found + 1
+    return False
 
 
 class _Unreadable(Exception):
@@ -175,14 +200,9 @@ def _refuse_link_out(file: Path, inside: Path) -> None:
         )
 
 
-def _read_regular_file(file: Path, budget: int = MAX_INPUT_BYTES) -> bytes:
-    """The bytes of a regular file, refusing anything else without waiting on it, and any
-    file of more than `budget` bytes before reading it.
-
-    Opened non-blocking and checked on the open descriptor, so a FIFO (or a file swapped for
-    one after a look) is refused at once rather than read forever.
-    """
-    descriptor = _open_regular(file, budget)
+def _read_all(descriptor: int, budget: int) -> bytes:
+    """The bytes of an open regular file (`_open_regular`'s), at most `budget` of them; the
+    descriptor is closed."""
     try:
         with os.fdopen(descriptor, "rb", closefd=False) as stream:
             raw = stream.read(budget + 1)  # a file growing while read stops at the limit
@@ -195,9 +215,13 @@ def _read_regular_file(file: Path, budget: int = MAX_INPUT_BYTES) -> bytes:
     return raw
 
 
-def _open_regular(file: Path, budget: int | None = None) -> int:
+def _open_regular(file: Path, budget: int) -> int:
     """A blocking descriptor of a regular file of at most `budget` bytes (the caller closes
-    it), or `_Unreadable`."""
+    it), or `_Unreadable`.
+
+    Opened non-blocking and checked on the open descriptor, so a FIFO (or a file swapped for
+    one after a look) is refused at once rather than read forever.
+    """
     try:
         descriptor = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
@@ -215,7 +239,7 @@ def _open_regular(file: Path, budget: int | None = None) -> int:
         if kind != stat.S_IFREG:
             raise _Unreadable(f"not a regular file but {_KINDS.get(kind, 'a special file')}")
         size = os.fstat(descriptor).st_size
-        if budget is not None and size > budget:
+        if size > budget:
             raise _Unreadable(_too_large(size))
         os.set_blocking(descriptor, True)
     except OSError as error:

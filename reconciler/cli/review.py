@@ -10,7 +10,7 @@ that pull request and commit. `apply PLAN --expect-pull-request N --expect-head-
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -104,11 +104,12 @@ def review_of(path: Path, key: PlanKey, pull_request: tuple[int, str] | None = N
 
 
 def review_planned(
-    digests: Iterable[tuple[str, str]], key: PlanKey, pull_request: tuple[int, str] | None
+    digests: Sequence[tuple[str, str]], key: PlanKey, pull_request: tuple[int, str] | None
 ) -> Review:
     """The review of a plan made from files whose bytes, as its load read them, have these
     SHA-256 digests (`DesiredState.digests`): never read again, so a file changed while the
     plan was made is not signed as reviewed."""
+    assert digests, "load_desired_state(digests=True): a plan to save records its files"
     number, sha = pull_request if pull_request is not None else (None, None)
     return Review(_digest(digests, key), number, sha)
 
@@ -135,7 +136,7 @@ def check_expected(
 
 
 def _read(path: Path) -> list[tuple[str, str]]:
-    sources, problems = read_sources(path)
+    sources, problems = read_sources(path, digests=True)
     if problems:
         first = problems[0]
         raise ReconcilerError(f"cannot read the desired-state files at {path}: {first}")

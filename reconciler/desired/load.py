@@ -63,6 +63,7 @@ def load_desired_state(
     *,
     read_variables: bool = True,
     credentials: Iterable[str] = (),
+    digests: bool = False,
 ) -> DesiredState:
     """Read, validate and model the desired state at `path` (a file or a directory).
 
@@ -72,9 +73,11 @@ def load_desired_state(
     the model keeps its template where the value would be, so such a state is for reporting
     only, never for a plan. `credentials` are values no variable may hold (the token, say). Raises
     `InvalidDesiredState` listing every problem, each with its file, line and column.
+    With `digests` the state records the SHA-256 of each file's bytes as read (`digests`),
+    which a saved plan's review is bound to.
     """
     environ = (os.environ if environ is None else environ) if read_variables else EveryName()
-    sources, problems = read_sources(path)
+    sources, problems = read_sources(path, digests=digests)
     files: list[FileValues] = []
     pending: dict[str, list[PathProblem]] = defaultdict(list)
     budget = NodeBudget()  # YAML nodes, in all the files

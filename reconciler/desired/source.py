@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import re
 import stat
@@ -27,7 +26,7 @@ class SourceText:
     """The text of one file, under the name its problems are reported with, the most YAML
     nodes it can hold (`nodes.nodes_at_most`; None: counted from the text when parsed), and
     the SHA-256 of the very bytes it was decoded from (hex; empty for a text not read from a
-    file), which a saved plan's review is bound to."""
+    file, or when not asked for), which a saved plan's review is bound to."""
 
     name: str
     text: str
@@ -35,8 +34,11 @@ class SourceText:
     sha256: str = ""
 
 
-def read_sources(path: str | Path) -> tuple[list[SourceText], list[Problem]]:
-    """The files a path names, decoded, and the problems met reading them.
+def read_sources(
+    path: str | Path, *, digests: bool = False
+) -> tuple[list[SourceText], list[Problem]]:
+    """The files a path names, decoded, and the problems met reading them (with `digests`,
+    the SHA-256 of each file's bytes: `validate` never imports what hashes them).
 
     In a directory, every entry named `*.yaml` or `*.yml` (in any case; hidden `.*` entries,
     such as an editor's lock files, aside) must be a readable regular file once links are
@@ -66,7 +68,7 @@ def read_sources(path: str | Path) -> tuple[list[SourceText], list[Problem]]:
         except UnicodeDecodeError as error:
             problems.append(_encoding_problem(str(file), raw, error.start))
             continue
-        sha256 = hashlib.sha256(raw).hexdigest()
+        sha256 = _sha256(raw) if digests else ""
         sources.append(SourceText(str(file), text.removeprefix(_BOM), nodes_at_most(raw), sha256))
     return sources, problems
 
@@ -99,6 +101,12 @@ def _listing(path: Path) -> _Listing:
     if path.exists() or path.is_symlink():
         return _Listing([path], None)
     raise _Unreadable("no such file or directory")
+
+
+def _sha256(raw: bytes) -> str:
+    import hashlib  # OpenSSL: only a saved plan's review needs it
+
+    return hashlib.sha256(raw).hexdigest()
 
 
 def _yaml_files(directory: Path) -> list[Path]:

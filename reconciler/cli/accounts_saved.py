@@ -292,10 +292,10 @@ def apply_accounts(
     if not chosen:
         nothing_selected(accounts, options)
         return
-    from reconciler.cli.apply import _graceful_interrupt
+    from reconciler.cli.running import graceful_interrupt
 
     try:
-        with _graceful_interrupt(carry.stop):
+        with graceful_interrupt(carry.stop):
             outcomes = run_accounts(
                 accounts, chosen, work, parallelism=options.parallelism, environ=os.environ
             )

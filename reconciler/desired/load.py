@@ -110,6 +110,7 @@ def load_desired_state(
     if problems or pending:
         total = len(problems) + sum(len(found) for found in pending.values())
         at_least = any(p.uncounted for found in pending.values() for p in found)
+        at_least |= any(problem.uncounted for problem in problems)
         located = _locate(sources, _first(pending, KEPT))
         raise InvalidDesiredState([*problems, *located], total, at_least=at_least)
     return _build(files, webhook, tuple((source.name, source.sha256) for source in sources))

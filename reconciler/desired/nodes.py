@@ -1,4 +1,5 @@
-"""How many values (YAML nodes) the files of one load may hold, checked before any is built.
+"""How many values (YAML nodes) the files of one load may hold, checked before any is built,
+and how deeply they may nest.
 
 yaml-rs builds every value of a file at once, in Rust and then in Python, and cannot be stopped
 part way: 64 MiB of tiny items (`- a` lines, `[1,1,1,...]`, `- {a: 1}`) are 16 to 33 million
@@ -11,6 +12,7 @@ value that crosses the limit.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 #: The most values (keys, values and list items, at every level) one load reads, in all its
@@ -77,6 +79,34 @@ class NodeBudget:
         self.left -= count
         if not exact:
             self._estimated.append((data, count))
+
+
+#: Deeper than any desired-state file (it needs 4 levels), and far from any recursion limit.
+MAX_DEPTH = 32
+#: A line indented (or dashed, `- - -`) this far: only then is the depth worth measuring.
+#: Searched from a line break, a literal the regex engine finds fast (`^` tries every place).
+_DEEP_LINE = re.compile(r"\n[ \t-]{48}")
+
+
+def may_be_deep(text: str) -> bool:
+    """Whether `text` may nest deeper than `MAX_DEPTH` (a cheap look for a deep line)."""
+    return _DEEP_LINE.search(text) is not None or _DEEP_LINE.match(f"\n{text[:48]}") is not None
+
+
+def depth(data: object) -> int:
+    """How deeply `data` nests lists and mappings, without recursion."""
+    deepest = 0
+    pending: list[tuple[object, int]] = [(data, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            return depth
+        deepest = max(deepest, depth)
+        if isinstance(value, dict):
+            pending.extend((item, depth + 1) for item in value.values())
+        elif isinstance(value, list):
+            pending.extend((item, depth + 1) for item in value)
+    return deepest
 
 
 def node_past(text: str, most: int) -> tuple[int, tuple[int, int] | None]:

@@ -16,7 +16,9 @@ to wait `--latency-ms` (the sandbox's latency fault), and, side by side in the s
    reconciler plan accounts/$name; done`, one process per account, one after the other, each
    summary line checked.
 
-`--pairs N` runs both N times, alternately, and judges the median ratio. Targets: (1) at least
+The reconciler's bytecode is compiled first into a cache of the run's own
+(`PYTHONPYCACHEPREFIX`), as an install compiles it. `--pairs N` runs both N times, alternately,
+and judges the median ratio. Targets: (1) at least
 8x faster than (2), and its peak memory under 500 MB.
 """
 
@@ -204,6 +206,11 @@ def main() -> None:
     base_env["PYTHONPATH"] = str(ROOT)
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary)
+        # Compiled first, as an install compiles it: where PYTHONDONTWRITEBYTECODE is set (this
+        # machine), every process would compile the reconciler again, 50 times in the loop.
+        base_env["PYTHONPYCACHEPREFIX"] = str(folder / "bytecode")
+        compiled = [sys.executable, "-m", "compileall", "-q", str(ROOT / "reconciler")]
+        subprocess.run(compiled, env=base_env, check=True, stdout=subprocess.DEVNULL)
         server, first = start_sandbox(folder, base_env)
         try:
             base_url = first["base_url"]

@@ -158,19 +158,66 @@ def hidden_text_problem(text: str) -> str | None:
 
 def external_id_problem(text: str) -> str | None:
     """Why this externalId could be mistaken for another in a plan, or None: what
-    `hidden_text_problem` refuses, and compatibility forms (full-width, mathematical or
-    circled letters and digits: `ENG-𝟎𝟎1` reads as `ENG-001` and would be another worker)."""
+    `hidden_text_problem` refuses, compatibility forms (full-width, mathematical or circled
+    letters and digits: `ENG-𝟎𝟎1` reads as `ENG-001` and would be another worker), and a mix
+    of scripts or of digits Unicode TS #39 finds prone to look-alikes (`mixed_script_problem`)."""
     reason = hidden_text_problem(text)
     if reason is not None or text.isascii():
         return reason
     plain = unicodedata.normalize("NFKC", text)
     if plain == unicodedata.normalize("NFC", text):
-        return None
+        return mixed_script_problem(text)
     styled = sorted({char for char in text if unicodedata.normalize("NFKC", char) != char})
     return (
         f"holds {_codes(styled)}, a styled form (full-width, mathematical, circled...) of "
         f"plain characters, so it reads as {plain!r}: write that instead"
     )
+
+
+def mixed_script_problem(text: str) -> str | None:
+    """Why `text` mixes scripts (or digits) as look-alikes do, or None: ICU's check of Unicode
+    TS #39's restriction levels, at the moderately restrictive one, which lets Latin go with
+    any script but Cyrillic and Greek (`ENG-田中`, `ENG-Müller`, `ИНЖ-001` are kept, `ENG-А01`
+    with a Cyrillic `А` is not), and digits of one numbering system only."""
+    import icu
+
+    failed = _script_checker().check(text)
+    if failed & icu.USpoofChecks.RESTRICTION_LEVEL:
+        scripts: dict[str, list[str]] = {}
+        for char in dict.fromkeys(text):
+            script = icu.Script.getScript(char).getName()
+            if script not in ("Common", "Inherited"):
+                scripts.setdefault(script, []).append(char)
+        first, *others = sorted(scripts, key=lambda name: -len(scripts[name]))
+        odd = [char for name in others for char in scripts[name]]
+        return (
+            f"mixes the {', '.join([first, *others[:-1]])} and {others[-1]} scripts "
+            f"({_named(odd)} among "
+            f"{first} letters), which Unicode TS #39 refuses in identifiers: a letter that "
+            "looks like one of another script makes it read as another id; write it in one "
+            "script"
+        )
+    if failed & icu.USpoofChecks.MIXED_NUMBERS:
+        digits = [char for char in dict.fromkeys(text) if unicodedata.category(char) == "Nd"]
+        return (
+            f"mixes digits of different numbering systems ({_named(digits)}), which Unicode "
+            "TS #39 refuses in identifiers: write its digits in one system"
+        )
+    return None
+
+
+@lru_cache(maxsize=1)
+def _script_checker() -> Any:
+    import icu
+
+    checker = icu.SpoofChecker()
+    checker.setChecks(icu.USpoofChecks.RESTRICTION_LEVEL | icu.USpoofChecks.MIXED_NUMBERS)
+    checker.setRestrictionLevel(icu.URestrictionLevel.MODERATELY_RESTRICTIVE)
+    return checker
+
+
+def _named(chars: list[str]) -> str:
+    return ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, '?')}" for c in chars)
 
 
 def control_problem(text: str, allowed: str = "") -> str | None:

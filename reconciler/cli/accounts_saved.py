@@ -74,9 +74,7 @@ def plan_and_save(
     )
     if out is not None:
         sources = [SOURCE_PREFIX + job.entry.name, job.entry.written_path]
-        write_planned(
-            out / f"{job.entry.name}.json", planned, job.entry.path, sources, pull_request
-        )
+        write_planned(out / f"{job.entry.name}.json", planned, sources, pull_request)
     return planned
 
 
@@ -291,10 +289,10 @@ def apply_accounts(
     if not chosen:
         nothing_selected(accounts, options)
         return
-    from reconciler.cli.apply import _graceful_interrupt
+    from reconciler.cli.running import graceful_interrupt
 
     try:
-        with _graceful_interrupt(carry.stop):
+        with graceful_interrupt(carry.stop):
             outcomes = run_accounts(
                 accounts, chosen, work, parallelism=options.parallelism, environ=os.environ
             )

@@ -12,25 +12,17 @@ from __future__ import annotations
 import functools
 import os
 import re
-import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from types import FrameType
-from typing import Any, ClassVar, NoReturn
+from typing import Any, ClassVar
 
 import click
 
 from reconciler import logs
-from reconciler.apply import DEFAULT_PARALLELISM, Executor, Ledger
-from reconciler.apply.executor import QUIT_IN_FLIGHT
-from reconciler.apply.ledger import Outcome
+from reconciler.apply import DEFAULT_PARALLELISM, Ledger
 from reconciler.apply.paying import pay, progress_steps
-from reconciler.apply.progress import progress_for
-from reconciler.apply.report import ledger_json, ledger_text
 from reconciler.cli.account import check_saved_account
 from reconciler.cli.accounts import AccountOptions, need_path, refuse_connection, selection_options
 from reconciler.cli.accounts_saved import is_plans_folder
@@ -38,6 +30,7 @@ from reconciler.cli.connection import ConnectionOptions, connection_options, ope
 from reconciler.cli.plankey import plan_key
 from reconciler.cli.reading import file_and_account, refresh_progress
 from reconciler.cli.review import check_expected, expect_options
+from reconciler.cli.running import execute, print_ledger
 from reconciler.cli.terminal import text_look
 from reconciler.desired import DesiredState
 from reconciler.errors import ReconcilerError
@@ -238,7 +231,7 @@ def apply(
         ) as ready:
             plan = _plan_file(ready.desired, options, fmt, ready.live)
             ledger = carry_out(ready.client, plan, confirm=not auto_approve)
-    _print_ledger(ledger, fmt)
+    print_ledger(ledger, fmt)
     if not ledger.complete:
         raise click.exceptions.Exit(1)
 
@@ -266,7 +259,7 @@ def _carry_out(
         pay(client, plan, ledger, force=force, wait=wait, settle_timeout=settle_s, phase=phase)
 
     payments = progress_steps(plan, force=force)
-    return _execute(client, plan, parallelism, payments, then=pay_payruns, fmt=fmt)
+    return execute(client, plan, parallelism, payments, then=pay_payruns, fmt=fmt)
 
 
 def _plan_file(desired: DesiredState, options: PlanOptions, fmt: str, live: LiveState) -> Plan:
@@ -323,92 +316,3 @@ def _confirm(plan: Plan) -> None:
         answer = ""
     if answer.strip() != "yes":
         raise ApplyRefused("apply cancelled: nothing was changed")
-
-
-def _execute(
-    client: ServiceClient,
-    plan: Plan,
-    parallelism: int,
-    payments: int,
-    then: Callable[[Ledger, Callable[[str, int], None]], None],
-    *,
-    fmt: str,
-) -> Ledger:
-    """Run the plan with progress, turning the first Ctrl-C into a graceful stop; `then` pays
-    the payruns, inside the same progress. A second Ctrl-C quits at once, after printing the
-    ledger of what had landed by then."""
-    terminal = sys.stderr.isatty()
-    if not terminal:
-        _show_progress_lines()
-    stop = threading.Event()
-    with (
-        progress_for(len(plan.changes) + payments, terminal=terminal) as progress,
-        _graceful_interrupt(stop),
-    ):
-        executor = Executor(client, parallelism=parallelism, progress=progress, stop=stop)
-        try:
-            ledger = executor.apply(plan)
-            if not stop.is_set():
-                then(ledger, progress.phase)
-        except KeyboardInterrupt:
-            _quit_now(executor.ledger, fmt)
-    if ledger.interrupted:
-        click.echo("Interrupted: the requests in flight finished; nothing new was sent.", err=True)
-    return ledger
-
-
-def _quit_now(ledger: Ledger | None, fmt: str) -> NoReturn:
-    """The second Ctrl-C: print the ledger as it stands and leave without waiting for the
-    requests in flight, which may still land (their rows say so)."""
-    if ledger is not None:
-        ledger.interrupted = True
-        ledger.settle_the_rest(QUIT_IN_FLIGHT, Outcome.FAILED)
-        _print_ledger(ledger, fmt)
-    click.echo(
-        "Quit at once (second Ctrl-C): the ledger above is what had landed; a change "
-        "marked 'not known' may still land. Run `reconciler plan` to see the account now.",
-        err=True,
-    )
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(130)  # not sys.exit: that would wait for the threads still sending
-
-
-def _show_progress_lines() -> None:
-    """Progress lines are info events; show them unless the user asked for errors only."""
-    import logging
-
-    if logging.getLogger().getEffectiveLevel() <= logging.WARNING:
-        logging.getLogger("reconciler.apply.progress").setLevel(logging.INFO)
-
-
-@contextmanager
-def _graceful_interrupt(stop: threading.Event) -> Iterator[None]:
-    """The first Ctrl-C stops sending and lets requests in flight end; a second quits at once."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signals reach the main thread only (a test runner may call from another)
-        return
-
-    def on_interrupt(signum: int, frame: FrameType | None) -> None:
-        if stop.is_set():
-            raise KeyboardInterrupt
-        stop.set()
-        click.echo(
-            "\nInterrupted: waiting for the requests in flight, sending nothing new "
-            "(Ctrl-C again to quit at once).",
-            err=True,
-        )
-
-    previous = signal.signal(signal.SIGINT, on_interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def _print_ledger(ledger: Ledger, fmt: str) -> None:
-    if fmt == "json":
-        click.echo(ledger_json(ledger), nl=False)
-        return
-    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    click.echo(ledger_text(ledger, color=color), nl=False, color=color)

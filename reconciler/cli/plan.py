@@ -27,7 +27,7 @@ from reconciler.cli.accounts_plan import look_for, plan_accounts, print_plans
 from reconciler.cli.connection import ConnectionOptions, connection_options
 from reconciler.cli.moment import Moment
 from reconciler.cli.reading import collector_paused, file_and_account
-from reconciler.cli.review import review_of, review_options
+from reconciler.cli.review import review_options, review_planned
 from reconciler.cli.terminal import text_look
 from reconciler.desired.model import DesiredState
 from reconciler.plan import Plan, PlanOptions, diff
@@ -215,6 +215,7 @@ class Planned:
     key: PlanKey | None  # only when the plan is to be saved
     max_payout: Decimal | None = None
     account: Account | None = None  # only when the plan is to be saved
+    digests: tuple[tuple[str, str], ...] = ()  # of the bytes planned: `DesiredState.digests`
 
 
 def save_plan(
@@ -227,7 +228,7 @@ def save_plan(
 ) -> None:
     """Write `--out`: the signed saved plan, made from `source` against the live state (for
     `pull_request`, (number, head commit), when it is reviewed on one)."""
-    write_planned(out, planned, source, [str(source)], pull_request)
+    write_planned(out, planned, [str(source)], pull_request)
     again = connection.repeated() if connection is not None else ""
     click.echo(
         f"Saved the plan to {out}; apply it with: reconciler apply{again} {shlex.quote(str(out))}",
@@ -236,21 +237,17 @@ def save_plan(
 
 
 def write_planned(
-    out: Path,
-    planned: Planned,
-    source: Path,
-    sources: list[str],
-    pull_request: tuple[int, str] | None,
+    out: Path, planned: Planned, sources: list[str], pull_request: tuple[int, str] | None
 ) -> None:
-    """Sign `planned` (made with `plan_path(keyed=True)`) and write it to `out`: the saved plan
-    of the files at `source`, recording `sources` and the review (`pull_request`, if any)."""
+    """Sign `planned` (made with `plan_path(keyed=True)`) and write it to `out`, recording
+    `sources` and the review: the files' bytes as planned, and `pull_request`, if any."""
     assert planned.key is not None and planned.account is not None, "plan_path(keyed=True)"
     document = saved_plan_document(
         planned.plan,
         planned.live,
         key=planned.key,
         account=planned.account,
-        review=review_of(source, planned.key, pull_request),
+        review=review_planned(planned.digests, planned.key, pull_request),
         created_at=datetime.now(UTC),
         tool_version=__version__,
         sources=sources,
@@ -289,7 +286,13 @@ def plan_path(
     ending.hold(result)  # nor the plan made of them
     _log.info("planned", **result.summary.as_dict())
     return Planned(
-        result, live, desired.scope_prefix, ready.key, desired.policy.max_payout, account
+        result,
+        live,
+        desired.scope_prefix,
+        ready.key,
+        desired.policy.max_payout,
+        account,
+        desired.digests,
     )
 
 

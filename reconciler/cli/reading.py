@@ -98,7 +98,7 @@ def file_and_account(
             try:
                 # Header values are registered with the log scrubber as they are read.
                 desired = load_desired_state(
-                    path, connection.env(), credentials=connection.credentials()
+                    path, connection.env(), credentials=connection.credentials(), digests=keyed
                 )
                 window = None if money is None else money(desired)
             except BaseException:

@@ -10,7 +10,7 @@ that pull request and commit. `apply PLAN --expect-pull-request N --expect-head-
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -98,9 +98,20 @@ def expect_options(command: F) -> F:
 
 
 def review_of(path: Path, key: PlanKey, pull_request: tuple[int, str] | None = None) -> Review:
-    """The review of a plan made from the files at `path` now (keyed with the plan key)."""
+    """The review a plan of the files at `path` as they are now would have (the merge's)."""
     number, sha = pull_request if pull_request is not None else (None, None)
-    return Review(_digest(path, key), number, sha)
+    return Review(_digest(_read(path), key), number, sha)
+
+
+def review_planned(
+    digests: Sequence[tuple[str, str]], key: PlanKey, pull_request: tuple[int, str] | None
+) -> Review:
+    """The review of a plan made from files whose bytes, as its load read them, have these
+    SHA-256 digests (`DesiredState.digests`): never read again, so a file changed while the
+    plan was made is not signed as reviewed."""
+    assert digests, "load_desired_state(digests=True): a plan to save records its files"
+    number, sha = pull_request if pull_request is not None else (None, None)
+    return Review(_digest(digests, key), number, sha)
 
 
 def check_expected(
@@ -120,14 +131,19 @@ def check_expected(
             )
         return
     assert saved.review is not None, "a saved plan read from a file records its review"
-    expected = Review(_digest(files, key), pull_request, head_sha)
+    expected = Review(_digest(_read(files), key), pull_request, head_sha)
     check_review(saved.review, expected, name=saved.name)
 
 
-def _digest(path: Path, key: PlanKey) -> str:
-    sources, problems = read_sources(path)
+def _read(path: Path) -> list[tuple[str, str]]:
+    sources, problems = read_sources(path, digests=True)
     if problems:
         first = problems[0]
         raise ReconcilerError(f"cannot read the desired-state files at {path}: {first}")
+    return [(source.name, source.sha256) for source in sources]
+
+
+def _digest(digests: Iterable[tuple[str, str]], key: PlanKey) -> str:
     # The file's name only: the plan and the merge read the same files from other folders.
-    return files_digest(((Path(s.name).name, s.text) for s in sources), key.derive(FILES_LABEL))
+    named = ((Path(name).name, sha256) for name, sha256 in digests)
+    return files_digest(named, key.derive(FILES_LABEL))

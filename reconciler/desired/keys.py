@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import yaml_rs
 
 from reconciler.desired.model import Location
-from reconciler.desired.problems import Problem
+from reconciler.desired.problems import KEPT, Problem, more_problems
 from reconciler.desired.source import SourceText
 
 if TYPE_CHECKING:
@@ -57,6 +57,9 @@ def key_problems(source: SourceText) -> list[Problem]:
             frames[-1][1] = not frames[-1][1]
 
     for event in events_of(source):
+        if len(problems) > KEPT:  # a hostile file: the rest is not read
+            problems[KEPT:] = [more_problems(problems[KEPT].location)]
+            break
         at_key = bool(frames) and frames[-1][0] and frames[-1][1]
         kind = collections.get(type(event))
         if kind is not None:

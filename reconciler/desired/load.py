@@ -27,6 +27,7 @@ from reconciler.desired.model import (
     Location,
     Policy,
 )
+from reconciler.desired.nodes import NodeBudget
 from reconciler.desired.parse import UNPARSED, Marks, scan
 from reconciler.desired.parse import parse as parse_yaml
 from reconciler.desired.payruns import (
@@ -62,6 +63,7 @@ def load_desired_state(
     *,
     read_variables: bool = True,
     credentials: Iterable[str] = (),
+    digests: bool = False,
 ) -> DesiredState:
     """Read, validate and model the desired state at `path` (a file or a directory).
 
@@ -71,13 +73,16 @@ def load_desired_state(
     the model keeps its template where the value would be, so such a state is for reporting
     only, never for a plan. `credentials` are values no variable may hold (the token, say). Raises
     `InvalidDesiredState` listing every problem, each with its file, line and column.
+    With `digests` the state records the SHA-256 of each file's bytes as read (`digests`),
+    which a saved plan's review is bound to.
     """
     environ = (os.environ if environ is None else environ) if read_variables else EveryName()
-    sources, problems = read_sources(path)
+    sources, problems = read_sources(path, digests=digests)
     files: list[FileValues] = []
     pending: dict[str, list[PathProblem]] = defaultdict(list)
+    budget = NodeBudget()  # YAML nodes, in all the files
     for source in sources:
-        data, parse_problems = parse_yaml(source)
+        data, parse_problems = parse_yaml(source, budget)
         if data is UNPARSED:
             problems += parse_problems
             continue
@@ -105,9 +110,10 @@ def load_desired_state(
     if problems or pending:
         total = len(problems) + sum(len(found) for found in pending.values())
         at_least = any(p.uncounted for found in pending.values() for p in found)
+        at_least |= any(problem.uncounted for problem in problems)
         located = _locate(sources, _first(pending, KEPT))
         raise InvalidDesiredState([*problems, *located], total, at_least=at_least)
-    return _build(files, webhook)
+    return _build(files, webhook, tuple((source.name, source.sha256) for source in sources))
 
 
 def _read_number_texts(source: SourceText, data: dict[object, object]) -> list[PathProblem]:
@@ -223,7 +229,9 @@ def _prefixes(path: YamlPath) -> Iterable[YamlPath]:
     return (path[:length] for length in range(len(path) + 1))
 
 
-def _build(files: list[FileValues], filled: FilledWebhook | None) -> DesiredState:
+def _build(
+    files: list[FileValues], filled: FilledWebhook | None, digests: tuple[tuple[str, str], ...]
+) -> DesiredState:
     """The model of values that passed every check.
 
     Locations stay unset: finding them costs a second, marked parse that only a file with
@@ -265,6 +273,7 @@ def _build(files: list[FileValues], filled: FilledWebhook | None) -> DesiredStat
         policy=policy,
         sources=tuple(values.name for values in files),
         payruns=build_payruns(files),
+        digests=digests,
     )
 
 

@@ -183,6 +183,8 @@ class DesiredState:
     version: int = 1
     sources: tuple[str, ...] = ()
     payruns: tuple[Payrun, ...] = ()
+    #: (file, SHA-256 of the bytes the load read and parsed), the review a saved plan records.
+    digests: tuple[tuple[str, str], ...] = ()
 
     def owns(self, external_id: str | None) -> bool:
         """Whether a live worker with this externalId is under this file's management."""

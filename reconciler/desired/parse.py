@@ -23,7 +23,16 @@ if TYPE_CHECKING:
 from reconciler.desired.characters import character_problem
 from reconciler.desired.keys import events_of, key_problems
 from reconciler.desired.model import Location
-from reconciler.desired.problems import Problem, YamlPath
+from reconciler.desired.nodes import (
+    MAX_DEPTH,
+    NodeBudget,
+    depth,
+    may_be_deep,
+    node_past,
+    nodes_at_most,
+    too_many_message,
+)
+from reconciler.desired.problems import KEPT, Problem, YamlPath, more_problems
 from reconciler.desired.source import SourceText
 from reconciler.words import plural
 
@@ -59,11 +68,30 @@ class Unparsed:
 UNPARSED = Unparsed()
 
 
-def parse(source: SourceText) -> tuple[object, list[Problem]]:
-    """The values of a file, or `UNPARSED` and the located problems that prevented them."""
+def parse(source: SourceText, budget: NodeBudget | None = None) -> tuple[object, list[Problem]]:
+    """The values of a file, or `UNPARSED` and the located problems that prevented them.
+
+    `budget` is what the files of one run may still hold (YAML nodes); a file alone has
+    `nodes.MAX_NODES`. A file that would pass it is refused before its values are built.
+    """
     refused = character_problem(source)
     if refused is not None:  # the readers disagree on these: refuse them before either reads
         return UNPARSED, [refused]
+    budget = NodeBudget() if budget is None else budget
+    bound = source.nodes_at_most
+    if bound is None:
+        bound = nodes_at_most(source.text.encode())
+    exact = not budget.fits(bound)
+    if exact:  # rare: a file of more nodes than the bound of a usual one
+        _load_pyyaml()
+        try:
+            bound, past = node_past(source.text, budget.left)
+        except yaml.MarkedYAMLError as error:
+            return UNPARSED, [_syntax_problem(source, error)]
+        except yaml.reader.ReaderError as error:
+            return UNPARSED, [_reader_problem(source, error)]
+        if past is not None:
+            return UNPARSED, [_problem(source, past, too_many_message(budget.limit))]
     try:
         data = yaml_rs.loads(
             source.text,
@@ -88,41 +116,15 @@ def parse(source: SourceText) -> tuple[object, list[Problem]]:
         scanned = scan(source)
         if scanned.documents > 1:
             return UNPARSED, scanned.problems
-    if _may_be_deep(source.text) and _depth(data) > MAX_DEPTH:
+    if may_be_deep(source.text) and depth(data) > MAX_DEPTH:
         message = (
             f"values are nested more than {MAX_DEPTH} levels deep; a desired-state file needs 4"
         )
         return UNPARSED, [Problem(Location(source.name, 1, 1), message)]
     if "!" in source.text and (tags := _tag_problems(source)):
         return UNPARSED, tags
+    budget.charge(data, bound, exact=exact)
     return data, []
-
-
-#: Deeper than any desired-state file (it needs 4 levels), and far from any recursion limit.
-MAX_DEPTH = 32
-#: A line indented (or dashed, `- - -`) this far: only then is the depth worth measuring.
-#: Searched from a line break, a literal the regex engine finds fast (`^` tries every place).
-_DEEP_LINE = re.compile(r"\n[ \t-]{48}")
-
-
-def _may_be_deep(text: str) -> bool:
-    return _DEEP_LINE.search(text) is not None or _DEEP_LINE.match(f"\n{text[:48]}") is not None
-
-
-def _depth(data: object) -> int:
-    """How deeply `data` nests lists and mappings, without recursion."""
-    deepest = 0
-    pending: list[tuple[object, int]] = [(data, 1)]
-    while pending:
-        value, depth = pending.pop()
-        if depth > MAX_DEPTH:
-            return depth
-        deepest = max(deepest, depth)
-        if isinstance(value, dict):
-            pending.extend((item, depth + 1) for item in value.values())
-        elif isinstance(value, list):
-            pending.extend((item, depth + 1) for item in value)
-    return deepest
 
 
 def _too_deep(source: SourceText, error: yaml_rs.YAMLDecodeError) -> Problem:
@@ -152,6 +154,8 @@ def _tag_problems(source: SourceText) -> list[Problem]:
                 "(text, a number or true/false)"
             )
             problems.append(_problem(source, _mark(event), message))
+            if len(problems) > KEPT:  # a hostile file: the rest is not read
+                return [*problems[:KEPT], more_problems(problems[KEPT].location)]
     return problems
 
 
@@ -220,6 +224,9 @@ def scan(source: SourceText, wanted: Collection[YamlPath] = (), *, everything: b
                 continue
             if kind in _NODE_EVENTS:
                 _node(source, event, stack, wanted, parents, result)
+                if len(result.problems) > KEPT:  # duplicate keys: the rest is not read
+                    result.problems[KEPT:] = [more_problems(result.problems[KEPT].location)]
+                    break
                 if not everything and len(result.marks) == len(wanted):
                     break  # every wanted path is located: the rest of the file can wait
                 if not everything and stack and stack[-1].path is None:
@@ -345,17 +352,25 @@ def _forbidden_problem(source: SourceText, offset: int) -> Problem:
     return _problem(source, (line, column), message)
 
 
+#: A line indented with a tab (after any spaces), that holds more than white space.
+_TAB_INDENT = re.compile(r"^( *)\t[ \t]*(?=\S)", re.MULTILINE)
+
+
 def _tab_problems(source: SourceText) -> list[Problem]:
-    """Tabs in indentation, which YAML forbids, reported as such rather than as a parse error."""
-    if "\t" not in source.text:
+    """Tabs in indentation, which YAML forbids, reported as such rather than as a parse error
+    (the first `KEPT` of them)."""
+    text = source.text
+    if "\t" not in text:
         return []
-    problems = []
-    for number, line in enumerate(source.text.splitlines(), start=1):
-        content = line.lstrip(" \t")
-        indentation = line[: len(line) - len(content)]
-        if "\t" in indentation and content:
-            message = "a tab in the indentation: YAML indents with spaces only"
-            problems.append(_problem(source, (number, indentation.index("\t") + 1), message))
+    problems: list[Problem] = []
+    line, counted = 1, 0
+    for found in _TAB_INDENT.finditer(text):
+        line += text.count("\n", counted, found.start())
+        counted = found.start()
+        if len(problems) == KEPT:
+            return [*problems, more_problems(Location(source.name, line, len(found[1]) + 1))]
+        message = "a tab in the indentation: YAML indents with spaces only"
+        problems.append(_problem(source, (line, len(found[1]) + 1), message))
     return problems
 
 

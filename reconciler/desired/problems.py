@@ -22,9 +22,20 @@ class Problem:
 
     location: Location
     message: str
+    uncounted: bool = False  # stands for more problems that were not read one by one
 
     def __str__(self) -> str:
         return f"{self.location}: {self.message}"
+
+
+def more_problems(location: Location) -> Problem:
+    """Stands for a file's problems past the first `KEPT`, at the first of them: a hostile
+    file (millions of duplicate keys, tabs or tags) is not read on to list every one."""
+    message = (
+        f"more problems follow: the first {KEPT:,} of this file are listed, and the rest of it "
+        "was not read"
+    )
+    return Problem(location, message, uncounted=True)
 
 
 @dataclass(frozen=True, slots=True)

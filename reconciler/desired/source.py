@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reconciler.desired.model import Location
+from reconciler.desired.nodes import nodes_at_most
 from reconciler.desired.problems import Problem
 
 _SUFFIXES = (".yaml", ".yml")
@@ -22,14 +23,22 @@ MAX_INPUT_BYTES = 64 * 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class SourceText:
-    """The text of one file, under the name its problems are reported with."""
+    """The text of one file, under the name its problems are reported with, the most YAML
+    nodes it can hold (`nodes.nodes_at_most`; None: counted from the text when parsed), and
+    the SHA-256 of the very bytes it was decoded from (hex; empty for a text not read from a
+    file, or when not asked for), which a saved plan's review is bound to."""
 
     name: str
     text: str
+    nodes_at_most: int | None = None
+    sha256: str = ""
 
 
-def read_sources(path: str | Path) -> tuple[list[SourceText], list[Problem]]:
-    """The files a path names, decoded, and the problems met reading them.
+def read_sources(
+    path: str | Path, *, digests: bool = False
+) -> tuple[list[SourceText], list[Problem]]:
+    """The files a path names, decoded, and the problems met reading them (with `digests`,
+    the SHA-256 of each file's bytes: `validate` never imports what hashes them).
 
     In a directory, every entry named `*.yaml` or `*.yml` (in any case; hidden `.*` entries,
     such as an editor's lock files, aside) must be a readable regular file once links are
@@ -40,27 +49,16 @@ def read_sources(path: str | Path) -> tuple[list[SourceText], list[Problem]]:
     up to at most `MAX_INPUT_BYTES`; the one that would pass it is refused unread.
     """
     path = Path(path)
-    if (leaving := _leaves_repository(path)) is not None:
-        return [], [Problem(Location(str(path), 1, 1), leaving)]
-    if path.is_dir():
-        files = _yaml_files(path)
-        if not files:
-            message = "the directory holds no *.yaml or *.yml file"
-            return [], [Problem(Location(str(path), 1, 1), message)]
-        inside = Path(os.path.realpath(path))
-    elif path.exists() or path.is_symlink():
-        files = [path]
-        inside = None  # a file named on the command line is read wherever it is
-    else:
-        return [], [Problem(Location(str(path), 1, 1), "no such file or directory")]
+    try:
+        listing = _listing(path)
+    except _Unreadable as error:
+        return [], [Problem(Location(str(path), 1, 1), str(error))]
     sources: list[SourceText] = []
     problems: list[Problem] = []
     budget = MAX_INPUT_BYTES
-    for file in files:
+    for file in listing.files:
         try:
-            if inside is not None:
-                _refuse_link_out(file, inside)
-            raw = _read_regular_file(file, budget)
+            raw = _read_all(listing.open(file, budget), budget)
             budget -= len(raw)
         except _Unreadable as error:
             problems.append(Problem(Location(str(file), 1, 1), str(error)))
@@ -70,8 +68,45 @@ def read_sources(path: str | Path) -> tuple[list[SourceText], list[Problem]]:
         except UnicodeDecodeError as error:
             problems.append(_encoding_problem(str(file), raw, error.start))
             continue
-        sources.append(SourceText(str(file), text.removeprefix(_BOM)))
+        sha256 = _sha256(raw) if digests else ""
+        sources.append(SourceText(str(file), text.removeprefix(_BOM), nodes_at_most(raw), sha256))
     return sources, problems
+
+
+@dataclass(frozen=True, slots=True)
+class _Listing:
+    """The files a desired-state path names, and the folder their links must stay in: the
+    one place that says which files a load opens, for the load and for the guess before it."""
+
+    files: list[Path]
+    inside: Path | None  # None: a file named on the command line, read wherever it is
+
+    def open(self, file: Path, budget: int) -> int:
+        """A blocking descriptor of `file` (the caller closes it), if the load may read it
+        with `budget` bytes left; `_Unreadable` otherwise."""
+        if self.inside is not None:
+            _refuse_link_out(file, self.inside)
+        return _open_regular(file, budget)
+
+
+def _listing(path: Path) -> _Listing:
+    """The files at `path`, or `_Unreadable` saying why none is read."""
+    if (leaving := _leaves_repository(path)) is not None:
+        raise _Unreadable(leaving)
+    if path.is_dir():
+        files = _yaml_files(path)
+        if not files:
+            raise _Unreadable("the directory holds no *.yaml or *.yml file")
+        return _Listing(files, Path(os.path.realpath(path)))
+    if path.exists() or path.is_symlink():
+        return _Listing([path], None)
+    raise _Unreadable("no such file or directory")
+
+
+def _sha256(raw: bytes) -> str:
+    import hashlib  # OpenSSL: only a saved plan's review needs it
+
+    return hashlib.sha256(raw).hexdigest()
 
 
 def _yaml_files(directory: Path) -> list[Path]:
@@ -92,12 +127,22 @@ def payruns_written(path: str | Path) -> bool:
     from its bytes, before anything is parsed, so that a plan starts reading the money payruns
     need with the workers (`cli.reading`). A file that writes them as most do (a top-level
     `payruns:` key, its first item on the next line or in flow style) is found; one that does
-    not is read as before, once loaded. Never raises: an unreadable path is for the loader
-    to report."""
+    not is read as before, once loaded. Only the files the load would read are opened (the
+    same listing and rules: no link out of the repository or the folder, nothing past the
+    size limit); the guess is False when one is refused. Never raises: an unreadable path is
+    for the loader to report."""
     try:
-        path = Path(path)
-        files = _yaml_files(path) if path.is_dir() else [path]
-        return any(_writes_payruns(file) for file in files)
+        listing = _listing(Path(path))
+        budget = MAX_INPUT_BYTES
+        for file in listing.files:
+            descriptor = listing.open(file, budget)
+            try:
+                budget -= os.fstat(descriptor).st_size
+                if _writes_payruns(descriptor):
+                    return True
+            finally:
+                os.close(descriptor)
+        return False
     except (_Unreadable, OSError, ValueError):
         return False
 
@@ -109,20 +154,16 @@ _PIECE = 64 * 1024
 _CARRY = 1024
 
 
-def _writes_payruns(file: Path) -> bool:
-    descriptor = _open_regular(file)  # a FIFO is refused, never read
-    try:
-        data = b"\n"  # the file's first line starts after a new line
-        while piece := os.read(descriptor, _PIECE):
-            data = data[-_CARRY:] + piece
-            start = 0
-            while (found := data.find(b"\npayruns:", start)) >= 0:
-                if _PAYRUNS.match(data, found + 1):
-                    return True
-                start = found + 1
-        return False
-    finally:
-        os.close(descriptor)
+def _writes_payruns(descriptor: int) -> bool:
+    data = b"\n"  # the file's first line starts after a new line
+    while piece := os.read(descriptor, _PIECE):
+        data = data[-_CARRY:] + piece
+        start = 0
+        while (found := data.find(b"\npayruns:", start)) >= 0:
+            if _PAYRUNS.match(data, found + 1):
+                return True
+            start = found + 1
+    return False
 
 
 class _Unreadable(Exception):
@@ -167,14 +208,9 @@ def _refuse_link_out(file: Path, inside: Path) -> None:
         )
 
 
-def _read_regular_file(file: Path, budget: int = MAX_INPUT_BYTES) -> bytes:
-    """The bytes of a regular file, refusing anything else without waiting on it, and any
-    file of more than `budget` bytes before reading it.
-
-    Opened non-blocking and checked on the open descriptor, so a FIFO (or a file swapped for
-    one after a look) is refused at once rather than read forever.
-    """
-    descriptor = _open_regular(file, budget)
+def _read_all(descriptor: int, budget: int) -> bytes:
+    """The bytes of an open regular file (`_open_regular`'s), at most `budget` of them; the
+    descriptor is closed."""
     try:
         with os.fdopen(descriptor, "rb", closefd=False) as stream:
             raw = stream.read(budget + 1)  # a file growing while read stops at the limit
@@ -187,9 +223,13 @@ def _read_regular_file(file: Path, budget: int = MAX_INPUT_BYTES) -> bytes:
     return raw
 
 
-def _open_regular(file: Path, budget: int | None = None) -> int:
+def _open_regular(file: Path, budget: int) -> int:
     """A blocking descriptor of a regular file of at most `budget` bytes (the caller closes
-    it), or `_Unreadable`."""
+    it), or `_Unreadable`.
+
+    Opened non-blocking and checked on the open descriptor, so a FIFO (or a file swapped for
+    one after a look) is refused at once rather than read forever.
+    """
     try:
         descriptor = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
@@ -207,7 +247,7 @@ def _open_regular(file: Path, budget: int | None = None) -> int:
         if kind != stat.S_IFREG:
             raise _Unreadable(f"not a regular file but {_KINDS.get(kind, 'a special file')}")
         size = os.fstat(descriptor).st_size
-        if budget is not None and size > budget:
+        if size > budget:
             raise _Unreadable(_too_large(size))
         os.set_blocking(descriptor, True)
     except OSError as error:

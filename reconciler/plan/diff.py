@@ -28,9 +28,9 @@ from reconciler.plan.changes import (
 )
 from reconciler.plan.model import LiveState, Plan, PlanOptions
 from reconciler.plan.money import money_report, window_paylists
+from reconciler.plan.payrun_checks import WalletCheck
 from reconciler.plan.payruns import (
     PayrunDecision,
-    WalletCheck,
     decide_units,
     traced_paylists,
     units_of,

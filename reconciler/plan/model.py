@@ -27,11 +27,11 @@ from reconciler.plan.changes import (
     WebhookUpdate,
 )
 from reconciler.plan.money import LiveMoney, MoneyReport
+from reconciler.plan.payrun_checks import WalletCheck
 from reconciler.plan.payruns import (
     TO_PAY,
     LivePaylist,
     PayrunDecision,
-    WalletCheck,
     to_pay_phrase,
 )
 from reconciler.service.models import Wallet, Webhook, Worker

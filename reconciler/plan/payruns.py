@@ -21,12 +21,13 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 from reconciler.desired.model import Payrun, PayrunPayment
 from reconciler.identity import description_key, email_key, payment_key, text_key
-from reconciler.money import grouped, two_places
+from reconciler.money import grouped
+from reconciler.plan.payrun_checks import WalletCheck, preflight, wallet_check
 from reconciler.service.models import Payment, Wallet, Worker, WorkerStatus
 from reconciler.words import counted, plural
 
@@ -75,21 +76,6 @@ class PayrunDecision:
     @property
     def total(self) -> Decimal:
         return sum((payment.amount for payment in self.payments), Decimal("0.00"))
-
-
-@dataclass(frozen=True, slots=True)
-class WalletCheck:
-    """The wallet before and after the payruns to pay, and why an apply would refuse them."""
-
-    balance: Decimal
-    over_draft_limit: Decimal
-    enabled: bool
-    total_to_pay: Decimal
-    problems: tuple[str, ...] = ()
-
-    @property
-    def balance_after(self) -> Decimal:
-        return self.balance - self.total_to_pay
 
 
 def parts_of(decisions: Sequence[PayrunDecision]) -> dict[str, int]:
@@ -191,7 +177,7 @@ def decide_units(
             continue
         for unit in group:
             key = paylist_key(unit.payrun_id, unit.part)
-            payments, reasons = _preflight(
+            payments, reasons = preflight(
                 unit.payments, payees, leaving, succeeded, wallet, planned, unit.payrun_id
             )
             state = REFUSED if reasons else TO_PAY
@@ -208,7 +194,8 @@ def decide_units(
                     new_payees=tuple(new),
                 )
             )
-    return tuple(decisions), _wallet_check(decisions, wallet, max_payout)
+    total = sum((d.total for d in decisions if d.state == TO_PAY), Decimal("0.00"))
+    return tuple(decisions), wallet_check(total, wallet, max_payout)
 
 
 def paid_before(paylists: Sequence[LivePaylist]) -> dict[tuple[str, Decimal, str], Payment]:
@@ -324,89 +311,3 @@ def _shape(parts: Mapping[int, object]) -> str:
         shown = ", ".join(map(str, numbers[:5])) + (", ..." if len(numbers) > 5 else "")
         pieces.append(f"{counted(len(numbers))} part{'s' if len(numbers) > 1 else ''} ({shown})")
     return " and ".join(pieces)
-
-
-def _preflight(
-    payments: Sequence[PayrunPayment],
-    payees: Mapping[str, set[str]],
-    leaving: set[str],
-    succeeded: Mapping[tuple[str, Decimal, str], Payment],
-    wallet: Wallet | None,
-    planned: dict[tuple[str, Decimal, str], str],
-    payrun_id: str,
-) -> tuple[tuple[PayrunPayment, ...], tuple[str, ...]]:
-    """The payments as they would be sent (each to its payee's email as the service knows it)
-    and why the service would refuse or fail them, before anything is sent. `planned`: the
-    payments of the payruns judged before this one in this plan (a payment in two payruns is
-    a retry of one that FAILED: it is paid once, by the first)."""
-    reasons: list[str] = []
-    if wallet is not None and not wallet.enabled:
-        reasons.append("the wallet is disabled")
-    sent = []
-    for number, payment in enumerate(payments, start=1):
-        who = f"payment {number} ({two_places(payment.amount)} to {payment.email})"
-        key = email_key(payment.email)
-        known = payees.get(key, set())
-        if len(known) == 1:
-            (email,) = known
-            if email != payment.email:  # the same mailbox written in another form
-                payment = replace(payment, email=email)
-        if key in leaving:
-            reasons.append(f"{who}: this plan inactivates the payee")
-        elif not known:
-            reasons.append(f"{who}: the payee has no ACTIVE agreement")
-        elif len(known) > 1:
-            names = ", ".join(sorted(known))
-            reasons.append(
-                f"{who}: the account has an ACTIVE worker at each of {names}, which "
-                "this address matches alike: write the email exactly"
-            )
-        identity = payment_key(payment.email, payment.amount, payment.description)
-        paid = succeeded.get(identity)
-        other = planned.setdefault(identity, payrun_id)
-        if other != payrun_id:
-            reasons.append(
-                f"{who}: payrun {other!r} of this plan pays the same payment (the same "
-                "amount, email and description, as people read them): it is paid once"
-            )
-        if paid is not None and str(paid.status) == "SUCCESS":
-            reasons.append(
-                f"{who}: paid already in paylist {paid.paylist_id} with the same amount, email "
-                "and description, as people read them (the service would fail it as "
-                "DUPLICATE_PAYMENT, or pay it twice if its bytes differ)"
-            )
-        elif paid is not None:
-            reasons.append(
-                f"{who}: paid already in paylist {paid.paylist_id} with the same amount, email "
-                f"and description, as people read them, and still {paid.status}: a payment in "
-                "flight counts as paid (if it fails, pay it again in a new payrun)"
-            )
-        sent.append(payment)
-    return tuple(sent), tuple(reasons)
-
-
-def _wallet_check(
-    decisions: Sequence[PayrunDecision], wallet: Wallet | None, max_payout: Decimal | None
-) -> WalletCheck | None:
-    if wallet is None:
-        return None
-    total = sum((d.total for d in decisions if d.state == TO_PAY), Decimal("0.00"))
-    problems = []
-    available = wallet.balance + wallet.over_draft_limit
-    if total > available:
-        problems.append(
-            f"the payruns to pay total {grouped(total)}, more than the wallet's "
-            f"{grouped(available)} (balance and over-draft limit)"
-        )
-    if max_payout is not None and total > max_payout:
-        problems.append(
-            f"the payruns to pay total {grouped(total)}, "
-            f"over policy.maxPayout {grouped(max_payout)}"
-        )
-    return WalletCheck(
-        balance=wallet.balance,
-        over_draft_limit=wallet.over_draft_limit,
-        enabled=wallet.enabled,
-        total_to_pay=total,
-        problems=tuple(problems),
-    )

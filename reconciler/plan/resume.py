@@ -44,12 +44,12 @@ from reconciler.plan.diff import diff_webhook
 from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
 from reconciler.plan.model import DriftEntry, LiveState, Plan, Reported
+from reconciler.plan.payrun_checks import WalletCheck
 from reconciler.plan.payruns import (
     CONFLICT,
     REFUSED,
     PayrunDecision,
     Unit,
-    WalletCheck,
     decide_units,
     paylist_key,
 )

@@ -7,8 +7,10 @@ only when all three are the merged pull request's and the merged files' (`check_
 otherwise it plans the merged files again and applies only an equal plan.
 
 The digest covers each file's name (not its folder: the plan job reads the pull request's files
-from another folder than the merge job) and its text, and is keyed with the plan key like every
-other hash in a saved plan, so it says nothing of the files to a reader of the artifact.
+from another folder than the merge job) and the SHA-256 of its bytes: those the plan's load read
+and parsed, never a second read (a file changed meanwhile would be signed as reviewed while the
+plan reflects the earlier text). It is keyed with the plan key like every other hash in a saved
+plan, so it says nothing of the files to a reader of the artifact.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 
 from reconciler.plan.signing import PREFIX, UntrustedPlan
 
-FILES_LABEL = b"reconciler saved-plan files v1"
+FILES_LABEL = b"reconciler saved-plan files v2"  # v1: of the files' texts, read again
 #: A full commit id: SHA-1 (40 hex digits) or SHA-256 (64) for a repository that uses it.
 COMMIT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
@@ -33,7 +35,8 @@ class OtherReview(UntrustedPlan):
 
 
 def files_digest(files: Iterable[tuple[str, str]], key: bytes) -> str:
-    """The keyed digest of desired-state files given as (file name, text), in any order."""
+    """The keyed digest of desired-state files given as (file name, SHA-256 of its bytes),
+    in any order."""
     canonical = json.dumps(sorted(files), separators=(",", ":"), ensure_ascii=False)
     return PREFIX + hmac.new(key, canonical.encode(), hashlib.sha256).hexdigest()
 

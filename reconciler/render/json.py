@@ -33,7 +33,8 @@ from reconciler.plan.changes import (
     worker_address,
 )
 from reconciler.plan.model import Plan
-from reconciler.plan.payruns import PayrunDecision, WalletCheck, parts_of
+from reconciler.plan.payrun_checks import WalletCheck
+from reconciler.plan.payruns import PayrunDecision, parts_of
 from reconciler.render.base import jsonable
 from reconciler.render.json_stream import Output, Stream, materialised, write_document
 from reconciler.render.money import money_json

@@ -21,10 +21,9 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from reconciler import logs, threads
-from reconciler.errors import ReconcilerError
 from reconciler.service import decode, encode
 from reconciler.service.config import ClientConfig
-from reconciler.service.errors import NotFound, UnexpectedResponse
+from reconciler.service.errors import ClientIdUnknown, NotFound, UnexpectedResponse
 from reconciler.service.models import (
     STATUS_IDS,
     InactivationResult,
@@ -50,10 +49,6 @@ T = TypeVar("T")
 
 #: The most invitations one bulk request may carry (contract: more answers 413).
 MAX_INVITATION_BATCH = 100
-
-
-class ClientIdUnknown(ReconcilerError):
-    """The wallet needs the client id, and neither the settings nor the account give it."""
 
 
 class ServiceClient:
@@ -208,7 +203,7 @@ class ServiceClient:
         self, since: datetime | None = None, until: datetime | None = None
     ) -> Iterator[PaylistSummary]:
         """The paylists created in [since, until), oldest first."""
-        params = _date_range(since, until)
+        params = encode.date_range(since, until)
         for item in self._walk("payment-agent/paylists", params, key="paylistId"):
             yield self._decode("payment-agent/paylists", decode.paylist_summary, item)
 
@@ -235,7 +230,7 @@ class ServiceClient:
         self, since: datetime | None = None, until: datetime | None = None
     ) -> Iterator[Payment]:
         """The client's payments created in [since, until); the service's defaults otherwise."""
-        params = _date_range(since, until)
+        params = encode.date_range(since, until)
         for item in self._walk("payment-agent/payments", params, key="id"):
             yield self._decode("payment-agent/payments", decode.payment, item)
 
@@ -385,16 +380,6 @@ class ServiceClient:
             raise UnexpectedResponse(
                 f"the answer to /{path} is not what the contract says: {error}"
             ) from None
-
-
-def _date_range(since: datetime | None, until: datetime | None) -> dict[str, str]:
-    """`startDate`/`endDate` for the dated lists; left out, the service's defaults hold."""
-    params = {}
-    if since is not None:
-        params["startDate"] = encode.format_timestamp(since)
-    if until is not None:
-        params["endDate"] = encode.format_timestamp(until)
-    return params
 
 
 def _at_or_after(moment: datetime | None, since: datetime) -> bool:

@@ -92,3 +92,13 @@ def format_timestamp(moment: datetime) -> str:
     utc = moment.astimezone(UTC)
     # isoformat, not strftime: %Y writes the year 1 as "1" here, where ISO 8601 takes "0001".
     return utc.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+
+
+def date_range(since: datetime | None, until: datetime | None) -> dict[str, str]:
+    """`startDate`/`endDate` for the dated lists; left out, the service's defaults hold."""
+    params = {}
+    if since is not None:
+        params["startDate"] = format_timestamp(since)
+    if until is not None:
+        params["endDate"] = format_timestamp(until)
+    return params

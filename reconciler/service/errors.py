@@ -138,3 +138,7 @@ class ReadOnlyViolation(ServiceError):
 
 class Abandoned(ServiceError):
     """The client was abandoned (`ServiceClient.abandon`): nothing more is sent or retried."""
+
+
+class ClientIdUnknown(ReconcilerError):
+    """The wallet needs the client id, and neither the settings nor the account give it."""

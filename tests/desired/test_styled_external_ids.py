@@ -1,5 +1,7 @@
 """An externalId in styled characters (full-width, mathematical, circled) reads as its plain
-form to a reviewer, but would be another worker to the service: refused at its line."""
+form to a reviewer, but would be another worker to the service: refused at its line. So does
+one that mixes scripts as look-alikes do (`ENG-А01` with a Cyrillic `А`), or digits of two
+numbering systems (Unicode TS #39's restriction levels, through ICU)."""
 
 from __future__ import annotations
 
@@ -46,6 +48,46 @@ def test_a_styled_external_id_is_refused_at_its_line(
 def test_an_accented_external_id_is_kept(tmp_path: Path) -> None:
     path = tmp_path / "team.yaml"
     path.write_text(WORKER.format(external_id="ENG-\u00e9003"), encoding="utf-8")
+
+    result = reconciler("validate", str(path))
+
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("external_id", "named"),
+    [
+        ("ENG-\u041001", "U+0410 CYRILLIC CAPITAL LETTER A among Latin letters"),
+        ("ENG-\u03bf01", "U+03BF GREEK SMALL LETTER OMICRON among Latin letters"),
+        ("\u0415NG-001", "U+0415 CYRILLIC CAPITAL LETTER IE among Latin letters"),
+        ("ENG-0\u09661", "U+0966 DEVANAGARI DIGIT ZERO"),
+    ],
+    ids=["Cyrillic A", "Greek omicron", "Cyrillic E first", "Devanagari zero"],
+)
+def test_an_external_id_mixing_scripts_as_look_alikes_do_is_refused_at_its_line(
+    tmp_path: Path, external_id: str, named: str
+) -> None:
+    path = tmp_path / "team.yaml"
+    path.write_text(WORKER.format(external_id=external_id), encoding="utf-8")
+
+    result = reconciler("validate", str(path))
+
+    said = result.stdout + result.stderr
+    assert result.returncode == 1, said
+    assert f"team.yaml:3:17: externalId {external_id!r} mixes " in said, said
+    assert named in said and "Unicode TS #39" in said, said
+
+
+@pytest.mark.parametrize(
+    "external_id",
+    ["ENG-\u7530\u4e2d", "\u0418\u041d\u0416-001", "ENG-M\u00fcller", "ENG-\u0661\u0662"],
+    ids=["Latin and Han", "Cyrillic alone", "Latin with an umlaut", "Arabic-Indic digits"],
+)
+def test_an_external_id_in_one_script_or_a_safe_mix_is_kept(
+    tmp_path: Path, external_id: str
+) -> None:
+    path = tmp_path / "team.yaml"
+    path.write_text(WORKER.format(external_id=external_id), encoding="utf-8")
 
     result = reconciler("validate", str(path))
 

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.service.client import ClientIdUnknown
-from reconciler.service.errors import Conflict, InvalidRequest
+from reconciler.service.errors import ClientIdUnknown, Conflict, InvalidRequest
 from reconciler.service.models import (
     JournalOperation,
     JournalReason,

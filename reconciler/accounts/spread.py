@@ -25,21 +25,18 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from reconciler import redaction
 from reconciler.accounts.file import AccountEntry
 from reconciler.threads import start
 
-
-class _Progress(Protocol):
-    def count(self, read: int) -> None: ...
-
-    def say(self, state: str) -> None: ...
+if TYPE_CHECKING:  # the runner imports this module when it spreads: no import runs both ways
+    from reconciler.accounts.run import Progress
 
 
 class _Lines(Protocol):
-    def get(self, name: str) -> _Progress: ...
+    def get(self, name: str) -> Progress: ...
 
 
 def can_spread() -> bool:
@@ -99,7 +96,6 @@ class _Child:
     process: Any  # multiprocessing's Process (its type is the context's)
     reader: Connection
     started: set[int] = field(default_factory=set)
-    done: bool = False
 
 
 def _gather(

@@ -152,21 +152,19 @@ def _walk_known(
     opening's items are handed on, so that the caller's work on them (decoding the first
     page, its first use of what it needs for that) is done while they are awaited."""
     in_flight: deque[tuple[int, Future[Page]]] = deque()
+    read = deque(opening)  # handed on first, once the window is asked
     final = opening[-1]
     try:
-        while next_number <= last_number and len(in_flight) < window:
-            in_flight.append((next_number, submit(fetch, next_number)))
-            next_number += 1
-        for page in opening:
-            yield from fresh(page)
         while True:
             while next_number <= last_number and len(in_flight) < window:
                 in_flight.append((next_number, submit(fetch, next_number)))
                 next_number += 1
-            if not in_flight:
+            if read:
+                page = read.popleft()
+            elif in_flight:
+                page = in_flight.popleft()[1].result()
+            else:
                 break
-            _, future = in_flight.popleft()
-            page = future.result()
             yield from fresh(page)
             final = page
     finally:

@@ -16,12 +16,11 @@ from pathlib import Path
 import pytest
 
 from reconciler.sandbox import SandboxServer
+from tests.gitops import test_accounts_workflow_runs as github_runs
 from tests.gitops.fake_gitlab import PROJECT_ID, FakeGitLab
 from tests.gitops.gitlab_runner import GitLabJob, GitLabRunner
 from tests.gitops.test_accounts_workflow_runs import (
-    CLIENT_IDS,
     KEYS,
-    accounts_file,
     clients_seen,
     commit,
     git,
@@ -42,25 +41,10 @@ def gitlab() -> Iterator[FakeGitLab]:
         yield fake
 
 
-@pytest.fixture
-def clients(controls: Controls) -> dict[str, ClientAccess]:
-    made = {name: controls.create_client(name=name.upper()) for name in ("eu", "us")}
-    CLIENT_IDS.update({name: access.client_id for name, access in made.items()})
-    return made
-
-
-@pytest.fixture
-def repo(tmp_path: Path, sandbox: SandboxServer, clients: dict[str, ClientAccess]) -> Path:
-    """The project: main with both accounts, empty."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "--quiet", "--initial-branch=main")
-    commit(repo, {
-        "reconciler.yaml": accounts_file(sandbox.base_url, sandbox.base_url),
-        "accounts/eu/workforce.yaml": state([]),
-        "accounts/us/workforce.yaml": state([]),
-    }, "two accounts")  # fmt: skip
-    return repo
+# The accounts (eu and us, clients of the sandbox) and the project (main with both, empty): the
+# same as the GitHub workflows' runs.
+clients = github_runs.clients
+repo = github_runs.repo
 
 
 @pytest.fixture

@@ -41,14 +41,13 @@ class _Lines(Protocol):
 
 def can_spread() -> bool:
     """Whether accounts may be spread over forked processes: on Linux (macOS has fork, but its
-    system libraries, which the HTTP stack loads, are not safe to use after one), with more
-    than one core, and only from a process running no other thread (a fork copies a lock
-    another thread holds)."""
+    system libraries, which the HTTP stack loads, are not safe to use after one), and only from
+    a process running no other thread (a fork copies a lock another thread holds). How many
+    processes (one per core) is the caller's."""
     return (
         sys.platform.startswith("linux")
         and "fork" in multiprocessing.get_all_start_methods()
         and threading.active_count() == 1
-        and (os.cpu_count() or 1) > 1
     )
 
 

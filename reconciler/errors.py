@@ -15,3 +15,8 @@ class ReconcilerError(Exception):
 
     def __str__(self) -> str:
         return self.message if self.hint is None else f"{self.message}\n  hint: {self.hint}"
+
+
+class Refused(ReconcilerError):
+    """A check said no before anything was sent (a plan untrusted, stale, unsafe, or for
+    another account): a summary over several accounts lists these apart from failures."""

@@ -12,13 +12,15 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from reconciler import logs, redaction, threads
 from reconciler.accounts.environment import account_environment
 from reconciler.accounts.file import AccountEntry, AccountsFile
-from reconciler.errors import ReconcilerError
+from reconciler.accounts.naming import account_names
+from reconciler.errors import ReconcilerError, Refused
+from reconciler.service.config import SettingNames
 from reconciler.words import plural
 
 T = TypeVar("T")
@@ -28,11 +30,13 @@ _log = logs.get_logger("reconciler.accounts")
 
 @dataclass(frozen=True, slots=True)
 class Outcome(Generic[T]):
-    """One account's result, or the reason it failed (never both)."""
+    """One account's result, or the reason it failed (never both); `refused` when a check
+    said no before anything was sent (`reconciler.errors.Refused`)."""
 
     entry: AccountEntry
     value: T | None = None
     error: str | None = None
+    refused: bool = False
 
     @property
     def name(self) -> str:
@@ -41,12 +45,14 @@ class Outcome(Generic[T]):
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """What an account's work gets: its entry, its environment, and a progress callback."""
+    """What an account's work gets: its entry, its environment, a progress callback, and
+    where its settings are given, for its messages (`reconciler.accounts.naming`)."""
 
     entry: AccountEntry
     environ: Mapping[str, str]
     progress: Callable[[int], None]
     status: Callable[[str], None]
+    names: SettingNames = field(default_factory=SettingNames)
 
 
 def run_accounts(
@@ -77,10 +83,12 @@ def run_accounts(
             # Every line its work logs names it, from whichever thread the work started.
             with logs.bound(account=entry.name):
                 own = account_environment(entry, accounts, environ)
-                value = work(Job(entry, own, line.count, line.say))
+                names = account_names(entry, accounts.path)
+                value = work(Job(entry, own, line.count, line.say, names))
         except ReconcilerError as error:
-            line.say("failed")
-            return Outcome(entry, error=redaction.scrub(str(error)))
+            line.say("refused" if isinstance(error, Refused) else "failed")
+            message = redaction.scrub(str(error))
+            return Outcome(entry, error=message, refused=isinstance(error, Refused))
         except Exception as error:  # an account's surprise must not stop the others
             with logs.bound(account=entry.name):
                 _log.debug("internal error", exc_info=True)
@@ -177,7 +185,7 @@ def _progress_lines(names: list[str], doing: str) -> Iterator[_Lines]:
             task = progress.add_task(name, total=None, name=name, state="waiting", read="")
 
             def update(task: Any = task, **fields: Any) -> None:
-                if fields.get("state") == "done" or fields.get("state") == "failed":
+                if fields.get("state") in ("done", "failed", "refused"):
                     progress.update(task, total=1, completed=1, **fields)
                     return
                 progress.update(task, state=fields.pop("state", doing), **fields)

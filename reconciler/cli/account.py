@@ -38,7 +38,7 @@ def current_account(
             client.get_wallet(configured)
         except NotFound:
             raise ConfigError(
-                f"the client id {configured} (--client-id or RECONCILER_CLIENT_ID) is not the "
+                f"the client id {configured} ({client.config.names.client_id}) is not the "
                 "client of this token: the service has no wallet of it for this token",
                 hint="give the client id of the account the token belongs to, or none",
             ) from None
@@ -60,13 +60,14 @@ def saved_plan_account(
     """`current_account` for a plan to be saved, which must name its client."""
     account = current_account(client, connection, wallet=wallet)
     if account.client_id is None:
+        names = client.config.names
         raise UnknownClient(
             "a saved plan must name the client it was made for, and this run cannot tell "
-            "which client the token belongs to (no --client-id or RECONCILER_CLIENT_ID, no "
+            f"which client the token belongs to (no {names.client_id}, no "
             "client_id claim in the token, and no webhook or wallet journal in the account "
             "shows it): no plan was saved",
-            hint="set RECONCILER_CLIENT_ID (or pass --client-id) to the client's id, the same "
-            "for the plan and the apply; the service confirms it belongs to the token",
+            hint=f"{names.set_client_id} to the client's id, the same for the plan and the "
+            "apply; the service confirms it belongs to the token",
         )
     return account
 
@@ -95,4 +96,6 @@ def check_saved_account(
             )
         if current.client_id is None:  # the service has just said which client it is
             current = replace(current, client_id=recorded.client_id)
-    check_account(recorded, current, name=saved.name, doing=doing)
+    names = client.config.names
+    settings = f"{names.base_url}, {names.token} or login, {names.client_id}"
+    check_account(recorded, current, name=saved.name, doing=doing, settings=settings)

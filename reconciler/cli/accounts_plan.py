@@ -95,6 +95,7 @@ def clear_plans_folder(out: Path, names: list[str]) -> None:
     """Make `out` hold this run's plans only: the selected accounts' earlier plans are removed
     before planning (an account that fails now must not leave an older plan to apply), and a
     folder holding other accounts' plans, or another file under a plan's name, is refused."""
+    from reconciler.accounts.applied import remove_records
     from reconciler.plan.saved import is_saved_plan
 
     if out.exists() and not out.is_dir():
@@ -122,6 +123,7 @@ def clear_plans_folder(out: Path, names: list[str]) -> None:
             )
     for name in names:
         (out / f"{name}.json").unlink(missing_ok=True)
+    remove_records(out, names)  # a record of an earlier plan is no record of the new one
 
 
 def print_plans(outcomes: list[Outcome[Shown]], look: Look) -> None:

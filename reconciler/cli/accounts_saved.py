@@ -10,7 +10,6 @@ applied as `apply PLAN` applies one, with its own client, side by side, each wit
 from __future__ import annotations
 
 import functools
-import json
 import os
 import threading
 from dataclasses import dataclass, field
@@ -21,19 +20,20 @@ from typing import Any
 import click
 
 from reconciler import logs
+from reconciler.accounts.applied import applied_record, check_entry, write_record
+from reconciler.accounts.applied_report import Applied, applied_json, applied_text, succeeded
 from reconciler.accounts.combined import Part
 from reconciler.accounts.environment import ENV_PLAN_KEY
 from reconciler.accounts.file import AccountEntry, AccountsFile
 from reconciler.accounts.owner import SOURCE_PREFIX, plan_owner
-from reconciler.accounts.run import Job, Outcome, run_accounts
+from reconciler.accounts.run import Job, run_accounts
 from reconciler.apply import Executor, Ledger
 from reconciler.apply.paying import pay
-from reconciler.apply.report import ledger_json, ledger_text
 from reconciler.cli.account import check_saved_account
 from reconciler.cli.accounts import AccountOptions, nothing_selected
 from reconciler.cli.connection import ConnectionOptions, open_client
 from reconciler.cli.plan import Planned, plan_path, write_planned
-from reconciler.cli.plankey import plan_key
+from reconciler.cli.plankey import offline_plan_key, plan_key
 from reconciler.cli.reading import file_and_account
 from reconciler.cli.review import review_of
 from reconciler.errors import ReconcilerError
@@ -44,7 +44,6 @@ from reconciler.plan.resume import resume
 from reconciler.plan.review import check_review
 from reconciler.plan.saved import SavedPlan, load_saved_plan
 from reconciler.plan.signing import UntrustedPlan
-from reconciler.words import counted, plural
 
 
 class OtherAccountsPlan(UntrustedPlan):
@@ -62,7 +61,7 @@ def plan_and_save(
 ) -> Planned:
     """Plan one account; with `out`, write its signed plan to `out/<name>.json` (for
     `pull_request`, (number, head commit), when it is reviewed on one)."""
-    connection = ConnectionOptions(environ=job.environ)
+    connection = ConnectionOptions(environ=job.environ, names=job.names)
     planned = plan_path(
         job.entry.path,
         plan_options,
@@ -145,12 +144,6 @@ def _register_header_values(plan: Plan) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class Applied:
-    plan: Plan
-    ledger: Ledger
-
-
-@dataclass(frozen=True, slots=True)
 class Carry:
     """How each account's plan is carried out, as `apply` does for one; `stop` is shared by
     every account (the first Ctrl-C: requests in flight end, nothing new is sent)."""
@@ -208,27 +201,40 @@ def apply_saved(
 ) -> Applied:
     """Apply `folder/<name>.json` to its account, as `apply PLAN` applies one; with `expect`
     (pull request, head commit), only if it was reviewed for them and for the files at the
-    account's `path` now."""
-    saved = bound_plan(folder, job.entry)  # before any request
-    connection = ConnectionOptions(environ=job.environ)
+    account's `path` now. Everything about the plan is checked before any request: its
+    account, signature, review, that its account is the one the entry names now, and its
+    record (`reconciler.accounts.applied`): a plan applied already is not applied again."""
+    saved = bound_plan(folder, job.entry)
+    key = offline_plan_key(job.environ)
+    saved.verify(key)
+    if expect is not None:  # another pull request's plan, or other files: refused here
+        assert saved.review is not None, "a saved plan read from a file records its review"
+        check_review(saved.review, review_of(job.entry.path, key, expect), name=saved.name)
+    check_entry(saved, job.entry, job.environ)
+    record = applied_record(folder, saved, key)
+    if record is not None:
+        return Applied(None, Ledger(()), already=record)
+    connection = ConnectionOptions(environ=job.environ, names=job.names)
     with open_client(connection, read_only=False, parallelism=carry.parallelism) as client:
-        key = plan_key(client, job.environ)
-        saved.verify(key)
-        if expect is not None:  # another pull request's plan, or other files: refused here
-            assert saved.review is not None, "a saved plan read from a file records its review"
-            check_review(saved.review, review_of(job.entry.path, key, expect), name=saved.name)
         check_saved_account(saved, client, connection, doing="talks to")
         live = refresh(
             client, job.progress, payruns=bool(saved.payruns), parallelism=client.config.parallelism
         )
         plan = resume(saved, live, key=key, environ=job.environ, max_age=max_age)
         job.status("applying")
-        return Applied(plan, carry.out(client, plan))
+        ledger = carry.out(client, plan)
+    if not ledger.complete:
+        return Applied(plan, ledger)
+    try:
+        write_record(folder, saved, key, plan.actions_line)
+    except ReconcilerError as error:
+        return Applied(plan, ledger, note=str(error))
+    return Applied(plan, ledger)
 
 
 def apply_files(job: Job, options: PlanOptions, carry: Carry) -> Applied:
     """Plan the account's files and apply the plan (`apply --all --auto-approve`)."""
-    connection = ConnectionOptions(environ=job.environ)
+    connection = ConnectionOptions(environ=job.environ, names=job.names)
     with file_and_account(
         job.entry.path,
         connection,
@@ -303,43 +309,9 @@ def apply_accounts(
             err=True,
         )
         os._exit(130)
-    _print_applied(outcomes, fmt)
-    incomplete = any(o.value is not None and not o.value.ledger.complete for o in outcomes)
-    if incomplete or any(o.error is not None for o in outcomes):
+    click.echo(applied_json(outcomes) if fmt == "json" else applied_text(outcomes), nl=False)
+    if not succeeded(outcomes):
         raise click.exceptions.Exit(1)
-
-
-def _print_applied(outcomes: list[Outcome[Applied]], fmt: str) -> None:
-    if fmt == "json":
-        rows: list[dict[str, Any]] = []
-        for outcome in outcomes:
-            if outcome.value is not None:
-                ledger = json.loads(ledger_json(outcome.value.ledger))
-                rows.append({"name": outcome.name, "ledger": ledger})
-            else:
-                rows.append({"name": outcome.name, "error": {"message": outcome.error}})
-        failed = [o.name for o in outcomes if o.error is not None]
-        document = {"accounts": rows, "summary": {"accounts": len(outcomes), "failed": failed}}
-        click.echo(json.dumps(document, indent=2))
-        return
-    for outcome in outcomes:
-        click.echo(f"=== account {outcome.name} ===")
-        if outcome.value is None:
-            click.echo(f"Error: {outcome.error}\n")
-            continue
-        click.echo(f"Plan: {outcome.value.plan.actions_line}.")
-        click.echo(ledger_text(outcome.value.ledger), nl=False)
-        click.echo("")
-    failed = [o.name for o in outcomes if o.error is not None]
-    partial = [o.name for o in outcomes if o.value is not None and not o.value.ledger.complete]
-    done = len(outcomes) - len(failed) - len(partial)
-    line = f"{plural(len(outcomes), 'account')}: {counted(done)} applied"
-    if partial:
-        line += f", {counted(len(partial))} incomplete"
-        line += f" ({', '.join(partial)})" if len(partial) < len(outcomes) else ""
-    if failed:
-        line += f", {counted(len(failed))} failed ({', '.join(failed)})"
-    click.echo(line + ".")
 
 
 def saved_parts(options: AccountOptions, folder: Path) -> list[Part] | None:

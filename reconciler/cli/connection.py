@@ -23,7 +23,13 @@ from reconciler import logs
 from reconciler.redaction import shown
 from reconciler.secrets import Secret
 from reconciler.service.client import ServiceClient
-from reconciler.service.config import ClientConfig, ConfigError, check_base_url, resolve_config
+from reconciler.service.config import (
+    ClientConfig,
+    ConfigError,
+    SettingNames,
+    check_base_url,
+    resolve_config,
+)
 
 DEFAULT_SANDBOX_DB = Path(".reconciler/sandbox.db")
 SANDBOX_SEED = Path("examples/sandbox-seed.yaml")
@@ -49,6 +55,8 @@ class ConnectionOptions:
     #: The environment to read the connection (and `${VAR}`) from instead of the process's:
     #: one account's of several (`reconciler.accounts.environment`).
     environ: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
+    #: Where the settings were given, for messages: that account's entry and variables.
+    names: SettingNames | None = field(default=None, repr=False, compare=False)
 
     def env(self) -> Mapping[str, str]:
         """The environment this connection reads: its own, else the process's."""
@@ -175,6 +183,7 @@ def open_client(
             client_id=options.client_id,
             parallelism=parallelism,
             environ=environ if environ is not None else options.environ,
+            names=options.names,
         )
         with ServiceClient(config, read_only=read_only) as client:
             client.check_credentials()

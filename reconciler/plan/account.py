@@ -89,7 +89,13 @@ class Account:
         return found
 
 
-def check_account(recorded: Account, current: Account, *, name: str, doing: str) -> None:
+#: Where one account's connection is set: what a plan made for another is to be applied with.
+SETTINGS = "RECONCILER_BASE_URL, the token or login, --client-id"
+
+
+def check_account(
+    recorded: Account, current: Account, *, name: str, doing: str, settings: str = SETTINGS
+) -> None:
     """Refuse a plan made for `recorded` when this run talks to `current`, naming both.
 
     A client id known on one side only is a difference too: the plan cannot show it is the
@@ -102,7 +108,6 @@ def check_account(recorded: Account, current: Account, *, name: str, doing: str)
         f"{name} was made for another account ({' and '.join(differences)} differ): "
         f"the plan is for {recorded.describe()}; this run {doing} {current.describe()}; "
         "nothing was applied",
-        hint="apply a saved plan with the settings it was planned with (RECONCILER_BASE_URL, "
-        "the token or login, --client-id); for another account, run `reconciler plan --out` "
-        "against it",
+        hint=f"apply a saved plan with the settings it was planned with ({settings}); for "
+        "another account, run `reconciler plan --out` against it",
     )

@@ -10,7 +10,7 @@ from reconciler.desired.model import (
     DesiredWorker,
     InactivationLimit,
 )
-from reconciler.errors import ReconcilerError
+from reconciler.errors import Refused
 from reconciler.plan.agreements import AgreementIndex
 from reconciler.plan.changes import (
     Change,
@@ -66,7 +66,7 @@ class PlanOptions:
         return not self.targets or address_key in self.targets
 
 
-class UnsafePlan(ReconcilerError):
+class UnsafePlan(Refused):
     """The plan trips a safety guard; it was shown, and apply needs `--force`."""
 
 

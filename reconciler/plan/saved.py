@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.desired.model import DesiredWebhook
-from reconciler.errors import ReconcilerError
+from reconciler.errors import ReconcilerError, Refused
 from reconciler.money import two_places
 from reconciler.plan.account import Account
 from reconciler.plan.changes import Change, Inactivate, Invite, Replace, WebhookCreate
@@ -59,7 +59,7 @@ class InvalidSavedPlan(ReconcilerError):
     """The file looks like a saved plan but cannot be read as one."""
 
 
-class StalePlan(ReconcilerError):
+class StalePlan(Refused):
     """The account or the environment changed since the plan was made: nothing was applied."""
 
 

@@ -16,14 +16,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler.errors import ReconcilerError
+from reconciler.errors import Refused
 
 _CHECK_LABEL = b"reconciler plan-key check v1"
 _DOCUMENT_LABEL = b"reconciler saved-plan document v1"
 PREFIX = "hmac-sha256:"
 
 
-class UntrustedPlan(ReconcilerError):
+class UntrustedPlan(Refused):
     """The saved plan was edited, or made with another key: nothing was applied."""
 
 

@@ -296,7 +296,7 @@ class ServiceClient:
             raise ClientIdUnknown(
                 "the wallet needs the client id, and the account does not show it "
                 "(no webhook configuration and no journal entry to read it from)",
-                hint="pass --client-id N or set RECONCILER_CLIENT_ID (against the sandbox, "
+                hint=f"{self.config.names.set_client_id} (against the sandbox, "
                 "`reconciler sandbox serve` prints it in the line to export)",
             )
         return found

@@ -34,6 +34,33 @@ class ConfigError(ReconcilerError):
 
 
 @dataclass(frozen=True, slots=True)
+class SettingNames:
+    """Where each connection setting is given, as a message names it: the options and the
+    `RECONCILER_*` variables for one account; for one account of several, its entry in the
+    accounts file and its own variables (`reconciler.accounts.naming`): such a run takes
+    no connection option, so no message may suggest one."""
+
+    base_url: str = f"--base-url or {ENV_BASE_URL}"
+    address: str = "the service address"  # what a bad URL is called
+    token: str = f"the {ENV_TOKEN} environment variable"
+    login: str = f"{ENV_EMAIL} and {ENV_PASSWORD}"
+    client_id: str = f"--client-id or {ENV_CLIENT_ID}"
+    set_client_id: str = f"pass --client-id N or set {ENV_CLIENT_ID}"
+    sandbox: bool = True  # whether the embedded sandbox (--sandbox) may be suggested
+
+    @property
+    def connect_hint(self) -> str:
+        """What every failure to connect says to do."""
+        hint = (
+            "is the service running at that address, and is the address right? Set it with "
+            f"{self.base_url}"
+        )
+        if self.base_url.startswith("the "):
+            hint = f"is the service running at that address, and is {self.base_url} right?"
+        return hint + (" (or try the embedded sandbox: --sandbox)" if self.sandbox else "")
+
+
+@dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """How hard to try again after a transient failure (429, 5xx, connection trouble).
 
@@ -64,6 +91,7 @@ class ClientConfig:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     user_agent: str = f"reconciler/{__version__}"
     credentials: Credentials | None = None  # sign in (again) with these
+    names: SettingNames = field(default_factory=SettingNames)  # for messages
 
     def __post_init__(self) -> None:
         if not 1 <= self.page_size <= MAX_PAGE_SIZE:
@@ -84,6 +112,7 @@ def resolve_config(
     parallelism: int | None = None,
     retry: RetryPolicy | None = None,
     environ: Mapping[str, str] | None = None,
+    names: SettingNames | None = None,
 ) -> ClientConfig:
     """Build the client's configuration: options first, then `RECONCILER_*` variables.
 
@@ -93,9 +122,10 @@ def resolve_config(
     With both, the token is used and the credentials renew it.
     """
     env = os.environ if environ is None else environ
-    url = check_base_url(base_url or env.get(ENV_BASE_URL, ""))
-    credentials = _read_credentials(password_file, env)
-    token, source = read_token(token_file, env, required=credentials is None)
+    names = names or SettingNames()
+    url = check_base_url(base_url or env.get(ENV_BASE_URL, ""), names.address)
+    credentials = _read_credentials(password_file, env, names)
+    token, source = read_token(token_file, env, required=credentials is None, names=names)
     if token is not None:
         logs.register_secret(token.reveal())
     elif credentials is not None:
@@ -113,6 +143,7 @@ def resolve_config(
             else int(_number(env, ENV_PARALLELISM, 8, most=256, whole=True))
         ),
         retry=retry or _retry_policy(env),
+        names=names,
     )
 
 
@@ -159,7 +190,9 @@ def check_base_url(url: str, what: str = "the service address") -> str:
     return url.rstrip("/")
 
 
-def _read_credentials(password_file: Path | None, env: Mapping[str, str]) -> Credentials | None:
+def _read_credentials(
+    password_file: Path | None, env: Mapping[str, str], names: SettingNames
+) -> Credentials | None:
     """RECONCILER_EMAIL with the password from `--password-file` or RECONCILER_PASSWORD."""
     email = env.get(ENV_EMAIL, "").strip()
     if password_file is not None:
@@ -173,7 +206,7 @@ def _read_credentials(password_file: Path | None, env: Mapping[str, str]) -> Cre
         except UnicodeDecodeError:
             raise ConfigError(f"the password file {password_file} is not UTF-8 text") from None
     elif env.get(ENV_PASSWORD):
-        source, password = f"{ENV_EMAIL} and {ENV_PASSWORD}", env[ENV_PASSWORD]
+        source, password = names.login, env[ENV_PASSWORD]
     elif email:
         raise ConfigError(
             f"{ENV_EMAIL} is set but no password: set {ENV_PASSWORD} or pass --password-file FILE",
@@ -190,7 +223,11 @@ def _read_credentials(password_file: Path | None, env: Mapping[str, str]) -> Cre
 
 
 def read_token(
-    token_file: Path | None, env: Mapping[str, str], *, required: bool = True
+    token_file: Path | None,
+    env: Mapping[str, str],
+    *,
+    required: bool = True,
+    names: SettingNames | None = None,
 ) -> tuple[Secret | None, str]:
     """The static token and where it came from: `--token-file`, else RECONCILER_TOKEN; (None,
     "") when neither is set and it is not `required`. A blank token, or one with white space
@@ -204,7 +241,7 @@ def read_token(
         except UnicodeDecodeError:
             raise ConfigError(f"{source} is not UTF-8 text") from None
     elif env.get(ENV_TOKEN):
-        source, text = f"the {ENV_TOKEN} environment variable", env[ENV_TOKEN]
+        source, text = (names or SettingNames()).token, env[ENV_TOKEN]
     elif not required:
         return None, ""
     else:

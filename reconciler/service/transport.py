@@ -49,7 +49,7 @@ from reconciler.service.errors import (
     UnknownHost,
 )
 from reconciler.service.reach import reach
-from reconciler.service.retries import CONNECT_HINT, announce_retries, is_loopback, refused
+from reconciler.service.retries import announce_retries, is_loopback, refused
 from reconciler.service.session import TokenSource
 
 _log = logs.get_logger("reconciler.service")
@@ -208,7 +208,7 @@ class Transport:
             return UnknownHost(
                 f"cannot find the service's host {host!r} (DNS: {lookup.strerror or lookup}); "
                 "nothing was sent",
-                hint="check the base URL (--base-url or RECONCILER_BASE_URL) and the network",
+                hint=f"check the base URL ({self.config.names.base_url}) and the network",
             )
         if isinstance(error, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout):
             # Refused by this machine: nothing listens there, and waiting will not change it.
@@ -217,7 +217,7 @@ class Transport:
             return kind(
                 f"could not connect to the service at {self.config.base_url}: {_describe(error)}",
                 surely_not_sent=True,
-                hint=CONNECT_HINT,
+                hint=self.config.names.connect_hint,
             )
         what = (
             "no answer in time"

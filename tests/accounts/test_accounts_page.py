@@ -68,7 +68,9 @@ def test_the_walkthrough_runs_as_written(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, (result.stdout[-3000:], result.stderr[-3000:])
     folder = tmp_path / "several-accounts"
-    assert sorted(p.name for p in (folder / "plans").iterdir()) == ["eu.json", "us.json"]
+    # Each plan, and the record that it was applied (`apply plans` again: already applied).
+    found = sorted(p.name for p in (folder / "plans").iterdir())
+    assert found == ["eu.applied", "eu.json", "us.applied", "us.json"]
     comment = (folder / "comment.md").read_text()
     assert "| `eu` |" in comment and "| `us` |" in comment
     assert "Traceback" not in result.stderr

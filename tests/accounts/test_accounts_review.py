@@ -129,7 +129,8 @@ def test_a_plan_applies_only_with_a_token_of_its_own_client(
     by_name = {entry["name"]: entry for entry in json.loads(applied.stdout)["accounts"]}
     refused = by_name["eu"]["error"]["message"]
     assert "eu.json was made for another account (client id differ)" in refused
-    assert f"no wallet of client {eu.client.client_id} for this token" in refused
+    # Refused from the accounts file alone (its clientId is not the plan's): nothing sent.
+    assert f"client {eu.client.client_id}; this run would talk to, as account eu's entry" in refused
     assert "ledger" in by_name["us"] and "ledger" in by_name["apac"]
     assert _writes(eu, since["eu"]) == []
     # us's token wrote only us's plan: W-1 once (eu's plan would have invited it again).

@@ -56,14 +56,14 @@ def check_entry(saved: SavedPlan, entry: AccountEntry, environ: Mapping[str, str
     client_id = int(given) if given else recorded.client_id  # no clientId: the service says
     email = environ.get(ENV_EMAIL) or None
     current = Account.of(environ[ENV_BASE_URL], client_id, email)
+    address = "baseUrl" if entry.base_url is not None else f"{ENV_BASE_URL} (it has no baseUrl)"
     check_account(
         recorded,
         current,
         name=saved.name,
         doing=f"would talk to, as account {entry.name}'s entry says now,",
-        settings=f"the baseUrl and clientId of account {entry.name}'s entry ({ENV_BASE_URL} "
-        "where it has no baseUrl), as when it was planned; or plan it again: `reconciler "
-        f"plan --account {entry.name} --out DIR`",
+        settings=f"the {address} and clientId of account {entry.name}'s entry, as when it was "
+        f"planned; or plan it again: `reconciler plan --account {entry.name} --out DIR`",
     )
 
 

@@ -22,6 +22,7 @@ from reconciler.gitops.marker import Marker
 from reconciler.money import grouped
 from reconciler.plan.changes import Inactivate, Replace
 from reconciler.plan.model import Plan
+from reconciler.plan.payruns import REFUSED
 from reconciler.render import renderer_for
 from reconciler.render.base import clean
 from reconciler.render.markdown import (
@@ -62,10 +63,24 @@ class Wording:
     title: str  # the Markdown's title, as the single account's output of the command has it
     done: str  # what each account was: "planned"; also the JSON summary's count of them
     failed: str  # an account whose run failed "could not be ..."
+    named: tuple[str, ...]  # the summary's lists of accounts the text's last line names
 
 
-PLAN = Wording("reconciler plan", "planned", "could not be planned")
-DRIFT = Wording("reconciler drift report", "checked", "could not be checked")
+#: The summary's lists of accounts: (JSON key, the text's words for it).
+LISTS = {
+    "with_changes": "with changes",
+    "with_drift": "with drift",
+    "with_refusals": "with refusals",
+}
+PLAN = Wording(
+    "reconciler plan",
+    "planned",
+    "could not be planned",
+    ("with_changes", "with_drift", "with_refusals"),
+)
+DRIFT = Wording(
+    "reconciler drift report", "checked", "could not be checked", ("with_drift", "with_refusals")
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,15 +107,21 @@ class Shown:
     drift_found: bool  # drift's verdict, under `--strict` when the look is strict
     rendered: str = ""  # the text or JSON plan
     part: Part | None = None  # the comment's part (markdown)
+    drifted: bool = False  # drift's verdict for `drift`; a plan's: workers that drifted
+    refusals: bool = False  # a payrun refused, or the plan unsafe (apply would refuse it)
 
 
 def show(name: str, plan: Plan, look: Look) -> Shown:
     """The account `name`'s plan as `look` says, with what the command's exit code needs."""
     verdict = plan.drift_detected(strict=look.strict)
     counts = plan.summary.as_dict()
+    drifted = verdict if look.drift else bool(plan.drift)
+    refusals = not plan.safety.safe or any(d.state == REFUSED for d in plan.payruns)
     if look.fmt == "markdown":
         part = plan_part(name, plan, View(show_unmanaged=look.show_unmanaged))
-        return Shown(counts, plan.has_changes, verdict, part=part)
+        return Shown(
+            counts, plan.has_changes, verdict, part=part, drifted=drifted, refusals=refusals
+        )
     if look.fmt == "json":
         renderer = renderer_for("json")
     else:
@@ -112,11 +133,29 @@ def show(name: str, plan: Plan, look: Look) -> Shown:
             drift=look.drift,
             width=look.width,
         )
-    return Shown(counts, plan.has_changes, verdict, rendered=renderer.render(plan))
+    return Shown(
+        counts,
+        plan.has_changes,
+        verdict,
+        rendered=renderer.render(plan),
+        drifted=drifted,
+        refusals=refusals,
+    )
+
+
+def named(outcomes: list[Outcome[Shown]]) -> dict[str, list[str]]:
+    """The accounts with changes, with drift, and with refusals (the summary's `LISTS`)."""
+    shown = [(o.name, o.value) for o in outcomes if o.value is not None]
+    return {
+        "with_changes": [name for name, value in shown if value.changes],
+        "with_drift": [name for name, value in shown if value.drifted],
+        "with_refusals": [name for name, value in shown if value.refusals],
+    }
 
 
 def summary(outcomes: list[Outcome[Shown]], wording: Wording = PLAN) -> dict[str, Any]:
-    """The counts over every account planned (checked, for drift), and which failed."""
+    """The counts over every account planned (checked, for drift); which failed, and which
+    have changes, drift or refusals (whether or not another failed)."""
     totals = dict.fromkeys((key for key, _ in SUMMARY_COLUMNS), 0)
     for outcome in outcomes:
         if outcome.value is not None:
@@ -129,7 +168,7 @@ def summary(outcomes: list[Outcome[Shown]], wording: Wording = PLAN) -> dict[str
         "accounts": len(outcomes),
         wording.done: len(outcomes) - len(failed),
         "failed": failed,
-        "with_changes": [o.name for o in outcomes if o.value is not None and o.value.changes],
+        **named(outcomes),
     }
 
 
@@ -143,12 +182,22 @@ def combined_text(outcomes: list[Outcome[Shown]], wording: Wording = PLAN) -> st
         else:
             parts.append(f"Error: {outcome.error}\n")
         parts.append("\n")
+    return "".join(parts) + summary_line(outcomes, wording) + "\n"
+
+
+def summary_line(outcomes: list[Outcome[Shown]], wording: Wording = PLAN) -> str:
+    """'5 accounts: 4 checked, 1 failed (fr); with drift: uk, de.'"""
     failed = [o.name for o in outcomes if o.error is not None]
     done = counted(len(outcomes) - len(failed))
     line = f"{plural(len(outcomes), 'account')}: {done} {wording.done}"
     if failed:
         line += f", {counted(len(failed))} failed ({', '.join(failed)})"
-    return "".join(parts) + line + ".\n"
+    lists = named(outcomes)
+    shown = [f"{LISTS[key]}: {', '.join(lists[key])}" for key in wording.named if lists[key]]
+    if not shown and len(failed) < len(outcomes):
+        quiet = "no changes" if wording is PLAN else "no drift"
+        shown.append(quiet + (" in the others" if failed else ""))
+    return line + "".join(f"; {words}" for words in shown) + "."
 
 
 def combined_json(outcomes: list[Outcome[Shown]], wording: Wording = PLAN) -> str:

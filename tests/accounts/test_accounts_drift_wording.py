@@ -53,7 +53,7 @@ def test_the_json_summary_counts_the_accounts_checked(tmp_path: Path, two: list[
 
 def test_the_text_says_each_account_was_checked(tmp_path: Path, two: list[Account]) -> None:
     text = _drift(tmp_path, two)
-    assert text.rstrip().endswith("2 accounts: 1 checked, 1 failed (us).")
+    assert text.rstrip().endswith("2 accounts: 1 checked, 1 failed (us); with drift: eu.")
     assert not PLAN_WORDS.search(text), PLAN_WORDS.findall(text)
 
 
@@ -62,6 +62,6 @@ def test_plan_all_keeps_the_plan_s_words(tmp_path: Path, two: list[Account]) -> 
     assert result.stdout.startswith("### reconciler plan: 2 accounts\n")
     assert "> :no_entry: **1 account could not be planned:** `us`." in result.stdout
     text = run(tmp_path, two[:1], "plan", "--all").stdout
-    assert text.rstrip().endswith("2 accounts: 1 planned, 1 failed (us).")
+    assert text.rstrip().endswith("2 accounts: 1 planned, 1 failed (us); with changes: eu.")
     document = json.loads(run(tmp_path, two[:1], "plan", "--all", "--format", "json").stdout)
     assert document["summary"]["planned"] == 1

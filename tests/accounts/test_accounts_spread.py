@@ -41,7 +41,10 @@ def test_spread_over_processes_the_output_is_one_process_output(
         )
         assert spread.returncode == alone.returncode == 0, spread.stderr + alone.stderr
         assert spread.stdout == alone.stdout
-    assert "3 accounts: 3 planned." in run(tmp_path, three, "plan", "--all").stdout
+    assert (
+        "3 accounts: 3 planned; with changes: eu, us, apac."
+        in run(tmp_path, three, "plan", "--all").stdout
+    )
 
 
 def _children(pid: int) -> list[int]:
@@ -103,7 +106,7 @@ def test_an_account_whose_process_is_killed_fails_alone_named(
     assert process.returncode == 1, err
     assert "=== account apac ===\nError: its process ended (killed by signal 9) before" in out
     assert out.count("Plan: 10 to invite, 5 to inactivate") == 2  # eu and us were planned
-    assert "3 accounts: 2 planned, 1 failed (apac)." in out
+    assert "3 accounts: 2 planned, 1 failed (apac); with changes: eu, us." in out
     assert "Traceback" not in err
 
 

@@ -62,8 +62,9 @@ def check_entry(saved: SavedPlan, entry: AccountEntry, environ: Mapping[str, str
         current,
         name=saved.name,
         doing=f"would talk to, as account {entry.name}'s entry says now,",
-        settings=f"the {address} and clientId of account {entry.name}'s entry, as when it was "
-        f"planned; or plan it again: `reconciler plan --account {entry.name} --out DIR`",
+        hint=f"the {address} or clientId of account {entry.name}'s entry changed since the plan "
+        f"was made: restore them, or plan the account again (`reconciler plan --account "
+        f"{entry.name} --out DIR`)",
     )
 
 

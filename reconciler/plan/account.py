@@ -94,9 +94,16 @@ SETTINGS = "RECONCILER_BASE_URL, the token or login, --client-id"
 
 
 def check_account(
-    recorded: Account, current: Account, *, name: str, doing: str, settings: str = SETTINGS
+    recorded: Account,
+    current: Account,
+    *,
+    name: str,
+    doing: str,
+    settings: str = SETTINGS,
+    hint: str | None = None,
 ) -> None:
-    """Refuse a plan made for `recorded` when this run talks to `current`, naming both.
+    """Refuse a plan made for `recorded` when this run talks to `current`, naming both;
+    `settings`, where this run's connection is set; `hint`, what to do instead of the usual.
 
     A client id known on one side only is a difference too: the plan cannot show it is the
     same client, and money is not sent on a guess.
@@ -108,6 +115,7 @@ def check_account(
         f"{name} was made for another account ({' and '.join(differences)} differ): "
         f"the plan is for {recorded.describe()}; this run {doing} {current.describe()}; "
         "nothing was applied",
-        hint=f"apply a saved plan with the settings it was planned with ({settings}); for "
+        hint=hint
+        or f"apply a saved plan with the settings it was planned with ({settings}); for "
         "another account, run `reconciler plan --out` against it",
     )

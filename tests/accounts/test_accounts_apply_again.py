@@ -49,7 +49,7 @@ def test_a_plan_whose_account_moved_sends_nothing_to_the_new_address(
     assert elsewhere.controls.requests(before) == []  # not one request, so no token either
     assert "plans/eu.json was made for another account (base URL differ)" in result.stdout
     assert f"as account eu's entry says now, {elsewhere.server.base_url}" in result.stdout
-    assert "the baseUrl and clientId of account eu's entry" in result.stdout
+    assert "the baseUrl or clientId of account eu's entry changed since the plan" in result.stdout
     assert "RECONCILER_" not in result.stdout and "401" not in result.stdout
     assert "--client-id" not in result.stdout and "--base-url" not in result.stdout
     assert "3 accounts" not in result.stdout

@@ -43,5 +43,11 @@ def account_names(entry: AccountEntry, accounts_path: Path) -> SettingNames:
         login=login,
         client_id=f"the clientId of {where}",
         set_client_id=f"set clientId in the entry of {where}",
+        renew=f"give the entry of {where} an emailEnv and a passwordEnv",
+        plan_key=(
+            f"{entry.plan_key_env} (the planKeyEnv of {where})"
+            if entry.plan_key_env
+            else "RECONCILER_PLAN_KEY"
+        ),
         sandbox=False,
     )

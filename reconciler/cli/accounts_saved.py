@@ -205,7 +205,7 @@ def apply_saved(
     account, signature, review, that its account is the one the entry names now, and its
     record (`reconciler.accounts.applied`): a plan applied already is not applied again."""
     saved = bound_plan(folder, job.entry)
-    key = offline_plan_key(job.environ)
+    key = offline_plan_key(job.environ, job.names)
     saved.verify(key)
     if expect is not None:  # another pull request's plan, or other files: refused here
         assert saved.review is not None, "a saved plan read from a file records its review"

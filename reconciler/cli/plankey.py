@@ -16,27 +16,34 @@ from collections.abc import Mapping
 from reconciler import logs
 from reconciler.plan.signing import PlanKey
 from reconciler.service.client import ServiceClient
-from reconciler.service.config import ConfigError, read_token
+from reconciler.service.config import ConfigError, SettingNames, read_token
 
 VARIABLE = "RECONCILER_PLAN_KEY"
 #: Shorter than this (in bytes), a key could be guessed from the HMACs a saved plan carries.
 MIN_BYTES = 32
 
 
-def plan_key(client: ServiceClient | None, environ: Mapping[str, str] | None = None) -> PlanKey:
-    """The key for saved plans: RECONCILER_PLAN_KEY, else the client's token."""
+def plan_key(
+    client: ServiceClient | None,
+    environ: Mapping[str, str] | None = None,
+    names: SettingNames | None = None,
+) -> PlanKey:
+    """The key for saved plans: RECONCILER_PLAN_KEY, else the client's token; `names`, where
+    the settings are given (default: the client's, else one account's options)."""
     env = os.environ if environ is None else environ
+    named = names or (client.config.names if client is not None else SettingNames())
     explicit = env.get(VARIABLE)
     if explicit is not None:
         if not explicit.strip():
             raise ConfigError(
-                f"{VARIABLE} is set but empty (a CI secret that does not exist is passed as '')",
-                hint=f"set the {VARIABLE} secret, or unset the variable to key plans with "
+                f"{named.plan_key} is set but empty (a CI secret that does not exist is passed "
+                "as '')",
+                hint=f"set the {named.plan_key} secret, or unset the variable to key plans with "
                 "the token",
             )
         if len(explicit.encode()) < MIN_BYTES:
             raise ConfigError(
-                f"{VARIABLE} is shorter than {MIN_BYTES} bytes",
+                f"{named.plan_key} is shorter than {MIN_BYTES} bytes",
                 hint="use a long random value, e.g. `python -c 'import secrets; "
                 "print(secrets.token_urlsafe(32))'`",
             )
@@ -44,7 +51,7 @@ def plan_key(client: ServiceClient | None, environ: Mapping[str, str] | None = N
         return PlanKey(explicit.encode(), VARIABLE)
     if client is None:
         raise ConfigError(
-            f"this command needs the plan key: set {VARIABLE} (or RECONCILER_TOKEN), as for "
+            f"this command needs the plan key: set {named.plan_key} (or {named.token}), as for "
             "the `reconciler plan --out` that made the plan"
         )
     config = client.config
@@ -52,23 +59,26 @@ def plan_key(client: ServiceClient | None, environ: Mapping[str, str] | None = N
         return PlanKey(config.token.reveal().encode(), f"the token from {config.token_source}")
     assert config.credentials is not None, "a client has a token or credentials"
     raise ConfigError(
-        f"a saved plan needs {VARIABLE} when the reconciler signs in with an email and password "
+        f"a saved plan needs {named.plan_key} when the reconciler signs in with an email and "
+        "password "
         f"({config.credentials.source}): login tokens change every run, and nothing in a plan "
         "may be keyed by the password, which a reader of the plan could then test guesses "
         "against",
-        hint=f"set {VARIABLE} to a long random value (at least {MIN_BYTES} bytes, e.g. "
+        hint=f"set {named.plan_key} to a long random value (at least {MIN_BYTES} bytes, e.g. "
         "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`), the same for the "
         "plan and the apply jobs, as the README's CI recipe does",
     )
 
 
-def offline_plan_key(environ: Mapping[str, str] | None = None) -> PlanKey:
-    """The plan key where no client is opened (`plan-compare`): the variable, else the token,
-    read and checked as the client reads it."""
+def offline_plan_key(
+    environ: Mapping[str, str] | None = None, names: SettingNames | None = None
+) -> PlanKey:
+    """The plan key where no client is opened (`plan-compare`, `apply DIR` before its first
+    request): the variable, else the token, read and checked as the client reads it."""
     env = os.environ if environ is None else environ
     if env.get(VARIABLE) is None:
-        token, source = read_token(None, env, required=False)
+        token, source = read_token(None, env, required=False, names=names)
         if token is not None:
             logs.register_secret(token.reveal())
             return PlanKey(token.reveal().encode(), f"the token from {source}")
-    return plan_key(None, env)
+    return plan_key(None, env, names)

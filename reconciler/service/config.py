@@ -13,7 +13,7 @@ from reconciler import __version__, logs
 from reconciler.errors import ReconcilerError
 from reconciler.hosts import is_loopback
 from reconciler.secrets import Secret
-from reconciler.service.session import Credentials
+from reconciler.service.session import RENEW_HINT, Credentials
 
 ENV_BASE_URL = "RECONCILER_BASE_URL"
 ENV_TOKEN = "RECONCILER_TOKEN"
@@ -46,6 +46,8 @@ class SettingNames:
     login: str = f"{ENV_EMAIL} and {ENV_PASSWORD}"
     client_id: str = f"--client-id or {ENV_CLIENT_ID}"
     set_client_id: str = f"pass --client-id N or set {ENV_CLIENT_ID}"
+    renew: str = RENEW_HINT  # how a pasted token that expired could be renewed
+    plan_key: str = "RECONCILER_PLAN_KEY"  # the key of saved plans
     sandbox: bool = True  # whether the embedded sandbox (--sandbox) may be suggested
 
     @property

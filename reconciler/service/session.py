@@ -94,6 +94,10 @@ def _claims(token: str) -> dict[str, object] | None:
     return claims if isinstance(claims, dict) else None
 
 
+#: How a pasted token is renewed instead, for one account.
+RENEW_HINT = "set RECONCILER_EMAIL and RECONCILER_PASSWORD (or --password-file)"
+
+
 class TokenSource:
     """The current token, renewed by logging in again when it can."""
 
@@ -105,8 +109,12 @@ class TokenSource:
         *,
         timeout: float = 30.0,
         user_agent: str = "reconciler",
+        connect_hint: str = CONNECT_HINT,
+        renew_hint: str = RENEW_HINT,
     ) -> None:
         self._base_url = base_url.rstrip("/") + "/"
+        self._connect_hint = connect_hint  # where the address is set, for this run's messages
+        self._renew_hint = renew_hint
         self._credentials = credentials
         self._lock = threading.Lock()
         self._token = token
@@ -151,8 +159,8 @@ class TokenSource:
             raise Unauthorized(
                 f"the token expired at {_when(exp)}",
                 status=401,
-                hint="paste a new token, or set RECONCILER_EMAIL and RECONCILER_PASSWORD (or "
-                "--password-file) so the reconciler signs in and renews it",
+                hint=f"paste a new token, or {self._renew_hint} so the reconciler signs in and "
+                "renews it",
             )
 
     def _renewal_time(self, token: str) -> float | None:
@@ -179,7 +187,7 @@ class TokenSource:
                     raise ServiceError(
                         f"could not sign in at {self._base_url}{LOGIN_PATH}: "
                         f"{shown(str(error)) or type(error).__name__}",
-                        hint=CONNECT_HINT if isinstance(error, httpx.ConnectError) else None,
+                        hint=self._connect_hint if isinstance(error, httpx.ConnectError) else None,
                     ) from None
                 wait = _retry_after(answer)
                 if answer.status_code == 429 and wait is not None:

@@ -103,6 +103,8 @@ class Transport:
             config.credentials,
             timeout=config.timeout,
             user_agent=config.user_agent,
+            connect_hint=config.names.connect_hint,
+            renew_hint=config.names.renew,
         )
         self._http = httpx.Client(
             base_url=config.base_url + "/",

@@ -151,3 +151,17 @@ def test_an_account_s_messages_name_its_entry_and_variables(
         assert "RECONCILER_" not in message
         assert "--base-url" not in message and "--sandbox" not in message
         assert "--client-id" not in message
+
+
+def test_an_account_s_plan_key_is_named_by_its_planKeyEnv(
+    tmp_path: Path, three: list[Account]
+) -> None:
+    eu = three[0]
+    write_accounts(tmp_path, [eu], eu={"planKeyEnv": "PLAN_KEY_EU"})
+    write_state(tmp_path / "accounts" / "eu", "eu", [1])
+    short = run(tmp_path, [eu], "plan", "--all", "--out", "plans", PLAN_KEY_EU="k" * 10)
+    assert short.returncode == 1
+    assert (
+        "PLAN_KEY_EU (the planKeyEnv of account eu in reconciler.yaml) is shorter than 32 bytes"
+    ) in short.stdout
+    assert "RECONCILER_PLAN_KEY" not in short.stdout

@@ -126,6 +126,7 @@ def write_record(folder: Path, saved: SavedPlan, key: PlanKey, actions: str) -> 
     }
     document["mac"] = _mac(document, key)
     path = record_path(folder, owner)
+    temporary: str | None = None
     try:
         handle, temporary = tempfile.mkstemp(prefix=".applied-", dir=folder)
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
@@ -134,6 +135,8 @@ def write_record(folder: Path, saved: SavedPlan, key: PlanKey, actions: str) -> 
         os.chmod(temporary, 0o600)
         os.replace(temporary, path)
     except OSError as error:
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)
         raise ReconcilerError(
             f"the plan was applied, but its record {path} could not be written "
             f"({error.strerror}): `apply` again would refuse the plan as stale",

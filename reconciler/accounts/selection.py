@@ -38,6 +38,43 @@ class Selection:
         return self.every or bool(self.names) or self.changed_since is not None
 
 
+def selection_of(every: bool, names: Iterable[str], changed_since: str | None) -> Selection:
+    """The options as given, refused when they do not say which accounts plainly: an
+    `--account` that names none (`""`, `" "`, `","`: what an empty matrix value gives), an
+    empty `--changed-since`, or two options that each say which accounts (`--all` is every
+    account, `--account` these, `--changed-since` the changed ones: one of them, never two)."""
+    names = tuple(names)
+    blank = [value for value in names if not account_names([value])]
+    if blank:
+        raise SelectionError(
+            f"--account {blank[0]!r} names no account: an account name is 1 to 40 of a-z, 0-9 "
+            "and -",
+            hint="in a matrix job, check that the matrix gives the value (`matrix.account`, or "
+            "`matrix.accounts` with --chunk); to run every account, pass --all",
+        )
+    if changed_since is not None and not changed_since.strip():
+        raise SelectionError(
+            "--changed-since '' names no commit",
+            hint="give a branch, tag or commit: --changed-since origin/main",
+        )
+    given = [
+        option
+        for option, present in (
+            ("--all", every),
+            ("--account", bool(names)),
+            ("--changed-since", changed_since is not None),
+        )
+        if present
+    ]
+    if len(given) > 1:
+        raise SelectionError(
+            f"{' and '.join(given)} contradict each other: --all selects every account, "
+            "--account NAME those named, --changed-since REF those changed",
+            hint="give one of them",
+        )
+    return Selection(every, names, changed_since)
+
+
 def account_names(values: Iterable[str]) -> list[str]:
     """`--account` values: each a name, or several separated by spaces or commas (a matrix
     job's chunk, `{"accounts": "a b c"}`), in order, each once."""

@@ -2,8 +2,8 @@
 
 An account changed since REF when a file under its `path`, or its own entry in the accounts
 file, differs between the merge base of REF and HEAD and the work tree (untracked files
-included); a change to the accounts file's `version` or to any other top-level setting counts
-for every account. Git is asked, read-only; nothing here writes.
+included, and those git ignores: the load reads them all); a change to the accounts file's
+`version` or to any other top-level setting counts for every account. Git is asked, read-only; nothing here writes.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def changed_accounts(accounts: AccountsFile, ref: str) -> list[str]:
     base = _git(folder, "merge-base", ref, "HEAD", what=f"the merge base of {ref} and HEAD")
     base = base.strip()
     files = _git(root, "diff", "--name-only", "-z", "--no-renames", base)
-    untracked = _git(root, "ls-files", "--others", "--exclude-standard", "-z")
+    untracked = _untracked(root, accounts)
     changed = {(root / name).resolve() for name in (files + untracked).split("\0") if name.strip()}
     file_path = accounts.path.resolve()
     relative = file_path.relative_to(root).as_posix()
@@ -125,6 +125,20 @@ def changed_accounts(accounts: AccountsFile, ref: str) -> list[str]:
         if any(path == under or under in path.parents for path in changed):
             names.append(entry.name)
     return names
+
+
+def _untracked(root: Path, accounts: AccountsFile) -> str:
+    """The accounts file and the files under the accounts' paths that git does not track,
+    those it ignores included: the load reads every file of an account's folder, whatever
+    `.gitignore` says."""
+    inside = []
+    for path in [accounts.path, *(entry.path for entry in accounts.accounts)]:
+        resolved = path.resolve()
+        if resolved == root or root in resolved.parents:
+            inside.append(":(literal)" + (resolved.relative_to(root).as_posix() or "."))
+    if not inside:
+        return ""
+    return _git(root, "ls-files", "--others", "-z", "--", *inside)
 
 
 def _old_entries(folder: Path, base: str, relative: str) -> dict[str, Any] | None:

@@ -3,7 +3,8 @@
 An account changed since REF when a file under its `path`, or its own entry in the accounts
 file, differs between the merge base of REF and HEAD and the work tree (untracked files
 included, and those git ignores: the load reads them all); a change to the accounts file's
-`version` or to any other top-level setting counts for every account. Git is asked, read-only; nothing here writes.
+`version` or to any other top-level setting counts for every account. Git is asked,
+read-only; nothing here writes.
 """
 
 from __future__ import annotations

@@ -123,6 +123,7 @@ def test_a_secret_a_process_learns_is_masked_in_what_this_one_prints(
     state.write_text(
         state.read_text() + "webhook:\n  url: https://${HOOK_HOST}/in\n  event_types: [KYC]\n"
     )
+    write_accounts(tmp_path, three, eu={"env": "[HOOK_HOST]"})
     for fmt in ("text", "json", "markdown"):
         planned = run(tmp_path, three, "plan", "--all", "--format", fmt, HOOK_HOST=hook)
         assert planned.returncode == 0, planned.stderr

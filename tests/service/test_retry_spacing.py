@@ -52,6 +52,7 @@ def test_reads_retried_after_a_503_wait_at_least_its_retry_after(
     for entries in by_path.values():
         assert all(gap >= 0.95 for gap in _gaps(entries)), _gaps(entries)
 
+
 def test_an_invitation_sent_again_after_a_503_waits_its_retry_after_within_the_deadline(
     tmp_path: Path, sandbox: SandboxServer, controls: Controls
 ) -> None:

@@ -34,6 +34,10 @@ ROLES = {
 SECRET_ROLES = frozenset({"token", "password", "plan key"})
 #: Names the files may never read (the reconciler's settings and the CI's), as `fill` refuses.
 RESERVED_PREFIXES = ("RECONCILER_", "GITHUB_", "ACTIONS_", "RUNNER_")
+#: The reconciler's own credentials: never an address.
+CREDENTIAL_NAMES = frozenset(
+    {"RECONCILER_TOKEN", "RECONCILER_EMAIL", "RECONCILER_PASSWORD", DEFAULT_PLAN_KEY}
+)
 
 Found = tuple[YamlPath, str, bool]  # where, what, whether at the key
 
@@ -54,27 +58,38 @@ def base_url_variable(url: str) -> str | None:
 
 def variable_rules(items: list[Any]) -> Iterator[Found]:
     """The problems of the variables the entries name, each at its line."""
-    seen: dict[str, _Use] = {}
-    if any(isinstance(item, dict) and "planKeyEnv" not in item for item in items):
-        seen[DEFAULT_PLAN_KEY] = _Use(DEFAULT_PLAN_KEY, "plan key", None, ())
+    # The default plan key is one, whether or not an account reads it: never another use.
+    seen: dict[str, _Use] = {DEFAULT_PLAN_KEY: _Use(DEFAULT_PLAN_KEY, "plan key", None, ())}
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             continue
         yield from _base_url_form(item, index)
         for use in _uses(item, index):
-            if use.role == "variable of its files" and use.variable.startswith(RESERVED_PREFIXES):
-                message = (
-                    f"env names {use.variable}: the reconciler's own settings and the CI's "
-                    f"variables ({', '.join(p + '*' for p in RESERVED_PREFIXES)}) are never "
-                    "read by the files"
-                )
-                yield use.place, message, False
+            if reason := _reserved(use):
+                yield use.place, reason, False
                 continue
             first = seen.get(use.variable)
             if first is None:
                 seen[use.variable] = use
             elif reason := _clash(first, use, items):
                 yield use.place, reason, False
+
+
+def _reserved(use: _Use) -> str | None:
+    """Why a variable of the files or of a `baseUrl` may not be this one (None: it may)."""
+    if use.role == ROLES["env"] and use.variable.startswith(RESERVED_PREFIXES):
+        return (
+            f"env names {use.variable}: the reconciler's own settings and the CI's variables "
+            f"({', '.join(p + '*' for p in RESERVED_PREFIXES)}) are never read by the files"
+        )
+    if use.role == ROLES["baseUrl"] and (
+        use.variable in CREDENTIAL_NAMES or use.variable.startswith(RESERVED_PREFIXES[1:])
+    ):
+        return (
+            f"baseUrl names {use.variable}, which holds a credential or a CI setting, not "
+            "the service's address"
+        )
+    return None
 
 
 def _uses(item: dict[str, Any], index: int) -> Iterator[_Use]:
@@ -96,7 +111,7 @@ def _clash(first: _Use, then: _Use, items: list[Any]) -> str | None:
     if first.role == then.role == "plan key":
         return None  # one plan key for several accounts, each plan bound to its account
     if first.index is None:
-        owner = "the accounts that give no planKeyEnv"
+        owner = "every account that gives no planKeyEnv (the default)"
     elif first.index == then.index:
         owner = "this account"
     else:

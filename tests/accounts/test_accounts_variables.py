@@ -134,3 +134,17 @@ def test_base_url_takes_a_variable_whole_and_only_its_own(
     unset = run(tmp_path, three, "plan", "--account", "us")
     assert unset.returncode == 1
     assert "US_URL (baseUrl of account us, its service's address) is not set" in unset.stdout
+
+
+def test_base_url_never_names_a_credential(tmp_path: Path, three: list[Account]) -> None:
+    _setup(tmp_path, three)
+    url = three[1].server.base_url
+    text = (tmp_path / "reconciler.yaml").read_text()
+    us_entry = f"baseUrl: {url}\n    tokenEnv: TOKEN_US"
+    for variable in ("RECONCILER_PLAN_KEY", "RECONCILER_TOKEN", "GITHUB_TOKEN"):
+        named = text.replace(us_entry, f"baseUrl: ${{{variable}}}\n    tokenEnv: TOKEN_US")
+        (tmp_path / "reconciler.yaml").write_text(named)
+        result = run(tmp_path, three, "validate", "--all", GITHUB_TOKEN="ghs_" + "x" * 36)
+        assert result.returncode == 1
+        assert f"baseUrl names {variable}, which holds a credential" in result.stdout, variable
+        assert PLAN_KEY not in result.stdout + result.stderr

@@ -210,6 +210,7 @@ def _row(entry: AccountEntry) -> dict[str, Any]:
         "emailEnv": entry.email_env,
         "passwordEnv": entry.password_env,
         "planKeyEnv": entry.plan_key_env,
+        "env": list(entry.env),
         "clientId": entry.client_id,
     }
 

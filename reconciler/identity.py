@@ -119,6 +119,12 @@ def _skeleton(text: str) -> str:
     return " ".join(_spoof_checker().getSkeleton(0, text).split())
 
 
+def look_alike_key(external_id: str) -> str:
+    """The form two externalIds that read as one share: the TS #39 confusable skeleton of its
+    NFC form (`ABC-1` in Latin and `АВС-1` in Cyrillic have one)."""
+    return _skeleton(text_key(external_id))
+
+
 @lru_cache(maxsize=1)
 def _spoof_checker() -> Any:
     import icu

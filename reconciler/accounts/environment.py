@@ -2,10 +2,12 @@
 
 The reconciler reads its connection from `RECONCILER_BASE_URL`, `RECONCILER_TOKEN`,
 `RECONCILER_EMAIL`, `RECONCILER_PASSWORD`, `RECONCILER_CLIENT_ID` and `RECONCILER_PLAN_KEY`.
-For an account, those names are filled from the variables its entry names, and nothing else:
-the process's own values of them are dropped, and so is every variable another account names
-for its secrets, so neither the client nor a `${VAR}` of the account's files can read them.
-The account's run is then the single-account code given this mapping instead of `os.environ`.
+For an account, those names are filled from the variables its entry names, and its files may
+read the variables of its `env:` list; nothing else of the process's environment is there
+(but the settings that hold no secret: timeout, parallelism, retries). So with every
+account's variables in one shell, neither an account's client nor a `${VAR}` of its files can
+read another's: the mapping does not hold them. The account's run is then the single-account
+code given this mapping instead of `os.environ`.
 """
 
 from __future__ import annotations
@@ -13,13 +15,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from reconciler.accounts.file import AccountEntry, AccountsFile
-from reconciler.desired.interpolate import InterpolationError, interpolate
+from reconciler.accounts.variables import base_url_variable
+from reconciler.desired.interpolate import Confined
 from reconciler.errors import ReconcilerError
 from reconciler.service.config import (
     ENV_BASE_URL,
     ENV_CLIENT_ID,
     ENV_EMAIL,
+    ENV_PARALLELISM,
     ENV_PASSWORD,
+    ENV_RETRY_ATTEMPTS,
+    ENV_RETRY_SECONDS,
+    ENV_TIMEOUT,
     ENV_TOKEN,
 )
 
@@ -33,6 +40,8 @@ CONNECTION_VARIABLES = (
     ENV_CLIENT_ID,
     ENV_PLAN_KEY,
 )
+#: The run's settings that hold no secret: the process's, for every account.
+SETTINGS = (ENV_TIMEOUT, ENV_PARALLELISM, ENV_RETRY_ATTEMPTS, ENV_RETRY_SECONDS)
 
 
 class AccountSettingError(ReconcilerError):
@@ -46,19 +55,18 @@ def account_environment(
     environ: Mapping[str, str],
     *,
     connect: bool = True,
-) -> dict[str, str]:
-    """The environment `entry`'s run sees: the process's, without any connection setting or
-    another account's secret variables, with the entry's own connection in the usual names
-    (`connect` False: none, for `validate`, which needs no credentials)."""
-    foreign = {
-        name for other in accounts.accounts if other is not entry for name in other.variables()
-    }
-    foreign -= set(entry.variables())  # a plan key shared by several accounts stays readable
-    own: dict[str, str] = {
-        name: value
-        for name, value in environ.items()
-        if name not in foreign and name not in CONNECTION_VARIABLES
-    }
+) -> Confined:
+    """The environment `entry`'s run sees: the settings that hold no secret and the variables
+    of its `env:` list, as the process has them, with the entry's own connection in the usual
+    names (`connect` False: none, for `validate`, which needs no credentials). Its files may
+    read its `env:` variables only."""
+    names = (*SETTINGS, *entry.env)
+    own = Confined(
+        {name: environ[name] for name in names if name in environ},
+        owner=f"account {entry.name}",
+        readable=entry.env,
+        where=accounts.path.name,
+    )
     if not connect:
         return own
     own[ENV_BASE_URL] = _base_url(entry, environ)
@@ -128,10 +136,7 @@ def _base_url(entry: AccountEntry, environ: Mapping[str, str]) -> str:
                 f"{ENV_BASE_URL} for every account that has none",
             )
         return url
-    try:
-        return interpolate(entry.base_url, environ)
-    except InterpolationError as error:
-        raise AccountSettingError(
-            f"the baseUrl of account {entry.name}: {error}",
-            hint="set the variable, or write the address itself in the accounts file",
-        ) from None
+    variable = base_url_variable(entry.base_url)
+    if variable is None:
+        return entry.base_url
+    return _required(entry, variable, "baseUrl", "service's address", environ)

@@ -18,6 +18,7 @@ from typing import Any
 
 import jsonschema_rs
 
+from reconciler.accounts.variables import variable_rules
 from reconciler.desired.model import Location
 from reconciler.desired.parse import UNPARSED, parse, scan
 from reconciler.desired.problems import Problem, YamlPath
@@ -42,7 +43,6 @@ _EXAMPLES = {
 }
 #: A variable name as shells and CI systems take it.
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
-_REFERENCE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
 
 
 class InvalidAccountsFile(ReconcilerError):
@@ -70,6 +70,7 @@ class AccountEntry:
     plan_key_env: str | None
     client_id: int | None
     line: int
+    env: tuple[str, ...] = ()  # the variables its files may read as `${VAR}`
 
     def variables(self) -> list[str]:
         """The names of the variables that hold this account's secrets."""
@@ -161,6 +162,7 @@ def _entry(item: dict[str, Any], folder: Path, line: int) -> AccountEntry:
         plan_key_env=item.get("planKeyEnv"),
         client_id=item.get("clientId"),
         line=line,
+        env=tuple(item.get("env", ())),
     )
 
 
@@ -169,7 +171,8 @@ Found = tuple[YamlPath, str, bool]  # where, what, whether at the key
 
 def _problems(data: object) -> Iterator[Found]:
     """The variable fields first (their values are never shown), then the schema, then the
-    rules across accounts (names unique, no variable shared, a literal base URL usable)."""
+    rules across accounts (names unique, a literal base URL usable, each variable one
+    account's, for one use: `reconciler.accounts.variables`)."""
     hidden: set[YamlPath] = set()
     accounts = data.get("accounts") if isinstance(data, dict) else None
     items = accounts if isinstance(accounts, list) else []
@@ -276,7 +279,6 @@ def _rules(items: list[Any]) -> Iterator[Found]:
     from reconciler.service.config import ConfigError, check_base_url
 
     first_name: dict[str, int] = {}
-    first_variable: dict[str, tuple[int, str]] = {}
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             continue
@@ -293,25 +295,13 @@ def _rules(items: list[Any]) -> Iterator[Found]:
                 "emailEnv and passwordEnv"
             )
             yield place, message, False
-        for field in ("tokenEnv", "emailEnv", "passwordEnv"):
-            variable = item.get(field)
-            if not isinstance(variable, str) or variable_problem(field, "", variable):
-                continue
-            if variable in first_variable and first_variable[variable][0] != index:
-                other, other_field = first_variable[variable]
-                message = (
-                    f"{field} {variable} is the {other_field} of item {other + 1} already: "
-                    "each account signs in with its own variables, so one account's token "
-                    "never reaches another's files"
-                )
-                yield (*place, field), message, False
-            first_variable.setdefault(variable, (index, field))
         url = item.get("baseUrl")
-        if isinstance(url, str) and url and not _REFERENCE.search(url):
+        if isinstance(url, str) and url and "${" not in url:
             try:
                 check_base_url(url, "baseUrl")
             except ConfigError as error:
                 yield (*place, "baseUrl"), error.message, False
+    yield from variable_rules(items)
 
 
 def find_accounts_file(given: Path | None, start: Path | None = None) -> Path:

@@ -2,8 +2,9 @@
 
 An account changed since REF when a file under its `path`, or its own entry in the accounts
 file, differs between the merge base of REF and HEAD and the work tree (untracked files
-included); a change to the accounts file's `version` or to any other top-level setting counts
-for every account. Git is asked, read-only; nothing here writes.
+included, and those git ignores: the load reads them all); a change to the accounts file's
+`version` or to any other top-level setting counts for every account. Git is asked,
+read-only; nothing here writes.
 """
 
 from __future__ import annotations
@@ -36,6 +37,43 @@ class Selection:
     @property
     def active(self) -> bool:
         return self.every or bool(self.names) or self.changed_since is not None
+
+
+def selection_of(every: bool, names: Iterable[str], changed_since: str | None) -> Selection:
+    """The options as given, refused when they do not say which accounts plainly: an
+    `--account` that names none (`""`, `" "`, `","`: what an empty matrix value gives), an
+    empty `--changed-since`, or two options that each say which accounts (`--all` is every
+    account, `--account` these, `--changed-since` the changed ones: one of them, never two)."""
+    names = tuple(names)
+    blank = [value for value in names if not account_names([value])]
+    if blank:
+        raise SelectionError(
+            f"--account {blank[0]!r} names no account: an account name is 1 to 40 of a-z, 0-9 "
+            "and -",
+            hint="in a matrix job, check that the matrix gives the value (`matrix.account`, or "
+            "`matrix.accounts` with --chunk); to run every account, pass --all",
+        )
+    if changed_since is not None and not changed_since.strip():
+        raise SelectionError(
+            "--changed-since '' names no commit",
+            hint="give a branch, tag or commit: --changed-since origin/main",
+        )
+    given = [
+        option
+        for option, present in (
+            ("--all", every),
+            ("--account", bool(names)),
+            ("--changed-since", changed_since is not None),
+        )
+        if present
+    ]
+    if len(given) > 1:
+        raise SelectionError(
+            f"{' and '.join(given)} contradict each other: --all selects every account, "
+            "--account NAME those named, --changed-since REF those changed",
+            hint="give one of them",
+        )
+    return Selection(every, names, changed_since)
 
 
 def account_names(values: Iterable[str]) -> list[str]:
@@ -74,7 +112,7 @@ def changed_accounts(accounts: AccountsFile, ref: str) -> list[str]:
     base = _git(folder, "merge-base", ref, "HEAD", what=f"the merge base of {ref} and HEAD")
     base = base.strip()
     files = _git(root, "diff", "--name-only", "-z", "--no-renames", base)
-    untracked = _git(root, "ls-files", "--others", "--exclude-standard", "-z")
+    untracked = _untracked(root, accounts)
     changed = {(root / name).resolve() for name in (files + untracked).split("\0") if name.strip()}
     file_path = accounts.path.resolve()
     relative = file_path.relative_to(root).as_posix()
@@ -88,6 +126,20 @@ def changed_accounts(accounts: AccountsFile, ref: str) -> list[str]:
         if any(path == under or under in path.parents for path in changed):
             names.append(entry.name)
     return names
+
+
+def _untracked(root: Path, accounts: AccountsFile) -> str:
+    """The accounts file and the files under the accounts' paths that git does not track,
+    those it ignores included: the load reads every file of an account's folder, whatever
+    `.gitignore` says."""
+    inside = []
+    for path in [accounts.path, *(entry.path for entry in accounts.accounts)]:
+        resolved = path.resolve()
+        if resolved == root or root in resolved.parents:
+            inside.append(":(literal)" + (resolved.relative_to(root).as_posix() or "."))
+    if not inside:
+        return ""
+    return _git(root, "ls-files", "--others", "-z", "--", *inside)
 
 
 def _old_entries(folder: Path, base: str, relative: str) -> dict[str, Any] | None:

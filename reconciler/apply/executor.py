@@ -28,6 +28,7 @@ from reconciler.apply.schedule import (
 )
 from reconciler.plan.model import Plan
 from reconciler.secrets import reveal
+from reconciler.service.config import ClientConfig
 from reconciler.service.errors import (
     AmbiguousOutcome,
     NotFound,
@@ -43,6 +44,7 @@ from reconciler.service.models import (
     WebhookHeader,
     Worker,
 )
+from reconciler.service.retries import wait_to_resend
 from reconciler.words import plural
 
 DEFAULT_PARALLELISM = 4
@@ -75,6 +77,9 @@ class ApplyService(Protocol):
         event_types: Sequence[str],
         enabled: bool = True,
     ) -> Webhook: ...
+
+    @property
+    def config(self) -> ClientConfig: ...
 
 
 class Progress(Protocol):
@@ -270,6 +275,8 @@ class Executor:
         """Send one batch until every invitation in it has landed, failed or been skipped."""
         pending = list(batch)
         ambiguous_rounds = 0
+        policy = self._service.config.retry  # the batch's sends, in the time of one request's
+        deadline = time.monotonic() + policy.total_seconds
         while pending:
             if self.stop.is_set():
                 return  # the rest is settled as skipped at the end
@@ -281,6 +288,24 @@ class Executor:
                 failed_at = time.monotonic()
                 ambiguous_rounds += 1
                 pending = self._after_ambiguity(pending, error, failed_at, ambiguous_rounds, ledger)
+                # Sent again only after the wait any retry takes (at least its Retry-After).
+                waited = wait_to_resend(
+                    self.stop,
+                    policy,
+                    ambiguous_rounds,
+                    error.retry_after,
+                    failed_at=failed_at,
+                    deadline=deadline,
+                )
+                if pending and not waited:
+                    reason = (
+                        f"outcome unknown ({_first_line(error)}) and not landed when re-read; "
+                        "not sent again: the wait before it would pass the request's time "
+                        f"({policy.total_seconds:g} s); plan again"
+                    )
+                    for step in pending:
+                        self._settle_invitation(step, ledger, Outcome.FAILED, reason)
+                    pending = []
                 continue
             except ServiceError as error:
                 pending = self._after_refusal(pending, error, ambiguous_rounds > 0, ledger)

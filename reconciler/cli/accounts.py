@@ -27,6 +27,7 @@ from reconciler.accounts.selection import (
     Selection,
     matrix,
     select,
+    selection_of,
 )
 from reconciler.errors import ReconcilerError
 from reconciler.words import plural
@@ -70,10 +71,8 @@ def selection_options(command: F) -> F:
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         values = {name: kwargs.pop(name) for name in _NAMES}
-        selection = Selection(
-            every=values["all_accounts"],
-            names=tuple(values["account_names"]),
-            changed_since=values["changed_since"],
+        selection = selection_of(
+            values["all_accounts"], values["account_names"], values["changed_since"]
         )
         options = AccountOptions(selection, values["accounts_file"], values["accounts_parallelism"])
         return command(*args, accounts=options, **kwargs)
@@ -211,6 +210,7 @@ def _row(entry: AccountEntry) -> dict[str, Any]:
         "emailEnv": entry.email_env,
         "passwordEnv": entry.password_env,
         "planKeyEnv": entry.plan_key_env,
+        "env": list(entry.env),
         "clientId": entry.client_id,
     }
 

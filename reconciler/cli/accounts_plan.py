@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from reconciler.accounts.staging import drop_staged, place_plans
 from reconciler.cli.accounts import AccountOptions, nothing_selected
 from reconciler.cli.terminal import text_look
 from reconciler.errors import ReconcilerError
@@ -35,8 +36,9 @@ def plan_accounts(
     pull_request: tuple[int, str] | None = None,
 ) -> list[Outcome[Shown]] | None:
     """Plan every selected account side by side, each shown as `look` says where it ran;
-    `out`: a folder, one saved plan each. The accounts are spread over this machine's
-    processors (`reconciler.accounts.spread`): planning is mostly the interpreter's work."""
+    `out`: a folder, one saved plan each, put in place once its account is reported planned.
+    The accounts are spread over this machine's processors (`reconciler.accounts.spread`):
+    planning is mostly the interpreter's work."""
     from reconciler.accounts.run import run_accounts
 
     accounts, chosen = options.load()
@@ -65,6 +67,7 @@ def plan_accounts(
     )
     if out is not None:
         saved = [o.name for o in outcomes if o.value is not None]
+        place_plans(out, saved, [entry.name for entry in chosen])
         if saved:
             click.echo(
                 f"Saved {plural(len(saved), 'plan')} to {out}/ ({', '.join(saved)}); apply "
@@ -124,6 +127,7 @@ def clear_plans_folder(out: Path, names: list[str]) -> None:
     for name in names:
         (out / f"{name}.json").unlink(missing_ok=True)
     remove_records(out, names)  # a record of an earlier plan is no record of the new one
+    drop_staged(out, names)
 
 
 def print_plans(outcomes: list[Outcome[Shown]], look: Look) -> None:

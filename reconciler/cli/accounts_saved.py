@@ -27,6 +27,7 @@ from reconciler.accounts.environment import ENV_PLAN_KEY
 from reconciler.accounts.file import AccountEntry, AccountsFile
 from reconciler.accounts.owner import SOURCE_PREFIX, plan_owner
 from reconciler.accounts.run import Job, run_accounts
+from reconciler.accounts.staging import staged_plan
 from reconciler.apply import Executor, Ledger
 from reconciler.apply.paying import pay
 from reconciler.cli.account import check_saved_account
@@ -59,8 +60,9 @@ def plan_and_save(
     top_ups: bool,
     pull_request: tuple[int, str] | None = None,
 ) -> Planned:
-    """Plan one account; with `out`, write its signed plan to `out/<name>.json` (for
-    `pull_request`, (number, head commit), when it is reviewed on one)."""
+    """Plan one account; with `out`, write its signed plan aside, for `out/<name>.json` once
+    it is reported planned (`reconciler.accounts.staging`; for `pull_request`, (number, head
+    commit), when it is reviewed on one)."""
     connection = ConnectionOptions(environ=job.environ, names=job.names)
     planned = plan_path(
         job.entry.path,
@@ -71,9 +73,9 @@ def plan_and_save(
         top_ups=top_ups,
         progress=job.progress,
     )
-    if out is not None:
+    if out is not None:  # put in place once the account is reported planned
         sources = [SOURCE_PREFIX + job.entry.name, job.entry.written_path]
-        write_planned(out / f"{job.entry.name}.json", planned, sources, pull_request)
+        write_planned(staged_plan(out, job.entry.name), planned, sources, pull_request)
     return planned
 
 

@@ -87,7 +87,9 @@ def comment(
     """
     marker = marker_for(PLAN, key)
     if accounts.active or (source is not None and is_plans_folder(source)):
-        _comment_accounts(source, accounts, connection, marker, out, full, show_unmanaged)
+        _comment_accounts(
+            source, accounts, connection, marker, (out, pull_request), full, show_unmanaged
+        )
         return
     source = need_path(source)
     if is_saved_plan(source):
@@ -139,26 +141,37 @@ def _comment_accounts(
     accounts: AccountOptions,
     connection: ConnectionOptions,
     marker: Marker,
-    out: Path | None,
+    saving: tuple[Path | None, tuple[int, str] | None],
     full: Path | None,
     show_unmanaged: bool,
 ) -> None:
-    """The combined comment of the selected accounts, or of the saved plans in a folder."""
+    """The combined comment of the selected accounts, or of the saved plans in a folder;
+    `saving`: `--out DIR` and the pull request its plans are bound to, as `plan --out`."""
     from reconciler.accounts.combined import Look, parts_comment, parts_markdown, shown_parts
     from reconciler.cli.accounts_saved import saved_parts
 
     refuse_connection(connection)
+    out, pull_request = saving
     if source is not None:
         if out is not None:
             raise click.BadParameter("--out needs accounts to plan, not a folder of saved plans")
+        if pull_request is not None:  # each saved plan names its own pull request
+            raise click.BadParameter(
+                "--pull-request and --head-sha need accounts to plan, not a folder of saved plans"
+            )
         parts = saved_parts(accounts, source)
     else:
+        if pull_request is not None and out is None:
+            raise click.UsageError(
+                "--pull-request and --head-sha are recorded in a saved plan: add --out"
+            )
         done = plan_accounts(
             accounts,
             look=Look("markdown", show_unmanaged=show_unmanaged),
             plan_options=PlanOptions(),
             out=out,
             money_since=None,
+            pull_request=pull_request,
         )
         parts = None if done is None else shown_parts(done)
     if parts is None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler import redaction
-from reconciler.desired.interpolate import InterpolationError, interpolate, references
+from reconciler.desired.interpolate import Confined, InterpolationError, interpolate, references
 from reconciler.desired.model import WebhookHeader
 from reconciler.desired.problems import PathProblem, YamlPath
 from reconciler.desired.rules import FileValues, webhook_url_problem
@@ -55,7 +55,11 @@ class FilledWebhook:
 
 
 class EveryName(Mapping[str, str]):
-    """An environment that has every variable, empty: references are checked by name only."""
+    """An environment that has every variable, empty: references are checked by name only
+    (`within`: only the names an account may read, each empty)."""
+
+    def __init__(self, within: Confined | None = None) -> None:
+        self.within = within
 
     def __getitem__(self, name: str) -> str:
         return ""
@@ -141,6 +145,9 @@ class _Filler:
         return filled
 
     def refusal(self, variable: str) -> str | None:
+        confined = self.environ.within if isinstance(self.environ, EveryName) else self.environ
+        if isinstance(confined, Confined) and (reason := confined.refusal(variable)):
+            return reason
         if variable.startswith(DENIED_PREFIXES):
             return (
                 f"${{{variable}}} cannot be used: the reconciler's own settings and the CI's "

@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml_rs
 
 from reconciler.desired.fill import EveryName, FilledWebhook, fill_webhook
+from reconciler.desired.interpolate import Confined
 from reconciler.desired.keys import NonTextKey, key_problems
 from reconciler.desired.model import (
     DEFAULT_INACTIVATION_LIMIT,
@@ -76,7 +77,9 @@ def load_desired_state(
     With `digests` the state records the SHA-256 of each file's bytes as read (`digests`),
     which a saved plan's review is bound to.
     """
-    environ = (os.environ if environ is None else environ) if read_variables else EveryName()
+    environ = os.environ if environ is None else environ
+    if not read_variables:
+        environ = EveryName(environ if isinstance(environ, Confined) else None)
     sources, problems = read_sources(path, digests=digests)
     files: list[FileValues] = []
     pending: dict[str, list[PathProblem]] = defaultdict(list)

@@ -13,6 +13,7 @@ from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
+from reconciler.desired.lookalikes import look_alike_problems
 from reconciler.desired.problems import PathProblem, YamlPath
 from reconciler.hosts import is_loopback
 from reconciler.identity import control_problem, email_key, external_id_problem, text_key
@@ -238,6 +239,7 @@ def merge_problems(
     if files and every_file_read and not settings_given:
         message = "no file gives the format version: add `version: 1`"
         problems.append((files[0].name, PathProblem((), message)))
+    problems += look_alike_problems(files)
     return problems + _worker_merge_problems(files, _scope_prefix(files, owner.get("scope")))
 
 

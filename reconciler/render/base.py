@@ -58,6 +58,17 @@ def show_paid(text: str) -> str:
     return json.dumps(text, ensure_ascii=True)
 
 
+def show_address(address: str) -> str:
+    """A worker's address as a plan shows it: every non-ASCII character of its externalId
+    escaped (`worker["\\u0410BC-1"]`) and a backslash doubled, as a payment's text is, so two
+    ids that look alike (a Latin `ABC-1` and a Cyrillic `АВС-1`) read apart."""
+    if address.isascii() and "\\" not in address:
+        return address
+    return "".join(
+        "\\\\" if char == "\\" else char if char.isascii() else _escaped(char) for char in address
+    )
+
+
 def clean(text: str) -> str:
     """Free text (reasons, warnings) with control characters made visible instead of acted on,
     and every character that prints as nothing, reorders the text (a bidi override) or is white

@@ -22,7 +22,7 @@ from reconciler.plan.changes import (
 )
 from reconciler.plan.model import DriftEntry, Plan
 from reconciler.plan.payruns import CONFLICT, PAID, REFUSED, TO_PAY, parts_of, to_pay_phrase
-from reconciler.render.base import clean, show, show_paid, strict_headline
+from reconciler.render.base import clean, show, show_address, show_paid, strict_headline
 from reconciler.render.money import money_text_lines
 from reconciler.render.wrap import wrap
 from reconciler.words import counted, plural
@@ -204,12 +204,13 @@ def payment_lines(payments: Sequence[PayrunPayment]) -> list[Line]:
 def change_lines(change: Change) -> Iterator[Line]:
     """One change: a comment saying what happens, then the resource with its fields."""
     symbol = _SYMBOL[change.actions]
-    comment = f"  # {change.address} will be {change.verb}"
+    address = show_address(change.address)
+    comment = f"  # {address} will be {change.verb}"
     if isinstance(change, Invite) and change.history:
         past = ", ".join(f"{h.agreement.agreement_id} {h.agreement.status}" for h in change.history)
         comment += f" (past agreement: {past})"
     yield Line(comment)
-    yield Line(f"  {symbol} {change.address} {{", symbol)
+    yield Line(f"  {symbol} {address} {{", symbol)
     if isinstance(change, Replace):
         yield from _field_lines(change.fields, indent="      ")
         yield from _resource_lines("+", change.after, skip=frozenset(f.name for f in change.fields))
@@ -223,12 +224,12 @@ def change_lines(change: Change) -> Iterator[Line]:
 
 
 def drift_lines(drift: DriftEntry) -> Iterator[Line]:
-    yield Line(f"  ~ {drift.address} (agreement {drift.agreement_id})", "~")
+    yield Line(f"  ~ {show_address(drift.address)} (agreement {drift.agreement_id})", "~")
     yield from _field_lines(drift.fields, indent="      ")
 
 
 def conflict_line(conflict: Conflict) -> Line:
-    where = conflict.address or f"email {conflict.email}"
+    where = show_address(conflict.address) if conflict.address else f"email {conflict.email}"
     return Line(f"  ! {clean(where)}: {clean(conflict.reason)}", "!")
 
 
@@ -242,7 +243,7 @@ def unmanaged_lines(unmanaged: tuple[Unmanaged, ...], *, listed: bool) -> Iterat
     yield Line(f"Unmanaged: {count} not owned by this file, never touched:")
     for item in unmanaged:
         agreement = item.agreement
-        external_id = show(agreement.external_id)
+        external_id = _shown("externalId", agreement.external_id)
         yield Line(
             f"    agreement {agreement.agreement_id}  externalId {external_id}  "
             f"{_show_email(agreement.email)}  {agreement.status}  ({item.reason})"
@@ -267,8 +268,9 @@ def _field_lines(fields: tuple[FieldChange, ...], *, indent: str) -> Iterator[Li
 
 
 def _shown(name: str, value: Any) -> str:
-    """A field's value as the plan shows it: an email as payees are (`_show_email`)."""
-    return _show_email(value) if name == "workerEmail" else show(value)
+    """A field's value as the plan shows it: an email as payees are (`_show_email`), and an
+    externalId so too (every non-ASCII character escaped: look-alikes read apart)."""
+    return _show_email(value) if name in ("workerEmail", "externalId") else show(value)
 
 
 def _show_email(value: Any) -> str:

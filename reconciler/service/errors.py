@@ -42,7 +42,8 @@ class ServiceError(ReconcilerError):
     """The service answered with an error, or could not be reached.
 
     `status` is the HTTP status (None when no answer came), `detail` the service's explanation,
-    `item_errors` what it found wrong in each item of the request.
+    `item_errors` what it found wrong in each item of the request, `retry_after` the wait its
+    `Retry-After` asked for, in seconds (a 429's, or a 503's), if it gave one.
     """
 
     def __init__(
@@ -53,8 +54,10 @@ class ServiceError(ReconcilerError):
         detail: str | None = None,
         item_errors: Sequence[ItemError] = (),
         hint: str | None = None,
+        retry_after: float | None = None,
     ) -> None:
         self.status = status
+        self.retry_after = retry_after
         self.detail = None if detail is None else shown(detail, _DETAIL)
         self.item_errors = tuple(item_errors)
         lines = [shown(message, _MESSAGE)]
@@ -93,10 +96,6 @@ class PayloadTooLarge(ServiceError):
 
 class RateLimited(ServiceError):
     """429: too many requests; `retry_after` is the wait the service asked for, in seconds."""
-
-    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: object) -> None:
-        super().__init__(message, **kwargs)  # type: ignore[arg-type]
-        self.retry_after = retry_after
 
 
 class ServerError(ServiceError):

@@ -1,4 +1,5 @@
-"""What a retry tells the person waiting, and which connection failures are not worth one.
+"""What a retry tells the person waiting, which connection failures are not worth one, and
+how long a caller that sends again itself (an invitation, after its re-read) waits first.
 
 Parallel requests to a service that cannot be reached all fail the same way at the same time:
 their retries are announced once per attempt, not once per request. A connection refused by
@@ -10,13 +11,18 @@ from __future__ import annotations
 
 import errno
 import ipaddress
+import random
 import threading
 import time
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import stamina
 
 from reconciler import logs
+
+if TYPE_CHECKING:  # the policy's module imports this one (its connection hint)
+    from reconciler.service.config import RetryPolicy
 
 _log = logs.get_logger("reconciler.service")
 
@@ -59,6 +65,33 @@ def announce_retries(attempts: int) -> None:
         )
 
     stamina.instrumentation.set_on_retry_hooks([announce])
+
+
+def resend_wait(policy: RetryPolicy, retry: int, asked: float | None) -> float:
+    """How long to wait before sending again for the `retry`-th time (1: the first): at least
+    what the service asked for (`Retry-After`), else exponential from the policy's first wait
+    up to its longest; plus up to the policy's jitter, so parallel senders do not return at
+    once. The same waits as the client's own retries."""
+    computed = min(policy.wait_max, policy.wait_initial * 2 ** max(0, retry - 1))
+    return (computed if asked is None else asked) + random.uniform(0, policy.wait_jitter)
+
+
+def wait_to_resend(
+    stop: threading.Event,
+    policy: RetryPolicy,
+    retry: int,
+    asked: float | None,
+    *,
+    failed_at: float,
+    deadline: float,
+) -> bool:
+    """Wait `resend_wait` from the failure (`failed_at`, monotonic) before sending again, or
+    until `stop` is set; False, without waiting, when the wait would end after `deadline`."""
+    until = failed_at + resend_wait(policy, retry, asked)
+    if until > deadline:
+        return False
+    stop.wait(max(0.0, until - time.monotonic()))
+    return True
 
 
 def is_loopback(url: str) -> bool:

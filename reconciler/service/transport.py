@@ -4,7 +4,8 @@ Retries (stamina): a request that is safe to repeat (`repeatable`) is retried af
 failure, a timeout, a 429 or a 5xx. One that is not (the bulk invitation) is retried only after
 a 429 or when the connection was never made; after a 5xx, a timeout or a dropped connection it
 raises `AmbiguousOutcome`, so the caller can re-read the live state and decide. A Retry-After
-from the service is honoured (never sooner, plus jitter), within the policy's total time.
+from the service (a 429's or a 5xx's) is honoured (never sooner, plus jitter), within the
+policy's total time; the error carries it, so a caller that sends again itself waits as long.
 """
 
 from __future__ import annotations
@@ -257,7 +258,12 @@ class Transport:
         what = f"{method} /{path} failed: {status} {reason}"
         if explanation and explanation != reason:
             what = f"{what}: {explanation}"
-        details: dict[str, Any] = {"status": status, "detail": detail, "item_errors": item_errors}
+        details: dict[str, Any] = {
+            "status": status,
+            "detail": detail,
+            "item_errors": item_errors,
+            "retry_after": _retry_after(response),
+        }
         if status == 401:
             because = f": {explanation}" if explanation and explanation != reason else ""
             return Unauthorized(
@@ -267,7 +273,7 @@ class Transport:
                 **details,
             )
         if status == 429:
-            return RateLimited(what, retry_after=_retry_after(response), **details)
+            return RateLimited(what, **details)
         if status >= 500:
             if not repeatable:
                 return AmbiguousOutcome(
@@ -287,15 +293,15 @@ def _should_retry(
     def hook(error: Exception) -> bool | float:
         if abandoned.is_set():
             return False
-        if isinstance(error, RateLimited):
-            if error.retry_after is None:
-                return True
+        if isinstance(error, RateLimited | ServerError) and error.retry_after is not None:
             if time.monotonic() + error.retry_after > deadline:
                 return False  # the service asks for a longer wait than the time left
             # Never earlier than asked; the jitter keeps parallel fetches from returning at once.
             return error.retry_after + random.uniform(0, jitter)
-        if isinstance(error, ServerError):
-            return True  # raised only for repeatable requests; others get AmbiguousOutcome
+        if isinstance(error, RateLimited | ServerError):
+            # Without Retry-After: stamina's exponential backoff with jitter. A ServerError is
+            # raised only for repeatable requests; others get AmbiguousOutcome.
+            return True
         if isinstance(error, TransportFailure):
             if isinstance(error, _RefusedHere):
                 return False

@@ -51,7 +51,7 @@ def test_every_problem_at_its_line_and_no_pasted_secret_printed(tmp_path: Path) 
             (13, "passwordEnv must be the NAME of the variable"),
             (10, "emailEnv and passwordEnv go together"),
             (14, "the name 'us' is taken by item 3"),
-            (16, "RECONCILER_TOKEN_EUW is the tokenEnv of item 2 already"),
+            (16, "names RECONCILER_TOKEN_EUW, which is the token of account EU West already"),
         ):
             assert any(
                 f"reconciler.yaml:{line}:" in row and words in row for row in output.splitlines()

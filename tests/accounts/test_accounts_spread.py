@@ -126,9 +126,68 @@ def test_a_secret_a_process_learns_is_masked_in_what_this_one_prints(
     state.write_text(
         state.read_text() + "webhook:\n  url: https://${HOOK_HOST}/in\n  event_types: [KYC]\n"
     )
+    write_accounts(tmp_path, three, eu={"env": "[HOOK_HOST]"})
     for fmt in ("text", "json", "markdown"):
         planned = run(tmp_path, three, "plan", "--all", "--format", fmt, HOOK_HOST=hook)
         assert planned.returncode == 0, planned.stderr
         assert "webhook" in planned.stdout
         assert hook not in planned.stdout and hook not in planned.stderr
         assert "[redacted]" in planned.stdout
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux's /proc")
+def test_a_process_killed_after_writing_its_plan_leaves_no_plan(
+    tmp_path: Path, three: list[Account]
+) -> None:
+    """eu's process writes eu's plan, then blocks sending its large output to this command,
+    which is stopped meanwhile; it is killed there. eu is reported failed, and DIR holds a
+    plan of each account reported planned, and of no other (issue 39, item 6)."""
+    write_accounts(tmp_path, three)
+    write_state(tmp_path / "accounts" / "eu", "eu", range(1000))  # output beyond a pipe's 64 KiB
+    for account in three[1:]:
+        write_state(tmp_path / "accounts" / account.name, account.name, [1])
+    plans = tmp_path / "plans"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "reconciler", "plan", "--all", "--out", str(plans)],
+        cwd=tmp_path,
+        env=user_environment(None, None, **environment(three)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    stopped = False
+    try:
+        deadline = time.monotonic() + 60
+        while len(_children(process.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        children = _children(process.pid)
+        assert len(children) >= 2, "plan --all spread over no processes"
+        os.kill(process.pid, signal.SIGSTOP)  # reads nothing its processes send
+        stopped = True
+        while time.monotonic() < deadline and not (
+            plans.is_dir() and any("eu" in entry.name for entry in plans.iterdir())
+        ):
+            time.sleep(0.01)
+        time.sleep(1.0)  # eu's process renders its plan and blocks sending it
+        written = sorted(entry.name for entry in plans.iterdir())
+        assert any("eu" in name for name in written), written
+        for child in children:
+            os.kill(child, signal.SIGKILL)
+        os.kill(process.pid, signal.SIGCONT)
+        stopped = False
+        out, err = process.communicate(timeout=60)
+    finally:
+        if stopped:
+            os.kill(process.pid, signal.SIGCONT)
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 1, err
+    assert "=== account eu ===\nError: its process ended (killed by signal 9) before" in out
+    assert "Traceback" not in err
+    for account in three:
+        planned = f"=== account {account.name} ===\nError:" not in out
+        assert (plans / f"{account.name}.json").exists() == planned, (account.name, out)
+    assert sorted(entry.name for entry in plans.iterdir()) == sorted(
+        f"{account.name}.json" for account in three if f"{account.name} ===\nError:" not in out
+    )

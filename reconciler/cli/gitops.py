@@ -266,3 +266,7 @@ def _comparison_key(
 
 def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8")
+
+
+# The apply workflow's commands register themselves on the `github` group.
+from reconciler.cli import github_runs  # noqa: E402, F401

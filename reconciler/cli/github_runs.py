@@ -155,19 +155,32 @@ def outcome(sha: str, pulls: str, run_url: str, environment: str) -> None:
 @github.command("commit-status")
 @click.option("--sha", type=COMMIT_SHA, required=True, help="The pull request's head commit.")
 @click.option("--state", type=click.Choice(["pending", "success", "failure", "error"]),
-              required=True, help="The status.")  # fmt: skip
+              help="The status (or give --plan-result).")  # fmt: skip
+@click.option("--plan-result", type=click.Choice(["success", "failure", "cancelled", "skipped"]),
+              help="The plan jobs' result (needs.plan.result).")  # fmt: skip
+@click.option("--accounts", "names", default="", help="The accounts to plan, separated by spaces.")
 @click.option("--plans", type=click.Path(file_okay=False, path_type=Path),
-              help="success: the folder of the saved plans, whose changes it counts.")  # fmt: skip
-@click.option("--description", default="", help="What it says (the counts, with --plans).")
+              help="The folder of the saved plans, whose changes it counts.")  # fmt: skip
+@click.option("--description", default="", help="What it says, before the counts.")
 @click.option("--context", default="reconciler/plan", show_default=True,
               help="The status's name, which branch protection can require.")  # fmt: skip
 @click.option("--target-url", default="", help="The run's page.")
 def commit_status(
-    sha: str, state: str, plans: Path | None, description: str, context: str, target_url: str
+    sha: str,
+    state: str | None,
+    plan_result: str | None,
+    names: str,
+    plans: Path | None,
+    description: str,
+    context: str,
+    target_url: str,
 ) -> None:
     """Set the plan's commit status on the pull request's head."""
-    from reconciler.gitops.statuses import set_plan_status
+    from reconciler.gitops.statuses import PlanStatus, set_plan_status
 
+    if (state is None) == (plan_result is None):
+        raise click.UsageError("give --state or --plan-result, one of them")
+    status = PlanStatus(state, plan_result, tuple(account_names([names])), plans)
     with GitHub.from_environment() as client:
-        said = set_plan_status(client, sha, state, plans, description, context, target_url)
-    click.echo(f"{context}: {state}: {said}")
+        said = set_plan_status(client, sha, status, description, context, target_url)
+    click.echo(f"{context}: {said}")

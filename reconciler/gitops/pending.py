@@ -33,9 +33,9 @@ class Pending:
     reviewed: ReviewedPlan | None
 
     def describe(self) -> str:
-        """'pending since 9fceb02d0ae5, #31 #32' (or 'never applied, ...')."""
+        """'pending since 9fceb02d0ae5, #31, #32' (or 'never applied, ...')."""
         since = f"pending since {self.since[:12]}" if self.since else "never applied"
-        pulls = " ".join(f"#{number}" for number in self.pulls)
+        pulls = ", ".join(f"#{number}" for number in self.pulls)
         return f"{since}, {pulls}" if pulls else since
 
 

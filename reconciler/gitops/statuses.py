@@ -8,6 +8,7 @@ success with each account's counts, failure when an account's plan failed or was
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from reconciler.gitops.deployments import DESCRIPTION_LIMIT
@@ -37,22 +38,50 @@ def counts(document: dict[str, object]) -> str:
     return ", ".join(said) or "no changes"
 
 
+#: The plan jobs' result (`needs.plan.result`) -> the status: a skipped job planned nothing.
+_BY_RESULT = {"success": "success", "skipped": "success", "failure": "failure",
+              "cancelled": "error"}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class PlanStatus:
+    """What to say on the head: a state, or the plan jobs' result with the accounts planned."""
+
+    state: str | None = None
+    plan_result: str | None = None
+    names: tuple[str, ...] = ()
+    plans: Path | None = None
+
+
+def describe(status: PlanStatus, description: str) -> tuple[str, str]:
+    """The state and description: the counts of each plan; the accounts not planned."""
+    state = status.state or _BY_RESULT.get(status.plan_result or "", "error")
+    if status.plan_result is None:
+        return state, description
+    folder = status.plans if status.plans is not None and status.plans.is_dir() else None
+    planned = {p.stem for p in folder.glob("*.json")} if folder is not None else set()
+    missing = [name for name in status.names if name not in planned]
+    said = plan_counts(folder) if folder is not None else "no account changed"
+    if missing:
+        state = "failure"
+        said = f"not planned: {' '.join(missing)}; " + (said if planned else "nothing planned")
+    return state, f"{description} {said}".strip()
+
+
 def set_plan_status(
     github: GitHub,
     sha: str,
-    state: str,
-    plans: Path | None,
+    status: PlanStatus,
     description: str,
     context: str,
     target_url: str,
 ) -> str:
     """POST the commit status; what it says."""
-    if plans is not None and plans.is_dir():
-        description = f"{description} {plan_counts(plans)}".strip()
+    state, description = describe(status, description)
     if len(description) > DESCRIPTION_LIMIT:
         description = description[: DESCRIPTION_LIMIT - 1] + "…"
     body = {"state": state, "context": context, "description": description}
     if target_url:
         body["target_url"] = target_url
     github.post(github.repo_path(f"statuses/{sha}"), body)
-    return description
+    return f"{state}: {description}"

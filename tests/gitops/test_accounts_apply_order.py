@@ -143,6 +143,7 @@ def test_a_re_run_of_an_older_merge_s_apply_pays_nothing_a_later_merge_removed(
     failed = apply_run(runner, before_b, merged_b, "7031")
     assert [job.returncode for job in failed["apply"]] == [1], logs(failed["apply"])
     assert paylists(sandbox, eu) == []
+    assert "`eu` | :x: failed" in outcome(github, 31)
 
     git(repo, "checkout", "--quiet", "main")
     unpay = {"accounts/eu/workforce.yaml": state(["W-1"])}
@@ -162,7 +163,7 @@ def test_a_re_run_of_an_older_merge_s_apply_pays_nothing_a_later_merge_removed(
     assert f"eu: superseded by {merged_c[:12]} (#32)" in said
     assert paylists(sandbox, eu) == []
     assert not [e for e in controls.requests(since) if e["method"] != "GET"]
-    assert "superseded by" in outcome(github, 31)
+    assert "`eu` | :fast_forward: superseded by" in outcome(github, 31)  # the same comment
     (record, *_) = [d for d in reversed(github.state.deployments) if d["sha"] == merged_b]
     assert github.state.deployment_statuses[record["id"]][-1]["state"] == "inactive"
 
@@ -226,3 +227,29 @@ def test_the_drift_check_reports_an_account_whose_head_is_not_applied(
     said = logs(drift["accounts"])
     assert f"eu: not applied at {main[:12]}: pending since {merged_1[:12]}, #32" in said
     assert "us:" not in said and "1 of 2 accounts not applied" in said
+
+
+def test_the_plan_s_status_on_the_pull_request_s_head(
+    runner: Runner, repo: Path, github: FakeGitHub
+) -> None:
+    """`reconciler/plan` on the head: pending while planning, then success with each
+    account's counts; an account whose plan failed (eu's secret missing) makes it a failure."""
+    hire = {"accounts/eu/workforce.yaml": state(["W-1"]), "accounts/us/workforce.yaml": state([])}
+    head = propose(github, runner, repo, "hire", hire, 31)
+
+    pending, done = github.state.statuses[head]
+    assert (pending["state"], pending["context"]) == ("pending", "reconciler/plan")
+    assert (done["state"], done["context"]) == ("success", "reconciler/plan")
+    assert done["description"] == "eu: 1 to invite"
+    assert done["target_url"] == "https://github.com/octo-org/workforce/actions/runs/5031"
+
+    del runner.environments["reconciler-us"]["RECONCILER_TOKEN_US"]
+    git(repo, "checkout", "--quiet", "main")
+    both = {"accounts/eu/workforce.yaml": state(["W-1"]), "accounts/us/workforce.yaml":
+            state(["W-2"])}  # fmt: skip
+    head, planned = plan_pull_request(github, runner, repo, "both", both, pr=32, run_id="5032")
+
+    assert [job.returncode for job in planned["plan"]] == [0, 1]
+    _, failed = github.state.statuses[head]
+    assert failed["state"] == "failure"
+    assert failed["description"] == "not planned: us; eu: 1 to invite"

@@ -1,6 +1,6 @@
-"""`reconciler github pending | apply-accounts | outcome | commit-status`: the apply workflow's
-decisions (reconciler.gitops.pending, .landing, .outcome), each command parsing its options and
-calling one of them."""
+"""`reconciler github pending | apply-accounts | outcome | commit-status`: the accounts
+workflows' decisions (reconciler.gitops.pending, .landing, .outcome, .statuses), each command
+parsing its options and calling one of them."""
 
 from __future__ import annotations
 

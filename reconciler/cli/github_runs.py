@@ -11,7 +11,6 @@ import click
 
 from reconciler.accounts.file import find_accounts_file, load_accounts_file
 from reconciler.accounts.selection import MAX_CHUNK, account_names
-from reconciler.cli.gitops import github
 from reconciler.cli.review import COMMIT_SHA
 from reconciler.gitops.deployments import DEFAULT_ENVIRONMENT
 from reconciler.gitops.github import GitHub
@@ -31,7 +30,7 @@ _environment = click.option(
 _ACCOUNTS_PLAN = "reconciler-accounts-plan.yml"
 
 
-@github.command("pending")
+@click.command("pending")
 @click.option("--sha", type=COMMIT_SHA, required=True, help="The commit the run applies.")
 @click.option("--chunk", type=click.IntRange(1, MAX_CHUNK), metavar="K",
               help="K accounts a matrix job (sharing one reviewed plan artifact).")  # fmt: skip
@@ -80,7 +79,7 @@ def pending(
         click.echo(f"::notice::{item.account}: {item.describe()}", err=True)
 
 
-@github.command("apply-accounts")
+@click.command("apply-accounts")
 @click.option("--accounts", "names", required=True, help="The accounts, separated by spaces.")
 @click.option("--sha", type=COMMIT_SHA, required=True, help="The commit the run applies.")
 @click.option("--default-branch", required=True, help="The repository's default branch.")
@@ -125,7 +124,7 @@ def apply_accounts(
         raise click.exceptions.Exit(1)
 
 
-@github.command("outcome")
+@click.command("outcome")
 @click.option("--sha", type=COMMIT_SHA, required=True, help="The commit the run applied.")
 @click.option("--pulls", required=True, help='`pending`\'s pulls= line: {"eu": [31], ...}.')
 @click.option("--run-url", required=True, help="This run's page.")
@@ -152,7 +151,7 @@ def outcome(sha: str, pulls: str, run_url: str, environment: str) -> None:
         click.echo(f"{result.action} the outcome comment: {result.url}")
 
 
-@github.command("commit-status")
+@click.command("commit-status")
 @click.option("--sha", type=COMMIT_SHA, required=True, help="The pull request's head commit.")
 @click.option("--state", type=click.Choice(["pending", "success", "failure", "error"]),
               help="The status (or give --plan-result).")  # fmt: skip

@@ -222,8 +222,9 @@ def test_the_plan_reads_the_pull_request_as_data_with_the_default_branch_s_accou
         (script,) = [
             s["run"]
             for s in steps
-            if "run" in s and "reconciler " in s["run"] and "github pull-head" not in s["run"]
-        ]
+            if "run" in s and "reconciler " in s["run"]
+            and not any(f"github {name}" in s["run"] for name in ("pull-head", "commit-status"))
+        ]  # fmt: skip
         lines = [line.strip() for line in script.splitlines()]
         first = next(i for i, line in enumerate(lines) if _RUNS_RECONCILER.search(line))
         replaced = lines.index(

@@ -253,3 +253,40 @@ def test_the_plan_s_status_on_the_pull_request_s_head(
     _, failed = github.state.statuses[head]
     assert failed["state"] == "failure"
     assert failed["description"] == "not planned: us; eu: 1 to invite"
+
+
+def test_a_run_queued_out_of_order_applies_no_older_state(
+    runner: Runner,
+    repo: Path,
+    sandbox: SandboxServer,
+    controls: Controls,
+    clients: dict[str, ClientAccess],
+    github: FakeGitHub,
+) -> None:
+    """PR 31 hires W-1 (merged as B), PR 32 from B adds W-2 (merged as C); C's run starts
+    first and applies both; B's run, queued behind it, then starts: eu is superseded by C, no
+    request changes the account (B's files would leave W-2 out), and the job passes."""
+    one = propose(github, runner, repo, "one", {"accounts/eu/workforce.yaml": state(["W-1"])}, 31)
+    before_b, merged_b = merge(github, repo, "one", one, 31)
+    two = propose(github, runner, repo, "two", {"accounts/eu/workforce.yaml":
+                                                 state(["W-1", "W-2"])}, 32)  # fmt: skip
+    before_c, merged_c = merge(github, repo, "two", two, 32)
+    first = apply_run(runner, before_c, merged_c, "7032")
+    assert [job.returncode for job in first["apply"]] == [0], logs(first["apply"])
+    assert live(sandbox, clients["eu"]) == ["W-1", "W-2"]
+
+    since = controls.last_seq()
+    late = apply_run(runner, before_b, merged_b, "7031")
+
+    said = logs(late["apply"])
+    assert [job.returncode for job in late["apply"]] == [0], said
+    assert f"eu: superseded by {merged_c[:12]} (#32)" in said
+    assert not [e for e in controls.requests(since) if e["method"] != "GET"]
+    assert live(sandbox, clients["eu"]) == ["W-1", "W-2"]
+    # C's run applied both merges: each pull request says so; B's late run changes neither.
+    for pr in (31, 32):
+        assert "`eu` | :white_check_mark: applied: the reviewed plan was applied: 2 to invite" in (
+            outcome(github, pr)
+        )
+    (record, *_) = [d for d in reversed(github.state.deployments) if d["sha"] == merged_b]
+    assert github.state.deployment_statuses[record["id"]][-1]["state"] == "inactive"

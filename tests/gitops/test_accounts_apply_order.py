@@ -233,7 +233,7 @@ def test_the_plan_s_status_on_the_pull_request_s_head(
     runner: Runner, repo: Path, github: FakeGitHub
 ) -> None:
     """`reconciler/plan` on the head: pending while planning, then success with each
-    account's counts; an account whose plan failed (eu's secret missing) makes it a failure."""
+    account's counts; an account whose plan failed (us's secret missing) makes it a failure."""
     hire = {"accounts/eu/workforce.yaml": state(["W-1"]), "accounts/us/workforce.yaml": state([])}
     head = propose(github, runner, repo, "hire", hire, 31)
 

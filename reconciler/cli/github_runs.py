@@ -1,6 +1,6 @@
-"""`reconciler github pending | apply-accounts | outcome | commit-status`: the accounts
-workflows' decisions (reconciler.gitops.pending, .landing, .outcome, .statuses), each command
-parsing its options and calling one of them."""
+"""`reconciler github pending | apply-accounts | outcome | commit-status | plan-comment`: the
+accounts workflows' decisions (reconciler.gitops.pending, .landing, .outcome, .statuses,
+.plan_comment), each command parsing its options and calling one of them."""
 
 from __future__ import annotations
 
@@ -183,3 +183,26 @@ def commit_status(
     with GitHub.from_environment() as client:
         said = set_plan_status(client, sha, status, description, context, target_url)
     click.echo(f"{context}: {said}")
+
+
+@click.command("plan-comment")
+@click.option("--pr", "number", type=click.IntRange(min=1), required=True, help="The PR number.")
+@click.option("--head-sha", type=COMMIT_SHA, required=True, help="The commit planned.")
+@click.option("--accounts", "names", default="", help="The accounts to plan, separated by spaces.")
+@click.option("--plans", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The joined folder of saved plans, <account>.json each.")  # fmt: skip
+@click.option("--run-url", required=True, help="This run's page.")
+@click.option("--body-out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Where to write the body too (for the job summary).")  # fmt: skip
+def plan_comment(
+    number: int, head_sha: str, names: str, plans: Path, run_url: str, body_out: Path
+) -> None:
+    """Post or update the one plan comment of every account's plan on the pull request."""
+    from reconciler.gitops.plan_comment import post_plan_comment
+
+    with GitHub.from_environment() as client:
+        result, body = post_plan_comment(
+            client, account_names([names]), plans, number, head_sha, run_url
+        )
+    body_out.write_text(body, encoding="utf-8")
+    click.echo(f"{result.action} the plan comment: {result.url}")

@@ -274,5 +274,6 @@ for _command in (
     github_runs.apply_accounts,
     github_runs.outcome,
     github_runs.commit_status,
+    github_runs.plan_comment,
 ):
     github.add_command(_command)

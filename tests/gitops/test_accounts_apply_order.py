@@ -253,6 +253,9 @@ def test_the_plan_s_status_on_the_pull_request_s_head(
     _, failed = github.state.statuses[head]
     assert failed["state"] == "failure"
     assert failed["description"] == "not planned: us; eu: 1 to invite"
+    (comment,) = github.state.comments[32]
+    assert comment["body"].startswith('<!-- reconciler:plan key="accounts" -->\nPlanned at commit')
+    assert ":x: **Not planned:** us: see [the run](" in comment["body"]
 
 
 def test_a_run_queued_out_of_order_applies_no_older_state(

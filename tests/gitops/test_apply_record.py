@@ -22,6 +22,7 @@ from reconciler.gitops.runs import ReviewedPlan
 from reconciler.gitops.statuses import PlanStatus, describe
 from reconciler.secrets import Secret
 from tests.gitops.fake_github import OWNER_REPO, FakeGitHub
+from tests.gitops.support import reconciler
 
 TOKEN = "ghs_record"
 GIT = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
@@ -158,3 +159,32 @@ def test_the_plan_status_names_the_accounts_not_planned(tmp_path: Path) -> None:
     assert describe(PlanStatus(plan_result="skipped", plans=tmp_path / "none"), "") == (
         "success", "no account changed")  # fmt: skip
     assert describe(PlanStatus(state="pending"), "planning") == ("pending", "planning")
+
+
+def test_the_commands_say_what_is_wrong_with_their_input(tmp_path: Path) -> None:
+    """Through the CLI, against the fake GitHub: an unreadable --pulls, both or neither of
+    --state and --plan-result, and with no account to plan, a comment that says so."""
+    with FakeGitHub(TOKEN) as fake:
+        env = {"GITHUB_TOKEN": TOKEN, "GITHUB_REPOSITORY": OWNER_REPO,
+               "GITHUB_API_URL": fake.api_url}  # fmt: skip
+        bad = reconciler("github", "outcome", "--sha", "a" * 40, "--pulls", '{"eu": "31"}',
+                         "--run-url", "https://run", **env)  # fmt: skip
+        assert bad.returncode == 1 and "is not a JSON object of account names" in bad.stderr
+        both = reconciler("github", "commit-status", "--sha", "a" * 40, "--state", "pending",
+                          "--plan-result", "success", **env)  # fmt: skip
+        assert both.returncode == 1 and "give --state or --plan-result" in both.stderr
+        out = tmp_path / "comment.md"
+        none = reconciler("github", "plan-comment", "--pr", "31", "--head-sha", "b" * 40,
+                          "--plans", str(tmp_path / "none"), "--run-url", "https://run",
+                          "--body-out", str(out), **env)  # fmt: skip
+        assert none.returncode == 0, none.stderr
+        (comment,) = fake.state.comments[31]
+        assert (
+            comment["body"]
+            == out.read_text()
+            == (
+                '<!-- reconciler:plan key="accounts" -->\nNo account in reconciler.yaml is changed '
+                f"by this pull request at {'b' * 40}: nothing to plan.\n"
+            )
+        )
+        assert not [r for r in fake.writes() if "statuses" in r.path]

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from reconciler.accounts.owner import plan_owner
+from reconciler.cli import github_runs
 from reconciler.cli.comment import key_option, marker_for
 from reconciler.cli.plankey import offline_plan_key
 from reconciler.cli.review import COMMIT_SHA
@@ -266,3 +267,13 @@ def _comparison_key(
 
 def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8")
+
+
+for _command in (
+    github_runs.pending,
+    github_runs.apply_accounts,
+    github_runs.outcome,
+    github_runs.commit_status,
+    github_runs.plan_comment,
+):
+    github.add_command(_command)

@@ -1,7 +1,8 @@
 """A fake of GitHub's REST API on a loopback port: the few endpoints the CI jobs call.
 
 It answers in GitHub's documented shapes (issue comments, issues, pull requests, artifacts,
-workflow runs, the repository, a comparison of two commits),
+workflow runs, the repository, a comparison of two commits, deployments and their statuses,
+commit statuses),
 pages lists the way GitHub does (`page`/`per_page`, a `Link` header with `next`, `last`,
 `prev` and `first`), refuses requests without the expected bearer token as GitHub does (401
 "Bad credentials") and a body over 65,536 characters (422 "Validation Failed"), and records
@@ -46,6 +47,11 @@ class State:
     default_branch: str = "main"
     #: The commits the default branch holds: compare says "behind" (or "identical") for them.
     default_branch_commits: set[str] = field(default_factory=set)
+    #: Deployments, oldest first (GitHub lists them newest first), and each one's statuses.
+    deployments: list[dict[str, Any]] = field(default_factory=list)
+    deployment_statuses: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    #: Commit statuses by commit, oldest first.
+    statuses: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     next_id: int = 9_000_000
 
 
@@ -143,11 +149,104 @@ class FakeGitHub:
             return 404, _not_found()
         if (match := re.fullmatch(r"/commits/([0-9a-f]+)/pulls", route)) and method == "GET":
             return 200, state.commit_pulls.get(match.group(1), [])
+        if route.startswith(("/deployments", "/statuses/", "/commits/")):
+            answered = self._deployments(method, route, query, body)
+            if answered is not None:
+                return answered
         if route == "/actions/artifacts" and method == "GET":
             name = query.get("name")
             found = [a for a in state.artifacts if name is None or a["name"] == name]
             return 200, {"total_count": len(found), "artifacts": found}
         return 404, _not_found()
+
+    def _deployments(
+        self, method: str, route: str, query: dict[str, str], body: Any
+    ) -> tuple[int, Any] | None:
+        """Deployments, their statuses, and commit statuses, as GitHub's REST API has them."""
+        state = self.state
+        if route == "/deployments" and method == "GET":
+            found = [
+                d for d in reversed(state.deployments)
+                if all(query.get(key) in (None, d[key]) for key in ("sha", "ref", "task",
+                                                                    "environment"))
+            ]  # fmt: skip
+            return 200, found
+        if route == "/deployments" and method == "POST":
+            if not isinstance(body, dict) or not isinstance(body.get("ref"), str):
+                return 422, {"message": 'Invalid request.\n\n"ref" wasn\'t supplied.'}
+            deployment = self._new_deployment(body)
+            state.deployments.append(deployment)
+            state.deployment_statuses[deployment["id"]] = []
+            return 201, deployment
+        match = re.fullmatch(r"/deployments/(\d+)/statuses", route)
+        if match is not None:
+            listed = state.deployment_statuses.get(int(match.group(1)))
+            if listed is None:
+                return 404, _not_found()
+            if method == "GET":
+                return 200, list(reversed(listed))
+            if method == "POST":
+                if body.get("state") not in _DEPLOYMENT_STATES:
+                    return 422, {"message": "Validation Failed",
+                                 "errors": [{"field": "state", "code": "invalid"}]}  # fmt: skip
+                status = self._new_status(body, deployment_id=int(match.group(1)))
+                listed.append(status)
+                return 201, status
+        match = re.fullmatch(r"/statuses/([0-9a-f]{40})", route)
+        if match is not None and method == "POST":
+            if body.get("state") not in ("error", "failure", "pending", "success"):
+                return 422, {"message": "Validation Failed",
+                             "errors": [{"field": "state", "code": "invalid"}]}  # fmt: skip
+            status = self._new_status(body)
+            state.statuses.setdefault(match.group(1), []).append(status)
+            return 201, status
+        match = re.fullmatch(r"/commits/([0-9a-f]{40})/statuses", route)
+        if match is not None and method == "GET":
+            return 200, list(reversed(state.statuses.get(match.group(1), [])))
+        return None
+
+    def _new_deployment(self, body: dict[str, Any]) -> dict[str, Any]:
+        deployment_id = self._new_id()
+        environment = body.get("environment", "production")
+        return {
+            "url": f"https://api.github.com/repos/{OWNER_REPO}/deployments/{deployment_id}",
+            "id": deployment_id,
+            "node_id": f"DE_{deployment_id}",
+            "sha": body["ref"],
+            "ref": body["ref"],
+            "task": body.get("task", "deploy"),
+            "payload": body.get("payload", {}),
+            "original_environment": environment,
+            "environment": environment,
+            "description": body.get("description"),
+            "creator": _bot(),
+            "created_at": f"2026-11-21T12:00:{len(self.state.deployments):02d}Z",
+            "updated_at": "2026-11-21T12:00:00Z",
+            "transient_environment": bool(body.get("transient_environment", False)),
+            "production_environment": bool(
+                body.get("production_environment", environment == "production")
+            ),
+        }
+
+    def _new_status(self, body: dict[str, Any], deployment_id: int | None = None) -> dict[str, Any]:
+        status_id = self._new_id()
+        status = {
+            "id": status_id,
+            "node_id": f"SC_{status_id}",
+            "state": body["state"],
+            "description": body.get("description", ""),
+            "creator": _bot(),
+            "created_at": "2026-11-21T12:00:00Z",
+            "updated_at": "2026-11-21T12:00:00Z",
+        }
+        if deployment_id is None:
+            status |= {"context": body.get("context", "default"),
+                       "target_url": body.get("target_url")}  # fmt: skip
+        else:
+            status |= {"log_url": body.get("log_url", ""), "environment": body.get("environment"),
+                       "deployment_url": f"https://api.github.com/repos/{OWNER_REPO}/deployments/"
+                       f"{deployment_id}"}  # fmt: skip
+        return status
 
     def _list_issues(self, query: dict[str, str]) -> list[dict[str, Any]]:
         wanted = query.get("state", "open")
@@ -198,6 +297,9 @@ class FakeGitHub:
 def _bot() -> dict[str, Any]:
     return {"login": "github-actions[bot]", "id": 41898282, "type": "Bot", "site_admin": False}
 
+
+#: The states a deployment status takes.
+_DEPLOYMENT_STATES = ("error", "failure", "inactive", "in_progress", "queued", "pending", "success")
 
 #: GitHub's limit on a comment's or an issue's body, in characters.
 BODY_LIMIT = 65_536

@@ -121,7 +121,23 @@ def runner(
         for kind in ("reconciler", "production")
         for name in ("eu", "us")
     }
+    applied(github, git(repo, "rev-parse", "main"), "eu", "us")
     return Runner(tmp_path / "runs", repo, environments, TOKEN, github.api_url)
+
+
+def applied(github: FakeGitHub, sha: str, *names: str) -> None:
+    """Record `names` as applied at `sha`: each a deployment of task deploy:reconciler in
+    production-<name> with a success status, as an earlier apply run leaves it."""
+    for name in names:
+        deployment_id = 8_000_000 + len(github.state.deployments)
+        github.state.deployments.append({
+            "id": deployment_id, "sha": sha, "ref": sha, "task": "deploy:reconciler",
+            "environment": f"production-{name}", "payload": {"pull_request": None},
+            "created_at": "2026-11-20T12:00:00Z",
+        })  # fmt: skip
+        github.state.deployment_statuses[deployment_id] = [
+            {"id": deployment_id + 1, "state": "success", "description": "applied: at start"}
+        ]
 
 
 def clients_seen(controls: Controls, since: int) -> set[int | None]:
@@ -227,7 +243,7 @@ def test_a_pull_request_is_planned_per_account_in_its_environment_and_applied_at
     since = controls.last_seq()
     runs = merge(runner, repo, github, "hire", head)
 
-    assert [run.returncode for runs_ in runs.values() for run in runs_] == [0, 0], runs
+    assert [run.returncode for runs_ in runs.values() for run in runs_] == [0, 0, 0], runs
     (apply,) = runs["apply"]
     assert apply.environment == "production-eu"
     assert "eu: the reviewed plan was applied" in apply.logs[-1]
@@ -295,7 +311,7 @@ def test_a_signed_plan_uploaded_by_another_branch_s_run_is_not_applied(
     runs = merge(runner, repo, github, "hire", head, more_artifacts=(forged_artifact,))
 
     (apply,) = runs["apply"]
-    assert runs["accounts"][0].outputs["run-id"] == "5001"
+    assert apply.matrix["run-id"] == "5001"
     assert apply.returncode == 0, apply.logs
     assert "eu: the reviewed plan was applied" in apply.logs[-1]
     assert live(sandbox, clients["eu"]) == ["W-1"]
@@ -415,7 +431,7 @@ def test_a_push_with_no_reviewed_plan_applies_nothing_and_fails_only_with_change
 ) -> None:
     nothing = push(runner, repo, {"accounts/us/workforce.yaml": state([]) + "# a comment\n"})
     (us,) = nothing["apply"]
-    assert us.matrix == {"account": "us"} and us.returncode == 0, us.logs
+    assert us.matrix["account"] == "us" and us.returncode == 0, us.logs
 
     changes = push(runner, repo, {"accounts/us/workforce.yaml": state(["W-9"])})
     (us,) = changes["apply"]

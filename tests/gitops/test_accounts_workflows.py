@@ -222,8 +222,9 @@ def test_the_plan_reads_the_pull_request_as_data_with_the_default_branch_s_accou
         (script,) = [
             s["run"]
             for s in steps
-            if "run" in s and "reconciler " in s["run"] and "github pull-head" not in s["run"]
-        ]
+            if "run" in s and "reconciler " in s["run"]
+            and not any(f"github {name}" in s["run"] for name in ("pull-head", "commit-status"))
+        ]  # fmt: skip
         lines = [line.strip() for line in script.splitlines()]
         first = next(i for i, line in enumerate(lines) if _RUNS_RECONCILER.search(line))
         replaced = lines.index(
@@ -249,14 +250,19 @@ def test_the_plan_reads_the_pull_request_as_data_with_the_default_branch_s_accou
     [
         ("reconciler-accounts-pull-request.yml", {"request": {"actions": "write"}}),
         ("reconciler-accounts-plan.yml", {
-            "accounts": {"contents": "read", "pull-requests": "read"},
+            "accounts": {"contents": "read", "pull-requests": "read", "statuses": "write"},
             "plan": {"contents": "read"},
-            "comment": {"contents": "read", "pull-requests": "write"}}),
+            "comment": {"contents": "read", "pull-requests": "write", "statuses": "write"}}),
         ("reconciler-accounts-apply.yml", {
-            "accounts": {"contents": "read", "actions": "read", "pull-requests": "read"},
-            "apply": {"contents": "read", "actions": "read", "pull-requests": "write"}}),
+            "accounts": {"contents": "read", "actions": "read", "pull-requests": "read",
+                         "deployments": "read"},
+            "apply": {"contents": "read", "actions": "read", "pull-requests": "write",
+                      "deployments": "write"},
+            "outcome": {"pull-requests": "write", "deployments": "read"}}),
         ("reconciler-accounts-drift.yml", {
-            "accounts": {"contents": "read"}, "drift": {"contents": "read", "issues": "write"}}),
+            "accounts": {"contents": "read", "deployments": "read", "pull-requests": "read",
+                         "actions": "read"},
+            "drift": {"contents": "read", "issues": "write"}}),
     ],
 )  # fmt: skip
 def test_each_job_asks_only_the_permissions_it_needs(
@@ -288,13 +294,17 @@ CHUNKED = [
 
 
 @pytest.mark.parametrize(("matrix", "names"), CHUNKED)
-@pytest.mark.parametrize("name", [p.name for p in WORKFLOWS if "pull-request" not in p.name])
+@pytest.mark.parametrize(
+    "name", [p.name for p in WORKFLOWS if "pull-request" not in p.name and "apply" not in p.name]
+)
 def test_the_names_are_read_from_either_shape_of_the_matrix(
     name: str, matrix: str, names: str
 ) -> None:
-    """`--format github-matrix` gives `account` per job, or `accounts` with `--chunk`."""
+    """`--format github-matrix` gives `account` per job, or `accounts` with `--chunk` (the
+    apply's `reconciler github pending` prints its names itself)."""
     assert shutil.which("jq"), "jq is on GitHub's runners; install it to run this test"
-    script = load(name)["jobs"]["accounts"]["steps"][-1 if "apply" not in name else -2]["run"]
+    steps = load(name)["jobs"]["accounts"]["steps"]
+    (script,) = [step["run"] for step in steps if step.get("id") in ("all", "changed")]
     assert '${CHUNK:+--chunk "$CHUNK"}' in script
     (line,) = [line for line in script.splitlines() if line.strip().startswith("names=$(jq")]
     program = re.search(r"jq -r '([^']*)'", line)

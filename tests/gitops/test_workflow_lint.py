@@ -26,7 +26,7 @@ WORKFLOWS = sorted(
 ACTION = ROOT / ".github" / "actions" / "reconciler" / "action.yml"
 #: The action, and the install alone for the workflows that run the reconciler's commands.
 ACTIONS = [ACTION, ROOT / ".github" / "actions" / "reconciler-install" / "action.yml"]
-USES = re.compile(r"uses:\s*(?P<ref>\S+)(?P<comment>.*)$", re.M)
+USES = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<ref>\S+)(?P<comment>.*)$", re.M)  # not `statuses:`
 #: The first majors on the node24 runtime (node20 is deprecated on GitHub's runners).
 CURRENT = {
     "actions/checkout": 5,

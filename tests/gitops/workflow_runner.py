@@ -66,11 +66,22 @@ class Runner:
         event: dict[str, Any],
         inputs: dict[str, str],
         run_id: str = "5001",
+        rerun_failed: dict[str, list[JobRun]] | None = None,
     ) -> dict[str, list[JobRun]]:
-        """Every job of `workflow` in order (they are written in the order of their needs)."""
+        """Every job of `workflow` in order (they are written in the order of their needs).
+        With `rerun_failed`, an earlier attempt of the run: its jobs that passed are kept as
+        they were, with their outputs; those that failed, and the jobs that need them, run again
+        ("Re-run failed jobs")."""
         spec = yaml.safe_load(workflow.read_text())
         done: dict[str, list[JobRun]] = {}
+        again: set[str] = set()
         for name, job in spec["jobs"].items():
+            kept = (rerun_failed or {}).get(name)
+            passed = kept is not None and all(run.returncode == 0 for run in kept)
+            if rerun_failed is not None and passed and not again & set(_needs(job)):
+                done[name] = kept or []
+                continue
+            again.add(name)
             context = {
                 "github": {"sha": sha, "event": event, "repository": "octo-org/workforce",
                            "run_id": run_id},

@@ -1,0 +1,208 @@
+"""`reconciler github pending | apply-accounts | outcome | commit-status | plan-comment`: the
+accounts workflows' decisions (reconciler.gitops.pending, .landing, .outcome, .statuses,
+.plan_comment), each command parsing its options and calling one of them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from reconciler.accounts.file import find_accounts_file, load_accounts_file
+from reconciler.accounts.selection import MAX_CHUNK, account_names
+from reconciler.cli.review import COMMIT_SHA
+from reconciler.gitops.deployments import DEFAULT_ENVIRONMENT
+from reconciler.gitops.github import GitHub
+
+_accounts_file = click.option(
+    "--accounts-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The accounts file (default: reconciler.yaml here or in a parent folder).",
+)
+_environment = click.option(
+    "--environment",
+    default=DEFAULT_ENVIRONMENT,
+    show_default=True,
+    help="The environment each account's deployments (its apply record) are kept in; "
+    "{account} is its name.",
+)
+_ACCOUNTS_PLAN = "reconciler-accounts-plan.yml"
+
+
+@click.command("pending")
+@click.option("--sha", type=COMMIT_SHA, required=True, help="The commit the run applies.")
+@click.option("--chunk", type=click.IntRange(1, MAX_CHUNK), metavar="K",
+              help="K accounts a matrix job (sharing one reviewed plan artifact).")  # fmt: skip
+@click.option("--artifact", default="reconciler-plans", show_default=True,
+              help="The joined plan artifact's name, without its `-<head sha>`.")  # fmt: skip
+@click.option("--workflow", default=_ACCOUNTS_PLAN, show_default=True, metavar="FILE",
+              help="The plan workflow whose runs on main saved the plans.")  # fmt: skip
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["github-output", "report"]),
+    default="github-output",
+    show_default=True,
+    help="github-output: matrix=, names= and pulls= lines; report: a warning per account.",
+)
+@_environment
+@_accounts_file
+def pending(
+    sha: str,
+    chunk: int | None,
+    artifact: str,
+    workflow: str,
+    fmt: str,
+    environment: str,
+    accounts_file: Path | None,
+) -> None:
+    """The accounts whose files at SHA are not their last successful apply's, with the plan
+    reviewed for each (GITHUB_OUTPUT lines), or a report of them (the drift check)."""
+    from reconciler.gitops.pending import matrix, pending_accounts, pulls_by_account
+
+    accounts = load_accounts_file(find_accounts_file(accounts_file))
+    with GitHub.from_environment() as client:
+        found = pending_accounts(
+            client, accounts, sha, environment=environment, artifact=artifact, workflow=workflow
+        )
+    if fmt == "report":
+        for item in found:
+            click.echo(f"::warning::{item.account}: not applied at {sha[:12]}: {item.describe()}")
+        click.echo(f"{len(found)} of {len(accounts.accounts)} accounts not applied at {sha[:12]}")
+        return
+    names = " ".join(item.account for item in found)
+    click.echo(f"matrix={json.dumps(matrix(found, chunk), separators=(',', ':'))}")
+    click.echo(f"names={names}")
+    click.echo(f"pulls={json.dumps(pulls_by_account(found), separators=(',', ':'))}")
+    for item in found:
+        click.echo(f"::notice::{item.account}: {item.describe()}", err=True)
+
+
+@click.command("apply-accounts")
+@click.option("--accounts", "names", required=True, help="The accounts, separated by spaces.")
+@click.option("--sha", type=COMMIT_SHA, required=True, help="The commit the run applies.")
+@click.option("--default-branch", required=True, help="The repository's default branch.")
+@click.option("--reviewed", type=click.Path(file_okay=False, path_type=Path),
+              help="The folder of the reviewed plans, <account>.json each.")  # fmt: skip
+@click.option("--pull-request", type=int, help="The pull request the reviewed plans are of.")
+@click.option("--head-sha", help="Its head commit, as planned.")
+@click.option("--work-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="A folder for the new plans.")  # fmt: skip
+@click.option("--log-url", required=True, help="This run's page, for the records.")
+@_environment
+@_accounts_file
+def apply_accounts(
+    names: str,
+    sha: str,
+    default_branch: str,
+    reviewed: Path | None,
+    pull_request: int | None,
+    head_sha: str | None,
+    work_dir: Path,
+    log_url: str,
+    environment: str,
+    accounts_file: Path | None,
+) -> None:
+    """Apply each account as the default branch says, from its last successful apply; exit 1
+    when one was refused or failed (after every one ran)."""
+    from reconciler.gitops.landing import Reviewed, Where, land_accounts
+
+    accounts = load_accounts_file(find_accounts_file(accounts_file))
+    folder = reviewed if reviewed is not None and reviewed.is_dir() else None
+    with GitHub.from_environment() as client:
+        landings = land_accounts(
+            client,
+            accounts,
+            account_names([names]),
+            Reviewed(folder, pull_request, head_sha),
+            Where(sha, default_branch, environment, log_url, work_dir),
+        )
+    failed = [landing.account for landing in landings if landing.failed]
+    if failed:
+        click.echo(f"::error::Not applied, or applied in part: {' '.join(failed)}")
+        raise click.exceptions.Exit(1)
+
+
+@click.command("outcome")
+@click.option("--sha", type=COMMIT_SHA, required=True, help="The commit the run applied.")
+@click.option("--pulls", required=True, help='`pending`\'s pulls= line: {"eu": [31], ...}.')
+@click.option("--run-url", required=True, help="This run's page.")
+@_environment
+def outcome(sha: str, pulls: str, run_url: str, environment: str) -> None:
+    """Keep one comment on each pull request this run applied: a row per account."""
+    from reconciler.gitops.outcome import post_outcomes
+
+    try:
+        wanted = json.loads(pulls or "{}")
+        valid = isinstance(wanted, dict) and all(
+            isinstance(v, list) and all(isinstance(n, int) for n in v) for v in wanted.values()
+        )
+    except ValueError:
+        valid = False
+    if not valid:
+        raise click.BadParameter(
+            f"{pulls!r:.80} is not a JSON object of account names to pull request numbers",
+            param_hint="--pulls",
+        )
+    with GitHub.from_environment() as client:
+        results = post_outcomes(client, wanted, sha, environment, run_url)
+    for result in results:
+        click.echo(f"{result.action} the outcome comment: {result.url}")
+
+
+@click.command("commit-status")
+@click.option("--sha", type=COMMIT_SHA, required=True, help="The pull request's head commit.")
+@click.option("--state", type=click.Choice(["pending", "success", "failure", "error"]),
+              help="The status (or give --plan-result).")  # fmt: skip
+@click.option("--plan-result", type=click.Choice(["success", "failure", "cancelled", "skipped"]),
+              help="The plan jobs' result (needs.plan.result).")  # fmt: skip
+@click.option("--accounts", "names", default="", help="The accounts to plan, separated by spaces.")
+@click.option("--plans", type=click.Path(file_okay=False, path_type=Path),
+              help="The folder of the saved plans, whose changes it counts.")  # fmt: skip
+@click.option("--description", default="", help="What it says, before the counts.")
+@click.option("--context", default="reconciler/plan", show_default=True,
+              help="The status's name, which branch protection can require.")  # fmt: skip
+@click.option("--target-url", default="", help="The run's page.")
+def commit_status(
+    sha: str,
+    state: str | None,
+    plan_result: str | None,
+    names: str,
+    plans: Path | None,
+    description: str,
+    context: str,
+    target_url: str,
+) -> None:
+    """Set the plan's commit status on the pull request's head."""
+    from reconciler.gitops.statuses import PlanStatus, set_plan_status
+
+    if (state is None) == (plan_result is None):
+        raise click.UsageError("give --state or --plan-result, one of them")
+    status = PlanStatus(state, plan_result, tuple(account_names([names])), plans)
+    with GitHub.from_environment() as client:
+        said = set_plan_status(client, sha, status, description, context, target_url)
+    click.echo(f"{context}: {said}")
+
+
+@click.command("plan-comment")
+@click.option("--pr", "number", type=click.IntRange(min=1), required=True, help="The PR number.")
+@click.option("--head-sha", type=COMMIT_SHA, required=True, help="The commit planned.")
+@click.option("--accounts", "names", default="", help="The accounts to plan, separated by spaces.")
+@click.option("--plans", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The joined folder of saved plans, <account>.json each.")  # fmt: skip
+@click.option("--run-url", required=True, help="This run's page.")
+@click.option("--body-out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Where to write the body too (for the job summary).")  # fmt: skip
+def plan_comment(
+    number: int, head_sha: str, names: str, plans: Path, run_url: str, body_out: Path
+) -> None:
+    """Post or update the one plan comment of every account's plan on the pull request."""
+    from reconciler.gitops.plan_comment import post_plan_comment
+
+    with GitHub.from_environment() as client:
+        result, body = post_plan_comment(
+            client, account_names([names]), plans, number, head_sha, run_url
+        )
+    body_out.write_text(body, encoding="utf-8")
+    click.echo(f"{result.action} the plan comment: {result.url}")

@@ -1,0 +1,87 @@
+"""The plan's commit status on the pull request's head: a check branch protection can require.
+
+The plan workflow runs on the default branch (dispatched), so GitHub gives the pull request's
+head no check of its own: the workflow sets one, `reconciler/plan`, pending while it plans,
+success with each account's counts, failure when an account's plan failed or was refused.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from reconciler.gitops.deployments import DESCRIPTION_LIMIT
+from reconciler.gitops.github import GitHub
+
+
+def plan_counts(folder: Path) -> str:
+    """'eu: 1 to invite, 1 payrun; us: no changes' from the saved plans `<name>.json`."""
+    said = []
+    for plan in sorted(folder.glob("*.json")):
+        document = json.loads(plan.read_text(encoding="utf-8"))
+        said.append(f"{plan.stem}: {counts(document)}")
+    return "; ".join(said) or "no account planned"
+
+
+def counts(document: dict[str, object]) -> str:
+    """'1 to invite, 1 payrun' from a saved plan's changes and payruns."""
+    actions: dict[str, int] = {}
+    changes = document.get("changes")
+    for change in changes if isinstance(changes, list) else []:
+        action = str(change.get("action", "change")).replace("_", " ")
+        actions[action] = actions.get(action, 0) + 1
+    said = [f"{count} to {action}" for action, count in actions.items()]
+    payruns = document.get("payruns")
+    if isinstance(payruns, list) and payruns:
+        said.append(f"{len(payruns)} payrun{'' if len(payruns) == 1 else 's'}")
+    return ", ".join(said) or "no changes"
+
+
+#: The plan jobs' result (`needs.plan.result`) -> the status: a skipped job planned nothing.
+_BY_RESULT = {"success": "success", "skipped": "success", "failure": "failure",
+              "cancelled": "error"}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class PlanStatus:
+    """What to say on the head: a state, or the plan jobs' result with the accounts planned."""
+
+    state: str | None = None
+    plan_result: str | None = None
+    names: tuple[str, ...] = ()
+    plans: Path | None = None
+
+
+def describe(status: PlanStatus, description: str) -> tuple[str, str]:
+    """The state and description: the counts of each plan; the accounts not planned."""
+    state = status.state or _BY_RESULT.get(status.plan_result or "", "error")
+    if status.plan_result is None:
+        return state, description
+    folder = status.plans if status.plans is not None and status.plans.is_dir() else None
+    planned = {p.stem for p in folder.glob("*.json")} if folder is not None else set()
+    missing = [name for name in status.names if name not in planned]
+    said = plan_counts(folder) if folder is not None else "no account changed"
+    if missing:
+        state = "failure"
+        said = f"not planned: {' '.join(missing)}; " + (said if planned else "nothing planned")
+    return state, f"{description} {said}".strip()
+
+
+def set_plan_status(
+    github: GitHub,
+    sha: str,
+    status: PlanStatus,
+    description: str,
+    context: str,
+    target_url: str,
+) -> str:
+    """POST the commit status; what it says."""
+    state, description = describe(status, description)
+    if len(description) > DESCRIPTION_LIMIT:
+        description = description[: DESCRIPTION_LIMIT - 1] + "…"
+    body = {"state": state, "context": context, "description": description}
+    if target_url:
+        body["target_url"] = target_url
+    github.post(github.repo_path(f"statuses/{sha}"), body)
+    return f"{state}: {description}"

@@ -43,7 +43,8 @@ from reconciler.secrets import MASK, Secret
 
 FORMAT = "reconciler-plan"
 #: 4: the review (files, pull request, commit), and a client id always named.
-FORMAT_VERSION = 4
+#: 5: each payment names the agreement (payee) it was reviewed paying.
+FORMAT_VERSION = 5
 DEFAULT_MAX_AGE = timedelta(hours=1)
 #: A plan made this far in the future is refused: clocks differ a little, never by more.
 CLOCK_SKEW = timedelta(minutes=5)
@@ -149,8 +150,13 @@ def payrun_record(decision: PayrunDecision) -> dict[str, Any]:
         "idempotence_key": decision.key,
         "description": decision.description,
         "payments": [
-            {"email": p.email, "amount": two_places(p.amount), "description": p.description}
-            for p in decision.payments
+            {
+                "email": p.email,
+                "agreementId": agreement,
+                "amount": two_places(p.amount),
+                "description": p.description,
+            }
+            for p, agreement in zip(decision.payments, decision.agreements, strict=True)
         ],
     }
 
@@ -295,7 +301,11 @@ def load_saved_plan(path: Path, key: PlanKey | None = None) -> SavedPlan:
         )
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
         reason = getattr(error, "strerror", None) or str(error)[:200]
-        raise InvalidSavedPlan(f"{name}: not a readable saved plan ({reason})") from None
+        raise InvalidSavedPlan(
+            f"{name}: not a readable saved plan ({reason}): it was changed after it was made, "
+            "or damaged",
+            hint="never edit a saved plan; run `reconciler plan --out` again",
+        ) from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise InvalidSavedPlan(f'{name}: not a saved plan (no "format": "{FORMAT}")')
     if document.get("format_version") != FORMAT_VERSION:

@@ -5,9 +5,13 @@ key; a 5xx, a timeout or a dropped connection is sent again (by the client) with
 and content, so the service answers the original paylist and nothing is paid twice; 409 means
 another paylist holds the key: failed, with the reason. When the retries could not settle a
 creation (a lost answer), the paylist is read back by its key before anything is written:
-found, it is followed like any other; absent, nothing was paid (failed, apply again); and only
+found with the payrun's content, it is followed like any other (a key is only a claim: with other
+content it is failed, untraced money); absent, nothing was paid (failed, apply again); and only
 when the read fails too is its outcome "unknown, run plan to see", never "failed" for a paylist
-the service may hold. Then the payments are followed until
+the service may hold. A part of a split payrun that is not paid stops the payrun's later parts:
+a payrun is paid whole or not at all. A read that fails while settling writes "unknown: run
+plan" for that paylist: the ledger of what was sent always survives. Then the payments are
+followed until
 none is PENDING (or `settle_timeout` passes), and each is written in the ledger: applied (paid),
 or failed with its cause. A refused payrun (pre-flight, wallet, maxPayout without `--force`)
 is written as failed with every reason, and the other changes of the plan are not held back.

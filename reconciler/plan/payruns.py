@@ -12,8 +12,13 @@ and then judged whole, so a paid payrun that grows past 1,000 payments or shrink
 | --- | --- | --- |
 | no paylist with any of its keys | present | pay (unless a pre-flight check refuses it) |
 | every part's key, same content | present | paid, with its outcome counts |
+| some of its parts' keys, same content, the others absent | present | conflict: paid in part |
 | any of its keys, other content or other parts | present | conflict, every part |
 | any of its keys | removed | nothing: money is never un-paid |
+
+A key is a claim, never proof: a paylist under it is the payrun's only with the payrun's content
+(`same_payments`, payees by `reconciler.payee`). A payrun to pay is paid whole or not at all: a
+part the pre-flight refuses refuses every part.
 """
 
 from __future__ import annotations

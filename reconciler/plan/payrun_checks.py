@@ -103,7 +103,8 @@ def preflight(
             payment = replace(payment, email=payee.email)
         if problem is None and payee is not None and payee.agreement_id in payees.closing:
             problem = (
-                f"this plan inactivates or replaces the payee (agreement {payee.agreement_id})"
+                f"this plan inactivates the payee (agreement {payee.agreement_id}, inactivated "
+                "or replaced)"
             )
         if problem is not None:
             reasons.append(f"{who}: {problem}")

@@ -299,9 +299,11 @@ def _against_live(group: Sequence[Unit], found: dict[int, LivePaylist]) -> list[
         reason = (
             f"this payrun was paid in part: {_shape(found)} (paylist "
             f"{', '.join(str(live.paylist_id) for live in found.values())}) paid, "
-            f"{_shape(dict.fromkeys(missing))} never (an apply before payruns were paid whole); "
-            "nothing more of it is paid: to pay the rest, add a new payrun with the payments "
-            "of the missing part, and keep this one as it is"
+            f"{_shape(dict.fromkeys(missing))} never: an apply before payruns were paid whole "
+            "stopped between its parts, or parts were added after it was paid (a paid payrun "
+            "cannot change, and the two cannot be told apart); nothing more of it is paid: to "
+            "pay the rest, add a new payrun with the payments of the missing part, and keep "
+            "this one as it is"
         )
     else:
         reason = (

@@ -158,7 +158,7 @@ def test_a_payee_the_plan_replaces_is_refused_in_the_plan(
     path = _desired(tmp_path, NOVEMBER)
     planned = cli("plan", str(path), "--replace", "ENG-002", server=demo)
     said = " ".join(planned.stdout.split())
-    assert "this plan inactivates or replaces the payee" in said, planned.stdout
+    assert "this plan inactivates the payee (agreement" in said, planned.stdout
     assert "1 payrun refused" in said and "to pay" not in said.split("Plan:")[-1], said
     since = request_seq(demo)
 
@@ -177,7 +177,7 @@ def test_a_payee_the_plan_replaces_is_refused_in_the_plan(
     rows = {row["address"]: row for row in ledger["changes"]}
     assert rows['worker["ENG-002"]']["outcome"] == "applied", applied.stdout
     pay = rows['paylist["2026-11-contractors"]']
-    assert pay["outcome"] == "failed" and "replaces the payee" in pay["detail"], applied.stdout
+    assert pay["outcome"] == "failed" and "inactivated or replaced" in pay["detail"], applied.stdout
     assert applied.returncode == 1
     assert paylist_posts(demo, since) == []
 

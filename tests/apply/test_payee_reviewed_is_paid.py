@@ -219,3 +219,26 @@ def test_an_edited_plan_is_named_as_edited_whatever_it_holds(tmp_path: Path, dam
             assert "was changed after it was made" in said, (command, said)
             assert "internal error" not in said and "Traceback" not in said, (command, said)
         assert paylist_posts(server, since) == []
+
+
+def test_a_twin_paid_before_is_not_the_payee_paid_before(tmp_path: Path) -> None:
+    """The look-alike twin was paid the same amount for the same description: that is another
+    mailbox's payment, so the real payee is paid (never refused as "paid before")."""
+    path = _desired(tmp_path, BONUS)
+    with SandboxServer(seed=_seed(tmp_path, JAN, TWIN), process_delay_ms=0) as server:
+        body = {
+            "description": "Twin's bonus",
+            "idempotence_key": "paid-to-the-twin".ljust(32, "0"),
+            "payments": [{"description": "November bonus", "amount": 500, "worker_email": TWIN}],
+        }
+        made = httpx.post(
+            f"{server.base_url}/payment-agent/paylists", json=body, headers=_headers(server)
+        )
+        assert made.is_success, made.text
+        httpx.post(f"{server.base_url}/_sandbox/process")
+
+        applied = cli("apply", str(path), "--auto-approve", server=server)
+
+        assert applied.returncode == 0, applied.stdout + applied.stderr
+        paid = sorted((p["worker_email"], p["status"]) for p in _payments(server))
+    assert paid == [(JAN, "SUCCESS"), (TWIN, "SUCCESS")]

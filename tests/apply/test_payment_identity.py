@@ -260,6 +260,9 @@ def test_two_active_mailboxes_that_look_alike_are_two_payees_flagged_for_review(
         assert f"! review the payee {json.dumps(plain)}: {json.dumps(twin)}" in planned.stdout, (
             planned.stdout
         )
+        commented = cli("plan", str(path), "--format", "markdown", server=server)
+        flag = f"review the payee {json.dumps(plain)}: {json.dumps(twin)}".replace("\\", "\\\\")
+        assert flag in commented.stdout, commented.stdout
         applied = cli("apply", str(path), "--auto-approve", server=server)
         assert applied.returncode == 0, applied.stdout + applied.stderr
         paid = [(p["worker_email"], p["status"]) for p in _payments(server)]

@@ -16,6 +16,7 @@ its shape is checked exactly (no extra or missing keys, no `true` where a number
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -247,7 +248,7 @@ def is_saved_plan(path: Path) -> bool:
         if not path.is_file():
             return False
         with path.open("rb") as stream:
-            head = stream.read(256)
+            head = _utf8_head(stream.read(256))
             if not head.lstrip().startswith(b"{"):
                 return False  # a desired-state file is YAML; no need to read it all
             if _SAVED_PLAN_HEAD.match(head):
@@ -259,6 +260,26 @@ def is_saved_plan(path: Path) -> bool:
     except (OSError, ValueError, RecursionError):
         return False
     return isinstance(document, dict) and document.get("format") == FORMAT
+
+
+#: Byte order marks, and the encoding each begins: a saved plan re-encoded by an editor (UTF-16,
+#: UTF-32, UTF-8 with a BOM) still opens as one, so it is named as changed, not read as YAML.
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+def _utf8_head(head: bytes) -> bytes:
+    """The first bytes of a file as UTF-8: without a byte order mark, decoded from the
+    encoding the mark names (a character cut at the end is dropped)."""
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            return head[len(bom) :].decode(encoding, "ignore").encode()
+    return head
 
 
 @dataclass(frozen=True, slots=True)

@@ -183,15 +183,27 @@ def test_a_payee_the_plan_replaces_is_refused_in_the_plan(
 
 
 @pytest.mark.parametrize(
-    "damage",
+    ("damage", "encoding"),
     [
-        lambda text: text.replace('"November bonus"', '"November bonus\\ud800"'),
-        lambda text: text.replace('"November bonus"', '"November bonus\\udcff"', 1),
-        lambda text: text.replace("jan.grosse", "jan.gro\\u00dfe"),
+        (lambda text: text.replace('"November bonus"', '"November bonus\\ud800"'), "ascii"),
+        (lambda text: text.replace('"November bonus"', '"November bonus\\udcff"', 1), "ascii"),
+        (lambda text: text.replace("jan.grosse", "jan.gro\\u00dfe"), "ascii"),
+        (lambda text: text.replace("jan.grosse", "jan.große"), "latin-1"),
+        (lambda text: text, "utf-16"),
+        (lambda text: text, "utf-8-sig"),
     ],
-    ids=["lone-high-surrogate", "lone-low-surrogate", "escaped-look-alike"],
+    ids=[
+        "lone-high-surrogate",
+        "lone-low-surrogate",
+        "escaped-look-alike",
+        "latin-1",
+        "utf-16",
+        "bom",
+    ],
 )
-def test_an_edited_plan_is_named_as_edited_whatever_it_holds(tmp_path: Path, damage: Any) -> None:
+def test_an_edited_plan_is_named_as_edited_whatever_it_holds(
+    tmp_path: Path, damage: Any, encoding: str
+) -> None:
     path = _desired(tmp_path, BONUS)
     saved = tmp_path / "plan.json"
     with SandboxServer(seed=_seed(tmp_path, JAN), process_delay_ms=0) as server:
@@ -202,8 +214,8 @@ def test_an_edited_plan_is_named_as_edited_whatever_it_holds(tmp_path: Path, dam
         reviewed = tmp_path / "reviewed.json"
         reviewed.write_bytes(saved.read_bytes())
         edited = damage(saved.read_text(encoding="utf-8"))
-        assert edited != saved.read_text(encoding="utf-8")
-        saved.write_text(edited, encoding="ascii")
+        saved.write_text(edited, encoding=encoding)
+        assert saved.read_bytes() != reviewed.read_bytes()
         since = request_seq(server)
         runs = {
             command: cli(*args, server=server, RECONCILER_PLAN_KEY=PLAN_KEY)

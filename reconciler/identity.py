@@ -12,10 +12,9 @@ print as nothing dropped, NFKC, each run of white space one space, then the conf
 of Unicode TS #39 (ICU's, through PyICU), so `January  design review`, `Jаnuary design review`
 with a Cyrillic `а` and `January design review` are one payment. The file's duplicate check,
 "paid before" (past SUCCESS and in-flight payments, in a plan and at apply), a paid paylist's
-content and drift's "paid again" all compare through it. Two emails are one payee when
-email-validator's normalisation (the local part in NFC, the domain in IDNA ASCII) agrees after
-Unicode case folding of the local part, as for workers: `Ada@` and `ada@`, an NFD and an NFC
-`rené@`, `strasse@` and `straße@` (folding maps ß to ss).
+content and drift's "paid again" all compare through it. Its payee is a mailbox as the service
+keys it (`reconciler.payee.payee_key`: ASCII case and the domain by IDNA folded, nothing else),
+not as workers compare: `Ada@` and `ada@` are one payee, `strasse@` and `straße@` two.
 
 Unicode data: categories and NFKC come from Python's `unicodedata` (Unicode 14.0.0 in Python
 3.11); the Default_Ignorable_Code_Point property and the confusables come from the ICU that
@@ -30,6 +29,8 @@ import unicodedata
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
+
+from reconciler.payee import payee_key
 
 #: Unicode categories no identifying text may hold: control and format characters (zero-width
 #: spaces and joiners, bidi overrides) that print as nothing or reorder the text, unassigned code
@@ -134,8 +135,9 @@ def _spoof_checker() -> Any:
 
 def payment_key(email: str, amount: Decimal, description: str) -> tuple[str, Decimal, str]:
     """What makes two payments one (the service's DUPLICATE_PAYMENT, as people read it): the
-    payee's mailbox, the amount, and the description as `description_key` compares it."""
-    return (email_key(email), amount, description_key(description))
+    payee's mailbox (`payee_key`), the amount, and the description as `description_key`
+    compares it."""
+    return (payee_key(email), amount, description_key(description))
 
 
 _EDGE_SPACE = "has white space at its start or end, which no one sees in a plan"

@@ -5,9 +5,13 @@ key; a 5xx, a timeout or a dropped connection is sent again (by the client) with
 and content, so the service answers the original paylist and nothing is paid twice; 409 means
 another paylist holds the key: failed, with the reason. When the retries could not settle a
 creation (a lost answer), the paylist is read back by its key before anything is written:
-found, it is followed like any other; absent, nothing was paid (failed, apply again); and only
+found with the payrun's content, it is followed like any other (a key is only a claim: with other
+content it is failed, untraced money); absent, nothing was paid (failed, apply again); and only
 when the read fails too is its outcome "unknown, run plan to see", never "failed" for a paylist
-the service may hold. Then the payments are followed until
+the service may hold. A part of a split payrun that is not paid stops the payrun's later parts:
+a payrun is paid whole or not at all. A read that fails while settling writes "unknown: run
+plan" for that paylist: the ledger of what was sent always survives. Then the payments are
+followed until
 none is PENDING (or `settle_timeout` passes), and each is written in the ledger: applied (paid),
 or failed with its cause. A refused payrun (pre-flight, wallet, maxPayout without `--force`)
 is written as failed with every reason, and the other changes of the plan are not held back.
@@ -21,8 +25,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from reconciler.apply.ledger import Entry, Ledger, Outcome
+from reconciler.identity import description_key
 from reconciler.plan.model import Plan
-from reconciler.plan.payruns import REFUSED, TO_PAY, PayrunDecision
+from reconciler.plan.payruns import REFUSED, TO_PAY, PayrunDecision, same_payments
 from reconciler.service.errors import (
     AmbiguousOutcome,
     Conflict,
@@ -59,6 +64,10 @@ class PayService(Protocol):
 #: How far before a creation the read-back looks, for clocks that differ a little.
 READ_BACK_MARGIN = timedelta(minutes=10)
 UNKNOWN = "unknown: the paylist may have been created; run `reconciler plan` to see"
+_WHOLE = (
+    "not sent: an earlier part of this payrun was not paid (above), and a payrun is paid "
+    "whole or not at all"
+)
 
 
 def pay(
@@ -84,9 +93,15 @@ def pay(
     if phase is not None and to_pay:
         phase("paying", len(to_pay))
     created: list[tuple[PayrunDecision, int]] = []
+    stopped: set[str] = set()  # payruns a part of which was not paid: no later part is sent
     for decision in to_pay:
+        if decision.payrun_id in stopped:
+            _refused(ledger, decision, (_WHOLE,))
+            continue
         paylist_id = _create(service, decision, ledger)
-        if paylist_id is not None:
+        if paylist_id is None:
+            stopped.add(decision.payrun_id)
+        else:
             created.append((decision, paylist_id))
     if phase is not None and created:
         phase("settling" if wait else "accepted", sum(len(d.payments) for d, _ in created))
@@ -135,8 +150,12 @@ def _read_back(
     fails too (never "failed": the paylist may exist)."""
     try:
         for summary in service.iter_paylists(since=since):
-            if service.get_paylist(summary.paylist_id).idempotence_key == decision.key:
-                return summary.paylist_id
+            found = service.get_paylist(summary.paylist_id)
+            if found.idempotence_key == decision.key:
+                payments = service.list_paylist_payments(found.id)
+                if not _ours(decision, found.description, payments, ledger, found.id):
+                    return None
+                return found.id
     except ServiceError as error:
         ledger.add_payment(
             Entry(decision.address, PAY, Outcome.SKIPPED, f"{UNKNOWN} ({error.message})")
@@ -159,12 +178,25 @@ def _settle(
     wait: bool,
     deadline: float,
 ) -> None:
-    payments = service.list_paylist_payments(paylist_id)
-    while wait and any(str(p.status) == "PENDING" for p in payments):
-        if time.monotonic() > deadline:
-            break
-        time.sleep(POLL_S)
+    """Follow the paylist's payments until none is PENDING (or the deadline), and write each;
+    a paylist whose payments are not the payrun's is written as such, and a failed read as
+    unknown: the ledger of what was sent is always written."""
+    try:
         payments = service.list_paylist_payments(paylist_id)
+        if not _ours(decision, decision.description, payments, ledger, paylist_id):
+            return
+        while wait and any(str(p.status) == "PENDING" for p in payments):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(POLL_S)
+            payments = service.list_paylist_payments(paylist_id)
+    except ServiceError as error:
+        unknown = (
+            f"unknown: paylist {paylist_id} was created, but reading how its payments settle "
+            f"failed ({error.message}): run `reconciler plan` to see"
+        )
+        ledger.add_payment(Entry(decision.address, PAY, Outcome.SKIPPED, unknown))
+        return
     for number, payment in enumerate(payments, start=1):
         status = str(payment.status)
         address = f"{decision.address}.payments[{number}]"
@@ -179,6 +211,29 @@ def _settle(
             retry = "to retry, add a new payrun with this payment"
             detail = f"{status}: {cause}; {retry}"
             ledger.add_payment(Entry(address, PAY, Outcome.FAILED, detail))
+
+
+def _ours(
+    decision: PayrunDecision,
+    description: str,
+    payments: Sequence[Payment],
+    ledger: Ledger,
+    paylist_id: int,
+) -> bool:
+    """Whether the paylist under the payrun's key holds the payrun's content (its description
+    and payments, as `same_payments` compares them); else it is written as failed: a key is
+    only a claim, and that paylist is untraced money."""
+    if same_payments(decision.payments, payments) and description_key(
+        description
+    ) == description_key(decision.description):
+        return True
+    reason = (
+        f"paylist {paylist_id} holds this payrun's key but other content (payees, amounts or "
+        "descriptions) than the payrun reviewed: a key is only a claim, so nothing of this "
+        f"payrun was paid, and paylist {paylist_id} is untraced money (see `reconciler drift`)"
+    )
+    _refused(ledger, decision, (reason,))
+    return False
 
 
 def _refused(ledger: Ledger, decision: PayrunDecision, reasons: Sequence[str]) -> None:

@@ -8,6 +8,7 @@ in the plan as in the YAML.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -240,6 +241,18 @@ class WebhookUpdate:
 
 
 Change = Invite | Inactivate | Replace | WebhookCreate | WebhookUpdate
+
+
+def closed_agreements(changes: Iterable[Change]) -> frozenset[int]:
+    """The agreements the changes close: inactivated, or replaced (inactivated, then invited
+    again as a new agreement that is not ACTIVE yet). The one list every payee check uses."""
+    return frozenset(
+        change.agreement.agreement_id
+        for change in changes
+        if isinstance(change, Inactivate | Replace)
+    )
+
+
 WorkerChange = Invite | Inactivate | Replace
 
 

@@ -25,6 +25,7 @@ from reconciler.plan.changes import (
     Unmanaged,
     WebhookCreate,
     WebhookUpdate,
+    closed_agreements,
 )
 from reconciler.plan.model import LiveState, Plan, PlanOptions
 from reconciler.plan.money import money_report, window_paylists
@@ -102,9 +103,7 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
             live.paylists,
             live.workers,
             live.wallet,
-            inactivated_emails=[
-                change.agreement.email for change in changes if isinstance(change, Inactivate)
-            ],
+            closing=closed_agreements(changes),
             max_payout=desired.policy.max_payout,
         )
     money = None

@@ -12,8 +12,13 @@ and then judged whole, so a paid payrun that grows past 1,000 payments or shrink
 | --- | --- | --- |
 | no paylist with any of its keys | present | pay (unless a pre-flight check refuses it) |
 | every part's key, same content | present | paid, with its outcome counts |
+| some of its parts' keys, same content, the others absent | present | conflict: paid in part |
 | any of its keys, other content or other parts | present | conflict, every part |
 | any of its keys | removed | nothing: money is never un-paid |
+
+A key is a claim, never proof: a paylist under it is the payrun's only with the payrun's content
+(`same_payments`, payees by `reconciler.payee`). A payrun to pay is paid whole or not at all: a
+part the pre-flight refuses refuses every part.
 """
 
 from __future__ import annotations
@@ -21,14 +26,15 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from reconciler.desired.model import Payrun, PayrunPayment
-from reconciler.identity import description_key, email_key, payment_key, text_key
+from reconciler.identity import description_key, payment_key, text_key
 from reconciler.money import grouped
-from reconciler.plan.payrun_checks import WalletCheck, preflight, wallet_check
-from reconciler.service.models import Payment, Wallet, Worker, WorkerStatus
+from reconciler.payee import payee_key
+from reconciler.plan.payrun_checks import Payees, WalletCheck, preflight, wallet_check
+from reconciler.service.models import Payment, Wallet, Worker
 from reconciler.words import counted, plural
 
 MAX_PAYMENTS = 1000
@@ -67,6 +73,10 @@ class PayrunDecision:
     paylist_id: int | None = None
     #: Payees (as written) no paylist of the account has paid before: a reviewer's first question.
     new_payees: tuple[str, ...] = ()
+    #: The agreement each payment is paid to (None: no payee), as the plan judged it.
+    agreements: tuple[int | None, ...] = ()
+    #: Payees another ACTIVE mailbox looks like (`(payee, look-alike)`): for review.
+    look_alikes: tuple[tuple[str, str], ...] = ()
 
     @property
     def address(self) -> str:
@@ -134,6 +144,8 @@ class Unit:
     part: int | None
     description: str
     payments: tuple[PayrunPayment, ...]
+    #: The agreement each payment was judged to pay, when a saved plan was made (else None).
+    agreements: tuple[int, ...] | None = None
 
 
 def units_of(payruns: Sequence[Payrun]) -> list[Unit]:
@@ -151,23 +163,21 @@ def decide_units(
     workers: Sequence[Worker],
     wallet: Wallet | None,
     *,
-    inactivated_emails: Iterable[str] = (),
+    closing: Collection[int] = (),
     max_payout: Decimal | None = None,
 ) -> tuple[tuple[PayrunDecision, ...], WalletCheck | None]:
-    """Each paylist's decision against the live account, and the wallet check.
+    """Each paylist's decision against the live account, and the wallet check. `closing`: the
+    agreements this plan inactivates or replaces (`closed_agreements`); their payees are refused.
 
     A payrun is judged whole: when any paylist of the account holds one of its possible keys
     (unsplit, or any part), it was paid, and it is paid as it stands (every part there with
     the same content) or in conflict, every part of it, so nothing of an edited payrun is sent.
+    A payrun to pay is checked whole too: a part refused refuses every part (`_whole`).
     """
     by_key = {paylist.idempotence_key: paylist for paylist in paylists}
-    payees: dict[str, set[str]] = {}
-    for w in workers:
-        if w.status is WorkerStatus.ACTIVE:
-            payees.setdefault(email_key(w.email), set()).add(w.email)
-    leaving = {email_key(email) for email in inactivated_emails}
+    payees = Payees(workers, closing)
     succeeded = paid_before(paylists)
-    known_payees = {email_key(p.worker_email) for paylist in paylists for p in paylist.payments}
+    known_payees = {payee_key(p.worker_email) for paylist in paylists for p in paylist.payments}
     decisions: list[PayrunDecision] = []
     planned: dict[tuple[str, Decimal, str], str] = {}  # the payments this plan pays, by payrun
     for group, possible in _payruns_with_keys(units, by_key):
@@ -175,27 +185,47 @@ def decide_units(
         if found:
             decisions += _against_live(group, found)
             continue
+        judged = []
         for unit in group:
             key = paylist_key(unit.payrun_id, unit.part)
-            payments, reasons = preflight(
-                unit.payments, payees, leaving, succeeded, wallet, planned, unit.payrun_id
+            checked = preflight(
+                unit.payments, payees, succeeded, wallet, planned, unit.payrun_id, unit.agreements
             )
-            state = REFUSED if reasons else TO_PAY
-            new = dict.fromkeys(p.email for p in payments if email_key(p.email) not in known_payees)
-            decisions.append(
+            payments = checked.payments
+            new = dict.fromkeys(p.email for p in payments if payee_key(p.email) not in known_payees)
+            judged.append(
                 PayrunDecision(
                     unit.payrun_id,
                     unit.part,
                     key,
                     unit.description,
                     payments,
-                    state,
-                    reasons,
+                    REFUSED if checked.reasons else TO_PAY,
+                    checked.reasons,
                     new_payees=tuple(new),
+                    agreements=checked.agreements,
+                    look_alikes=checked.look_alikes,
                 )
             )
+        decisions += _whole(judged)
     total = sum((d.total for d in decisions if d.state == TO_PAY), Decimal("0.00"))
     return tuple(decisions), wallet_check(total, wallet, max_payout)
+
+
+def _whole(parts: list[PayrunDecision]) -> list[PayrunDecision]:
+    """A payrun is paid whole or not at all: when any part is refused, every part is, the
+    others saying which part stops them."""
+    refused = [d.part for d in parts if d.state == REFUSED]
+    if not refused or len(parts) == 1:
+        return parts
+    which = ", ".join(str(part) for part in refused)
+    reason = (
+        f"part {which} of this payrun is refused (its reasons are listed there): a payrun is "
+        "paid whole or not at all, so no part of it is paid"
+    )
+    return [
+        d if d.state == REFUSED else replace(d, state=REFUSED, reasons=(reason,)) for d in parts
+    ]
 
 
 def paid_before(paylists: Sequence[LivePaylist]) -> dict[tuple[str, Decimal, str], Payment]:
@@ -264,6 +294,17 @@ def _against_live(group: Sequence[Unit], found: dict[int, LivePaylist]) -> list[
             f"paylist {', '.join(map(str, changed))} was paid with this payrun's key and other "
             "content: a paid payrun cannot change; add a new payrun for a correction"
         )
+    elif found.keys() < asked.keys():
+        missing = sorted(asked.keys() - found.keys())
+        reason = (
+            f"this payrun was paid in part: {_shape(found)} (paylist "
+            f"{', '.join(str(live.paylist_id) for live in found.values())}) paid, "
+            f"{_shape(dict.fromkeys(missing))} never: an apply before payruns were paid whole "
+            "stopped between its parts, or parts were added after it was paid (a paid payrun "
+            "cannot change, and the two cannot be told apart); nothing more of it is paid: to "
+            "pay the rest, add a new payrun with the payments of the missing part, and keep "
+            "this one as it is"
+        )
     else:
         reason = (
             f"this payrun was paid as {_shape(found)} (paylist "
@@ -298,9 +339,17 @@ def _against_live(group: Sequence[Unit], found: dict[int, LivePaylist]) -> list[
 
 
 def _same_content(unit: Unit, live: LivePaylist) -> bool:
-    mine = _content((p.email, p.amount, p.description) for p in unit.payments)
-    theirs = _content((p.worker_email, p.amount, p.description) for p in live.payments)
-    return mine == theirs and description_key(unit.description) == description_key(live.description)
+    return same_payments(unit.payments, live.payments) and description_key(
+        unit.description
+    ) == description_key(live.description)
+
+
+def same_payments(mine: Iterable[PayrunPayment], theirs: Iterable[Payment]) -> bool:
+    """Whether a paylist's payments are the payrun's: the same payees (`payee_key`), amounts
+    and descriptions (`payment_key`), as many times each. A paylist found by its key is the
+    payrun's only when this holds: a key is a claim anyone may make."""
+    ours = _content((p.email, p.amount, p.description) for p in mine)
+    return ours == _content((p.worker_email, p.amount, p.description) for p in theirs)
 
 
 def _shape(parts: Mapping[int, object]) -> str:

@@ -39,6 +39,7 @@ from reconciler.plan.changes import (
     Invite,
     Replace,
     WebhookUpdate,
+    closed_agreements,
 )
 from reconciler.plan.diff import diff_webhook
 from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
@@ -115,7 +116,8 @@ def _payruns(
     saved: SavedPlan, live: LiveState, changes: list[Change]
 ) -> tuple[tuple[PayrunDecision, ...], WalletCheck | None]:
     """The saved payruns judged again on the live account, by the checks a fresh plan runs
-    (`decide_units`): a payee no longer ACTIVE or leaving, a payment paid meanwhile, a disabled
+    (`decide_units`): a payee no longer the agreement reviewed, ACTIVE at the very email
+    reviewed, or one this plan closes, a payment paid meanwhile, a disabled
     wallet refuse a payrun; the wallet and `policy.maxPayout` (as recorded) refuse the payruns
     without `--force`; one whose paylist exists now is not paid again."""
     if not saved.payruns:
@@ -132,13 +134,14 @@ def _payruns(
             PayrunPayment(item["email"], Decimal(item["amount"]), item["description"])
             for item in record["payments"]
         )
-        units.append(Unit(record["id"], record["part"], record["description"], payments))
+        reviewed = tuple(item["agreementId"] for item in record["payments"])
+        units.append(Unit(record["id"], record["part"], record["description"], payments, reviewed))
     decisions, wallet = decide_units(
         units,
         live.paylists,
         live.workers,
         live.wallet,
-        inactivated_emails=[c.agreement.email for c in changes if isinstance(c, Inactivate)],
+        closing=closed_agreements(changes),
         max_payout=saved.max_payout,
     )
     return tuple(_at_merge(decision) for decision in decisions), wallet

@@ -16,6 +16,7 @@ its shape is checked exactly (no extra or missing keys, no `true` where a number
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -43,7 +44,8 @@ from reconciler.secrets import MASK, Secret
 
 FORMAT = "reconciler-plan"
 #: 4: the review (files, pull request, commit), and a client id always named.
-FORMAT_VERSION = 4
+#: 5: each payment names the agreement (payee) it was reviewed paying.
+FORMAT_VERSION = 5
 DEFAULT_MAX_AGE = timedelta(hours=1)
 #: A plan made this far in the future is refused: clocks differ a little, never by more.
 CLOCK_SKEW = timedelta(minutes=5)
@@ -149,8 +151,13 @@ def payrun_record(decision: PayrunDecision) -> dict[str, Any]:
         "idempotence_key": decision.key,
         "description": decision.description,
         "payments": [
-            {"email": p.email, "amount": two_places(p.amount), "description": p.description}
-            for p in decision.payments
+            {
+                "email": p.email,
+                "agreementId": agreement,
+                "amount": two_places(p.amount),
+                "description": p.description,
+            }
+            for p, agreement in zip(decision.payments, decision.agreements, strict=True)
         ],
     }
 
@@ -241,7 +248,7 @@ def is_saved_plan(path: Path) -> bool:
         if not path.is_file():
             return False
         with path.open("rb") as stream:
-            head = stream.read(256)
+            head = _utf8_head(stream.read(256))
             if not head.lstrip().startswith(b"{"):
                 return False  # a desired-state file is YAML; no need to read it all
             if _SAVED_PLAN_HEAD.match(head):
@@ -253,6 +260,26 @@ def is_saved_plan(path: Path) -> bool:
     except (OSError, ValueError, RecursionError):
         return False
     return isinstance(document, dict) and document.get("format") == FORMAT
+
+
+#: Byte order marks, and the encoding each begins: a saved plan re-encoded by an editor (UTF-16,
+#: UTF-32, UTF-8 with a BOM) still opens as one, so it is named as changed, not read as YAML.
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+def _utf8_head(head: bytes) -> bytes:
+    """The first bytes of a file as UTF-8: without a byte order mark, decoded from the
+    encoding the mark names (a character cut at the end is dropped)."""
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            return head[len(bom) :].decode(encoding, "ignore").encode()
+    return head
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,7 +322,11 @@ def load_saved_plan(path: Path, key: PlanKey | None = None) -> SavedPlan:
         )
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
         reason = getattr(error, "strerror", None) or str(error)[:200]
-        raise InvalidSavedPlan(f"{name}: not a readable saved plan ({reason})") from None
+        raise InvalidSavedPlan(
+            f"{name}: not a readable saved plan ({reason}): it was changed after it was made, "
+            "or damaged",
+            hint="never edit a saved plan; run `reconciler plan --out` again",
+        ) from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise InvalidSavedPlan(f'{name}: not a saved plan (no "format": "{FORMAT}")')
     if document.get("format_version") != FORMAT_VERSION:

@@ -118,6 +118,7 @@ _PAYRUN = _object(
             "items": _object(
                 {
                     "email": _TEXT,
+                    "agreementId": _AGREEMENT,
                     "amount": {"type": "string", "pattern": _MONEY},
                     "description": _TEXT,
                 }
@@ -129,7 +130,7 @@ _PAYRUN = _object(
 SCHEMA: dict[str, Any] = _object(
     {
         "format": {"const": "reconciler-plan"},
-        "format_version": {"const": 4},
+        "format_version": {"const": 5},
         "tool_version": _TEXT,
         "created_at": _TEXT,
         "sources": {"type": "array", "items": _TEXT},

@@ -51,7 +51,7 @@ def canonical(document: Any) -> bytes:
     """The one serialisation the whole-plan HMAC covers: sorted keys, no spaces, UTF-8."""
     return json.dumps(
         document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode()
+    ).encode("utf-8", "surrogatepass")  # a lone surrogate (an edited plan) fails the MAC
 
 
 def sign(document: dict[str, Any], key: PlanKey) -> str:

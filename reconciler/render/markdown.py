@@ -15,7 +15,7 @@ from reconciler.money import grouped
 from reconciler.plan.changes import Inactivate, Replace
 from reconciler.plan.model import Plan
 from reconciler.plan.payruns import parts_of
-from reconciler.render.base import clean, strict_headline
+from reconciler.render.base import clean, show_paid, strict_headline
 from reconciler.render.money import money_markdown
 from reconciler.render.sections import Item, Section, View, sections
 from reconciler.words import counted, plural
@@ -145,6 +145,11 @@ def _payruns_table(plan: Plan, *, capped: bool) -> Iterator[str]:
             reasons = [*reasons[:_CELL_REASONS], f"and {plural(rest, 'more reason')}, listed below"]
         notes = "; ".join(reasons) or ", ".join(
             f"{counted(n)} {status}" for status, n in sorted(decision.outcomes.items())
+        )
+        notes = notes or "; ".join(
+            f"review the payee {show_paid(payee)}: {show_paid(other)}, another ACTIVE "
+            "worker's mailbox, looks alike"
+            for payee, other in decision.look_alikes[: _CELL_REASONS if capped else None]
         )
         paylist = "" if decision.paylist_id is None else str(decision.paylist_id)
         cells = (

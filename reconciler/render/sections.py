@@ -23,6 +23,7 @@ from reconciler.render.text import (
     change_lines,
     conflict_line,
     drift_lines,
+    look_alike_lines,
     payment_lines,
     unmanaged_lines,
 )
@@ -184,7 +185,7 @@ def _payrun_item(decision: PayrunDecision, parts: dict[str, int]) -> Item:
     elif decision.new_payees:
         emails = ", ".join(show_paid(email) for email in decision.new_payees)
         lines.append(Line(f"  # new to this account (never paid): {emails}"))
-    return tuple(lines)
+    return (*lines, *_capped(look_alike_lines(decision), "look-alike payee"))
 
 
 def _capped(lines: list[Line], noun: str) -> list[Line]:

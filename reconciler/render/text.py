@@ -21,7 +21,15 @@ from reconciler.plan.changes import (
     WebhookCreate,
 )
 from reconciler.plan.model import DriftEntry, Plan
-from reconciler.plan.payruns import CONFLICT, PAID, REFUSED, TO_PAY, parts_of, to_pay_phrase
+from reconciler.plan.payruns import (
+    CONFLICT,
+    PAID,
+    REFUSED,
+    TO_PAY,
+    PayrunDecision,
+    parts_of,
+    to_pay_phrase,
+)
 from reconciler.render.base import clean, show, show_address, show_paid, strict_headline
 from reconciler.render.money import money_text_lines
 from reconciler.render.wrap import wrap
@@ -167,6 +175,7 @@ def payrun_lines(plan: Plan) -> Iterator[Line]:
             yield from payment_lines(decision.payments)
             yield Line(f"      total       = {grouped(decision.total)}", "+")
             yield Line("    }")
+            yield from look_alike_lines(decision)
             continue
         counts = ", ".join(
             f"{counted(n)} {status}" for status, n in sorted(decision.outcomes.items())
@@ -188,6 +197,18 @@ def payrun_lines(plan: Plan) -> Iterator[Line]:
         )
         for problem in wallet.problems:
             yield Line(f"Unsafe: {clean(problem)}; apply refuses the payruns without --force.", "!")
+
+
+def look_alike_lines(decision: PayrunDecision) -> list[Line]:
+    """A payee another ACTIVE mailbox looks like, for review: both escaped, so they differ."""
+    return [
+        Line(
+            f"  ! review the payee {show_paid(payee)}: {show_paid(other)}, another ACTIVE "
+            "worker's mailbox, looks alike (the payment goes to the first)",
+            "!",
+        )
+        for payee, other in decision.look_alikes
+    ]
 
 
 def payment_lines(payments: Sequence[PayrunPayment]) -> list[Line]:

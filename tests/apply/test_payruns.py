@@ -190,6 +190,7 @@ def test_a_saved_plan_carries_its_payruns_and_checks_them_again(
     assert record["idempotence_key"] == paylist_key("2026-11-contractors")
     assert record["payments"][0] == {
         "email": "ada@example.com",
+        "agreementId": 1,  # the agreement reviewed: the only one apply pays
         "amount": "1500.00",
         "description": "November 2026 retainer",
     }
@@ -202,7 +203,8 @@ def test_a_saved_plan_carries_its_payruns_and_checks_them_again(
     assert httpx.post(status, json={"status": "inactivated"}, headers=headers).is_success
     refused = cli("apply", str(saved), server=demo)
     assert refused.returncode == 1
-    assert "the payee has no ACTIVE agreement" in refused.stdout
+    said = " ".join(refused.stdout.split())
+    assert f"reviewed paying agreement {grace} at grace@example.com, which is INACTIVATED" in said
     assert _paylists(demo) == []
 
 

@@ -192,7 +192,7 @@ def test_a_plan_applied_with_another_key_names_the_setting(
     ("name", "damage", "said"),
     [
         ("truncated", lambda text: text[: len(text) // 2], "not a readable saved plan"),
-        ("a NaN", lambda text: text.replace('"format_version": 4', '"format_version": NaN'), "NaN"),
+        ("a NaN", lambda text: text.replace('"format_version": 5', '"format_version": NaN'), "NaN"),
         ("not UTF-8", lambda text: text + "\udcff", "not a readable saved plan"),
         ("a trailing comma", lambda text: text.rstrip().rstrip("}") + ",}", "not a readable"),
     ],

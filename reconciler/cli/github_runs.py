@@ -14,6 +14,7 @@ from reconciler.accounts.selection import MAX_CHUNK, account_names
 from reconciler.cli.review import COMMIT_SHA
 from reconciler.gitops.deployments import DEFAULT_ENVIRONMENT
 from reconciler.gitops.github import GitHub
+from reconciler.words import counted, plural
 
 _accounts_file = click.option(
     "--accounts-file",
@@ -69,7 +70,8 @@ def pending(
     if fmt == "report":
         for item in found:
             click.echo(f"::warning::{item.account}: not applied at {sha[:12]}: {item.describe()}")
-        click.echo(f"{len(found)} of {len(accounts.accounts)} accounts not applied at {sha[:12]}")
+        every = plural(len(accounts.accounts), "account")
+        click.echo(f"{counted(len(found))} of {every} not applied at {sha[:12]}")
         return
     names = " ".join(item.account for item in found)
     click.echo(f"matrix={json.dumps(matrix(found, chunk), separators=(',', ':'))}")

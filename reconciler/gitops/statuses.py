@@ -13,6 +13,7 @@ from pathlib import Path
 
 from reconciler.gitops.deployments import DESCRIPTION_LIMIT
 from reconciler.gitops.github import GitHub
+from reconciler.words import counted, plural
 
 
 def plan_counts(folder: Path) -> str:
@@ -31,10 +32,10 @@ def counts(document: dict[str, object]) -> str:
     for change in changes if isinstance(changes, list) else []:
         action = str(change.get("action", "change")).replace("_", " ")
         actions[action] = actions.get(action, 0) + 1
-    said = [f"{count} to {action}" for action, count in actions.items()]
+    said = [f"{counted(count)} to {action}" for action, count in actions.items()]
     payruns = document.get("payruns")
     if isinstance(payruns, list) and payruns:
-        said.append(f"{len(payruns)} payrun{'' if len(payruns) == 1 else 's'}")
+        said.append(plural(len(payruns), "payrun"))
     return ", ".join(said) or "no changes"
 
 

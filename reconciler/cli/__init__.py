@@ -107,6 +107,11 @@ _COMMANDS = {
         "export",
         "Write a desired-state file from the live account, so its first plan is empty.",
     ),
+    "adopt": (
+        "reconciler.cli.adopt",
+        "adopt",
+        "Write into the file(s) at PATH what people changed in the live account.",
+    ),
     "comment": (
         "reconciler.cli.comment",
         "comment",

@@ -1,0 +1,128 @@
+"""The nouns of an adoption: what was taken from the account, what was not and why, and
+which variable must hold a value only the service has."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from reconciler.words import plural
+
+#: What each adopted item does to the files.
+CHANGED, ADDED, REMOVED = "changed", "added", "removed"
+
+
+@dataclass(frozen=True, slots=True)
+class Adopted:
+    """One thing taken from the account: its address (`worker["ENG-002"].jobTitle`,
+    `worker["ENG-009"]`, `webhook.event_types`), what it does to the files, and a line for
+    people (never a secret: header values are never shown)."""
+
+    address: str
+    kind: str
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class NotAdopted:
+    """Drift left in the account as it is, and why."""
+
+    address: str
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class Variable:
+    """A `${NAME}` the adopted files read, which must hold what the service has."""
+
+    name: str
+    holds: str  # 'the value of the webhook header "X-Token"'
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One file's text before and after (`before` is None for a file adopt creates)."""
+
+    name: str
+    before: str | None
+    after: str
+
+
+@dataclass(frozen=True, slots=True)
+class Adoption:
+    """Everything one adopt found: the edits, the items, what it left, what to set."""
+
+    files: tuple[FileChange, ...] = ()
+    adopted: tuple[Adopted, ...] = ()
+    not_adopted: tuple[NotAdopted, ...] = ()
+    variables: tuple[Variable, ...] = ()
+    ignored: int = 0  # drift an ignore rule keeps out (counted, never adopted)
+
+    @property
+    def anything(self) -> bool:
+        return bool(self.files)
+
+    def diff(self) -> str:
+        """A unified diff of every file changed, as `git diff` shows one."""
+        parts: list[str] = []
+        for change in self.files:
+            before = [] if change.before is None else change.before.splitlines(keepends=True)
+            after = change.after.splitlines(keepends=True)
+            old = "/dev/null" if change.before is None else f"a/{change.name}"
+            lines = difflib.unified_diff(before, after, old, f"b/{change.name}")
+            parts += (line if line.endswith("\n") else line + "\n" for line in lines)
+        return "".join(parts)
+
+    def added(self) -> tuple[Adopted, ...]:
+        return tuple(item for item in self.adopted if item.kind == ADDED and _is_worker(item))
+
+    def removed(self) -> tuple[Adopted, ...]:
+        return tuple(item for item in self.adopted if item.kind == REMOVED and _is_worker(item))
+
+    def report(self) -> str:
+        """What was adopted, what was not and why, and the variables to set: for people."""
+        lines: list[str] = []
+        if self.adopted:
+            files = plural(len(self.files), "file")
+            lines.append(f"Adopted {plural(len(self.adopted), 'live change')} into {files}:")
+            lines += (
+                f"  {_SIGNS[item.kind]} {item.address}: {item.detail}" for item in self.adopted
+            )
+        else:
+            lines.append("Nothing to adopt: the files already say what the account has.")
+        if self.ignored:
+            lines.append(f"{plural(self.ignored, 'drifted field')} kept out by ignore rules.")
+        if self.not_adopted:
+            lines.append("Not adopted:")
+            lines += (f"  ! {item.address}: {item.why}" for item in self.not_adopted)
+        if self.variables:
+            lines.append("Set these variables wherever the files are planned (never in a file):")
+            lines += (f"  {variable.name}: {variable.holds}" for variable in self.variables)
+        return "\n".join(lines) + "\n"
+
+
+_SIGNS = {CHANGED: "~", ADDED: "+", REMOVED: "-"}
+
+
+def _is_worker(item: Adopted) -> bool:
+    return item.address.startswith("worker[") and item.address.endswith("]")
+
+
+def selects(patterns: Iterable[str], address: str) -> bool:
+    """Whether `--only` keeps `address`: a pattern matching it or an address it lies under
+    (`worker["ENG-002"]` keeps its fields, `webhook` its url and headers); `*` and `?` are
+    the only wildcards (brackets and quotes are the address's own)."""
+    patterns = list(patterns)
+    if not patterns:
+        return True
+    wanted = [address]
+    for cut in (address.find("]."), address.find(".")):
+        if cut > 0:
+            wanted.append(address[: cut + (1 if address[cut] == "]" else 0)])
+    return any(_pattern(pattern).fullmatch(item) for pattern in patterns for item in wanted)
+
+
+def _pattern(glob: str) -> re.Pattern[str]:
+    return re.compile(re.escape(glob).replace(r"\*", ".*").replace(r"\?", "."))

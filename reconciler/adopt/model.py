@@ -4,10 +4,10 @@ which variable must hold a value only the service has."""
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from reconciler.desired.ignore import address_matches
 from reconciler.words import plural
 
 #: What each adopted item does to the files.
@@ -111,18 +111,8 @@ def _is_worker(item: Adopted) -> bool:
 
 
 def selects(patterns: Iterable[str], address: str) -> bool:
-    """Whether `--only` keeps `address`: a pattern matching it or an address it lies under
-    (`worker["ENG-002"]` keeps its fields, `webhook` its url and headers); `*` and `?` are
-    the only wildcards (brackets and quotes are the address's own)."""
+    """Whether `--only` keeps `address`: no pattern, or one naming it or an address it lies
+    under (`worker["ENG-002"]` keeps its fields, `webhook` its url and headers), as ignore
+    rules name drift."""
     patterns = list(patterns)
-    if not patterns:
-        return True
-    wanted = [address]
-    for cut in (address.find("]."), address.find(".")):
-        if cut > 0:
-            wanted.append(address[: cut + (1 if address[cut] == "]" else 0)])
-    return any(_pattern(pattern).fullmatch(item) for pattern in patterns for item in wanted)
-
-
-def _pattern(glob: str) -> re.Pattern[str]:
-    return re.compile(re.escape(glob).replace(r"\*", ".*").replace(r"\?", "."))
+    return not patterns or any(address_matches(pattern, address) for pattern in patterns)

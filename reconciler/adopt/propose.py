@@ -132,7 +132,7 @@ def propose(
         adopted=tuple(proposal.adopted),
         not_adopted=tuple(proposal.not_adopted),
         variables=tuple(proposal.variables),
-        ignored=0,
+        ignored=len(plan.ignored),
     )
 
 

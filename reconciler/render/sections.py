@@ -23,6 +23,7 @@ from reconciler.render.text import (
     change_lines,
     conflict_line,
     drift_lines,
+    ignored_line,
     payment_lines,
     unmanaged_lines,
 )
@@ -43,6 +44,7 @@ PAYRUNS = 40
 WARNINGS = 50
 INVITATIONS = 60
 DRIFT = 70
+IGNORED = 75
 UNMANAGED = 80
 
 Item = tuple[Line, ...]
@@ -125,6 +127,11 @@ def _drift(plan: Plan, view: View) -> Iterator[Section]:
     yield Section(f"Drift ({counted(len(items))})", DRIFT, items, "drifted worker")
 
 
+def _ignored(plan: Plan, view: View) -> Iterator[Section]:
+    items = tuple((ignored_line(ignored),) for ignored in plan.ignored)
+    yield Section(f"Ignored drift ({counted(len(items))})", IGNORED, items, "ignored field")
+
+
 def _unmanaged(plan: Plan, view: View) -> Iterator[Section]:
     if not view.show_unmanaged:
         return
@@ -142,6 +149,7 @@ BUILDERS: tuple[Builder, ...] = (
     _warnings,
     _invitations,
     _drift,
+    _ignored,
     _unmanaged,
 )
 

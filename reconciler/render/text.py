@@ -20,7 +20,7 @@ from reconciler.plan.changes import (
     Unmanaged,
     WebhookCreate,
 )
-from reconciler.plan.model import DriftEntry, Plan
+from reconciler.plan.model import DriftEntry, Ignored, Plan
 from reconciler.plan.payruns import CONFLICT, PAID, REFUSED, TO_PAY, parts_of, to_pay_phrase
 from reconciler.render.base import clean, show, show_paid, strict_headline
 from reconciler.render.money import money_text_lines
@@ -87,6 +87,10 @@ def plan_lines(plan: Plan, *, show_unmanaged: bool = False, strict: bool = False
         )
         for drift in plan.drift_entries:
             yield from drift_lines(drift)
+    if plan.ignored:
+        yield Line("")
+        yield Line("Ignored drift: hidden by ignore rules until their end (never failing).")
+        yield from (ignored_line(ignored) for ignored in plan.ignored)
     if plan.conflicts:
         yield Line("")
         yield Line("Conflicts: reported, nothing is done to them.", "title")
@@ -225,6 +229,14 @@ def change_lines(change: Change) -> Iterator[Line]:
 def drift_lines(drift: DriftEntry) -> Iterator[Line]:
     yield Line(f"  ~ {drift.address} (agreement {drift.agreement_id})", "~")
     yield from _field_lines(drift.fields, indent="      ")
+
+
+def ignored_line(ignored: Ignored) -> Line:
+    rule = ignored.rule
+    return Line(
+        f"  # {ignored.address}: until {rule.until.isoformat()}, owner {clean(rule.owner)} "
+        f"({clean(rule.reason)})"
+    )
 
 
 def conflict_line(conflict: Conflict) -> Line:

@@ -4,8 +4,9 @@ which variable must hold a value only the service has."""
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from reconciler.desired.ignore import address_matches
 from reconciler.words import plural
@@ -59,6 +60,7 @@ class Adoption:
     not_adopted: tuple[NotAdopted, ...] = ()
     variables: tuple[Variable, ...] = ()
     ignored: int = 0  # drift an ignore rule keeps out (counted, never adopted)
+    diff_text: str | None = None  # the diff, for an adoption read back from its document
 
     @property
     def anything(self) -> bool:
@@ -66,6 +68,8 @@ class Adoption:
 
     def diff(self) -> str:
         """A unified diff of every file changed, as `git diff` shows one."""
+        if self.diff_text is not None:
+            return self.diff_text
         parts: list[str] = []
         for change in self.files:
             before = [] if change.before is None else change.before.splitlines(keepends=True)
@@ -74,6 +78,46 @@ class Adoption:
             lines = difflib.unified_diff(before, after, old, f"b/{change.name}")
             parts += (line if line.endswith("\n") else line + "\n" for line in lines)
         return "".join(parts)
+
+    def document(self) -> dict[str, Any]:
+        """`adopt --format json`: every field, each file's new text whole (no secret is ever
+        in one: header values are references), for `reconciler github adopt-pr`."""
+        return {
+            "files": [
+                {"path": change.name, "created": change.before is None, "content": change.after}
+                for change in self.files
+            ],
+            "adopted": [
+                {"address": item.address, "kind": item.kind, "detail": item.detail}
+                for item in self.adopted
+            ],
+            "not_adopted": [{"address": i.address, "why": i.why} for i in self.not_adopted],
+            "variables": [{"name": v.name, "holds": v.holds} for v in self.variables],
+            "ignored": self.ignored,
+            "diff": self.diff(),
+        }
+
+    @classmethod
+    def from_document(cls, document: Mapping[str, Any]) -> Adoption:
+        """The adoption `document` wrote; `ValueError` when it is not one."""
+        try:
+            return cls(
+                files=tuple(
+                    FileChange(f["path"], None if f["created"] else "", f["content"])
+                    for f in document["files"]
+                ),
+                adopted=tuple(
+                    Adopted(a["address"], a["kind"], a["detail"]) for a in document["adopted"]
+                ),
+                not_adopted=tuple(
+                    NotAdopted(n["address"], n["why"]) for n in document["not_adopted"]
+                ),
+                variables=tuple(Variable(v["name"], v["holds"]) for v in document["variables"]),
+                ignored=int(document["ignored"]),
+                diff_text=str(document["diff"]),
+            )
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"not the JSON of `reconciler adopt`: {error}") from None
 
     def added(self) -> tuple[Adopted, ...]:
         return tuple(item for item in self.adopted if item.kind == ADDED and _is_worker(item))

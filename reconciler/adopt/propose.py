@@ -278,9 +278,9 @@ def _add_item(proposal: _Proposal, items: dict[str, _Item], lines: list[str]) ->
         proposal.created.setdefault(into, []).append(lines)
         return
     document = documents[into] if into is not None else _home(proposal.documents, items)
-    sequence, _ = _workers(document)
+    sequence, key = _workers(document)
     if sequence is not None:
-        document.append_item(sequence, lines)
+        document.append_item(sequence, lines, key)
     elif isinstance(document.root, yaml.MappingNode):
         document.insert_pair(document.root, "workers", [lines])
 

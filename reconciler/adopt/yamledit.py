@@ -61,7 +61,12 @@ class YamlDocument:
     def result(self) -> str:
         """The text with every edit made (they never overlap: each touches its own node)."""
         text = self.text
-        for edit in sorted(self._edits, key=lambda edit: (edit.start, edit.end), reverse=True):
+        # From the end, so each offset still points into the original; of several insertions
+        # at one place the last made goes in first, so they read in the order made.
+        ordered = sorted(
+            enumerate(self._edits), key=lambda pair: (pair[1].start, pair[1].end, pair[0])
+        )
+        for _, edit in reversed(ordered):
             text = text[: edit.start] + edit.text + text[edit.end :]
         return text
 
@@ -192,10 +197,24 @@ class YamlDocument:
         after = self.text.find("\n", line_end)
         self._add(self.line_start(start), len(self.text) if after < 0 else after + 1, "")
 
-    def append_item(self, sequence: yaml.SequenceNode, item: Sequence[str]) -> None:
+    def append_item(
+        self, sequence: yaml.SequenceNode, item: Sequence[str], key: yaml.Node | None = None
+    ) -> None:
         """Add an item after the sequence's last one: `item` is the lines of a mapping
-        (`key: value` each), or one scalar's text alone."""
+        (`key: value` each), or one scalar's text alone. An empty `[]` under `key` in a block
+        mapping becomes a block sequence, as the rest of such a file is written."""
+        again = id(sequence) in self._grown  # edits at one place apply in the order made
         self._grown.add(id(sequence))
+        if sequence.flow_style and not sequence.value and key is not None and self._block(key):
+            indent = " " * (self.column(key) + 2)
+            lines = [f"{indent}- {item[0]}", *(f"{indent}  {line}" for line in item[1:])]
+            nl = self.newline
+            end = self.offset(sequence.end_mark)
+            if again:  # after the block the first item made of `[]`
+                self._add(end, end, nl + nl.join(lines))
+            else:
+                self._add(self.offset(key.end_mark), end, ":" + nl + nl.join(lines))
+            return
         if sequence.flow_style:
             text = _flow(item)
             if sequence.value:
@@ -203,7 +222,7 @@ class YamlDocument:
                 self._add(at, at, f", {text}")
             else:
                 end = self.offset(sequence.end_mark)
-                self._add(end - 1, end - 1, text)
+                self._add(end - 1, end - 1, f", {text}" if again else text)
             return
         dash = self.column(sequence)
         first = sequence.value[0]
@@ -213,6 +232,11 @@ class YamlDocument:
         lines = [f"{' ' * dash}-{' ' * (inner - 1)}{item[0]}"]
         lines += [f"{' ' * (dash + inner)}{line}" for line in item[1:]]
         self._insert_lines(self.last_end(sequence.value[-1]), lines)
+
+    def _block(self, key: yaml.Node) -> bool:
+        """Whether `key` begins its line (a key of a block mapping)."""
+        start = self.offset(key.start_mark)
+        return not self.text[self.line_start(start) : start].strip()
 
     def delete_items(self, sequence: yaml.SequenceNode, indexes: list[int], key: yaml.Node) -> None:
         """Remove the items at `indexes` of the sequence, the value of `key` in its mapping:

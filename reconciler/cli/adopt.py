@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -40,6 +41,14 @@ from reconciler.plan import PlanOptions
 @click.option(
     "--dry-run", is_flag=True, help="Print the diff and write nothing: exit 2 when it is not empty."
 )
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["diff", "json"]),
+    default="diff",
+    show_default=True,
+    help="diff for people; json (every file's new text) for `reconciler github adopt-pr`.",
+)
 @connection_options
 @selection_options
 def adopt(
@@ -47,6 +56,7 @@ def adopt(
     only: tuple[str, ...],
     into: Path | None,
     dry_run: bool,
+    fmt: str,
     connection: ConnectionOptions,
     accounts: AccountOptions,
 ) -> None:
@@ -61,10 +71,10 @@ def adopt(
         refuse_connection(connection)
         if into is not None:
             raise click.UsageError("--into names one file: it is for PATH, not for accounts")
-        _adopt_accounts(accounts, only, dry_run)
+        _adopt_accounts(accounts, only, dry_run, fmt)
         return
     adoption = _adopt(need_path(path), connection, only, into, dry_run)
-    _show(adoption, dry_run)
+    _show(adoption, dry_run, fmt)
     if dry_run and adoption.anything:
         raise click.exceptions.Exit(EXIT_CHANGES)
 
@@ -88,15 +98,20 @@ def _adopt(
     )
 
 
-def _show(adoption: Adoption, dry_run: bool) -> None:
-    click.echo(adoption.diff(), nl=False)
+def _show(adoption: Adoption, dry_run: bool, fmt: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps(adoption.document(), indent=2))
+    elif fmt == "diff":
+        click.echo(adoption.diff(), nl=False)
     report = adoption.report()
     if dry_run and adoption.anything:
         report = report.replace("Adopted ", "Would adopt ", 1) + "Nothing written (--dry-run).\n"
     click.echo(report, nl=False, err=True)
 
 
-def _adopt_accounts(accounts: AccountOptions, only: tuple[str, ...], dry_run: bool) -> None:
+def _adopt_accounts(
+    accounts: AccountOptions, only: tuple[str, ...], dry_run: bool, fmt: str
+) -> None:
     from reconciler.accounts.run import Job, run_accounts
 
     loaded, chosen = accounts.load()
@@ -111,10 +126,18 @@ def _adopt_accounts(accounts: AccountOptions, only: tuple[str, ...], dry_run: bo
     outcomes = run_accounts(
         loaded, chosen, work, parallelism=accounts.parallelism, environ=os.environ, doing="reading"
     )
+    if fmt == "json":  # one document: each account's adoption, or its error
+        documents = [
+            {"name": o.name, "adoption": o.value.document()}
+            if o.value is not None
+            else {"name": o.name, "error": {"message": o.error}}
+            for o in outcomes
+        ]
+        click.echo(json.dumps({"accounts": documents}, indent=2))
     for outcome in outcomes:
         click.echo(f"# account {outcome.name}", err=True)
         if outcome.value is not None:
-            _show(outcome.value, dry_run)
+            _show(outcome.value, dry_run, "none" if fmt == "json" else fmt)
         else:
             click.echo(f"Error: {outcome.error}", err=True)
     exit_for(outcomes, dry_run and any(o.value and o.value.anything for o in outcomes))

@@ -17,12 +17,18 @@ from reconciler.cli.comment import key_option, marker_for
 from reconciler.cli.plankey import offline_plan_key
 from reconciler.cli.review import COMMIT_SHA
 from reconciler.errors import ReconcilerError
+from reconciler.gitops.adoption import (
+    link_line,
+    read_adoption,
+    repository_files,
+    sync_adoption_pr,
+)
 from reconciler.gitops.body import JOB_SUMMARY_LIMIT, fit_body, utf8_bytes
 from reconciler.gitops.comments import ACTIONS_BOT, upsert_comment
 from reconciler.gitops.compare import compare_plans
 from reconciler.gitops.github import GitHub
 from reconciler.gitops.issues import DEFAULT_LABEL, DEFAULT_TITLE, sync_drift_issue
-from reconciler.gitops.marker import APPLY, DRIFT, PLAN
+from reconciler.gitops.marker import ADOPT, APPLY, DRIFT, PLAN
 from reconciler.gitops.runs import DEFAULT_WORKFLOW, check_pull_head, find_reviewed_plan
 from reconciler.plan.account import check_account
 from reconciler.plan.saved import SavedPlan, load_saved_plan
@@ -110,6 +116,59 @@ def drift_issue(
         )
     where = f" #{result.number}: {result.url}" if result.number is not None else ""
     click.echo(f"drift issue: {result.action.value}{where}")
+
+
+@github.command("adopt-pr")
+@click.option(
+    "--adoption-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="What `reconciler adopt --dry-run --format json` printed (missing or empty: adopt "
+    "failed, and the pull request is left as it is).",
+)
+@click.option(
+    "--drift-exit-status",
+    type=int,
+    required=True,
+    help="What `reconciler drift` exited with: 2 proposes, 0 closes, anything else does nothing.",
+)
+@click.option(
+    "--report-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The drift report: a line linking the open pull request is added to it.",
+)
+@key_option
+@click.option(
+    "--base-sha",
+    envvar="GITHUB_SHA",
+    required=True,
+    help="The commit the adoption is built on (default: $GITHUB_SHA, the job's checkout).",
+)
+@_repository_option
+def adopt_pr(
+    adoption_file: Path,
+    drift_exit_status: int,
+    report_file: Path | None,
+    key: str | None,
+    base_sha: str,
+    repository: str | None,
+) -> None:
+    """Open, update or close the pull request that adopts what changed live (branch
+    reconciler/adopt-<KEY>)."""
+    text = adoption_file.read_text(encoding="utf-8") if adoption_file.is_file() else ""
+    adoption = read_adoption(text, key)
+    files = repository_files(adoption, Path.cwd()) if adoption is not None else {}
+    marker = marker_for(ADOPT, key)
+    with GitHub.from_environment(repository=repository) as client:
+        result = sync_adoption_pr(
+            client, drift_exit_status, adoption, files, marker, account=key, base_sha=base_sha
+        )
+    line = link_line(result)
+    if line is not None and report_file is not None and report_file.is_file():
+        with report_file.open("a", encoding="utf-8") as report:
+            report.write(f"\n{line}\n")
+    where = f" #{result.number}: {result.url}" if result.number is not None else ""
+    click.echo(f"adoption pull request: {result.action.value}{where}")
 
 
 @github.command("step-summary")

@@ -141,7 +141,6 @@ def drift_issue(
 @click.option(
     "--base-sha",
     envvar="GITHUB_SHA",
-    required=True,
     help="The commit the adoption is built on (default: $GITHUB_SHA, the job's checkout).",
 )
 @_repository_option
@@ -150,7 +149,7 @@ def adopt_pr(
     drift_exit_status: int,
     report_file: Path | None,
     key: str | None,
-    base_sha: str,
+    base_sha: str | None,
     repository: str | None,
 ) -> None:
     """Open, update or close the pull request that adopts what changed live (branch

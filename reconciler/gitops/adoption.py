@@ -149,6 +149,8 @@ def read_adoption(text: str, account: str | None) -> Adoption | None:
 def repository_files(adoption: Adoption, folder: Path) -> dict[str, str]:
     """Each adopted file's new text by its path in the repository that holds `folder` (the
     job's checkout); a file outside it is refused."""
+    if not adoption.files:
+        return {}
     root = next((p for p in (folder, *folder.parents) if (p / ".git").exists()), None)
     if root is None:
         raise ReconcilerError(f"{folder} is not inside a git checkout: nothing to propose from")
@@ -190,16 +192,22 @@ def sync_adoption_pr(
     marker: Marker,
     *,
     account: str | None,
-    base_sha: str,
+    base_sha: str | None,
 ) -> AdoptionPrResult:
-    """Make the adoption pull request carry `adoption` (`files`: repository path -> new text)."""
+    """Make the adoption pull request carry `adoption` (`files`: repository path -> new text),
+    built on the commit `base_sha` (needed only when there is something to adopt)."""
     branch = branch_for(account)
     existing = find_adoption_pr(github, marker, branch)
     body = ""
-    if adoption is not None:
+    if adoption is not None and adoption.anything:
+        if base_sha is None:
+            raise ReconcilerError(
+                "the adoption needs the commit it is built on: --base-sha (or $GITHUB_SHA)"
+            )
         body = adoption_body(adoption, marker, base_sha=base_sha)
     action = decide_adoption_pr(drift_exit_status, adoption, existing, body)
     if action in (PrAction.OPEN, PrAction.UPDATE):
+        assert base_sha is not None  # the body above needed it
         _push(github, branch, base_sha, files, title_for(account))
     if action is PrAction.OPEN:
         base = github.get(f"/repos/{github.repository}")["default_branch"]

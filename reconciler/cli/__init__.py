@@ -123,6 +123,11 @@ _COMMANDS = {
         "Post the plan comment, keep the drift issue, find the reviewed plan "
         "(needs $GITHUB_TOKEN).",
     ),
+    "gitlab": (
+        "reconciler.cli.gitops",
+        "gitlab",
+        "Keep the adoption merge request on GitLab (needs $GITLAB_TOKEN).",
+    ),
     "plan-compare": (
         "reconciler.cli.gitops",
         "plan_compare",

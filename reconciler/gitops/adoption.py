@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from reconciler.adopt.model import CHANGED, Adoption
+from reconciler.adopt.model import CHANGED, Adoption, FileChange
 from reconciler.errors import ReconcilerError
 from reconciler.gitops.body import fit_body
 from reconciler.gitops.drift import DRIFTED, IN_SYNC
@@ -74,6 +74,22 @@ def decide_adoption_pr(
             return PrAction.OPEN
         return PrAction.NOTHING if existing.body == body else PrAction.UPDATE
     return PrAction.CLOSE if existing is not None else PrAction.NOTHING
+
+
+def next_step(
+    drift_exit_status: int,
+    adoption: Adoption | None,
+    existing: OpenPull | None,
+    marker: Marker,
+    base_sha: str | None,
+) -> tuple[PrAction, str]:
+    """What to do to the pull (or merge) request, and the body it is to have."""
+    body = ""
+    if adoption is not None and adoption.anything:
+        if base_sha is None:
+            raise ReconcilerError("the adoption needs the commit it is built on: --base-sha")
+        body = adoption_body(adoption, marker, base_sha=base_sha)
+    return decide_adoption_pr(drift_exit_status, adoption, existing, body), body
 
 
 def branch_for(account: str | None) -> str:
@@ -146,31 +162,35 @@ def read_adoption(text: str, account: str | None) -> Adoption | None:
         return None
 
 
-def repository_files(adoption: Adoption, folder: Path) -> dict[str, str]:
-    """Each adopted file's new text by its path in the repository that holds `folder` (the
+def repository_files(adoption: Adoption, folder: Path) -> dict[str, FileChange]:
+    """Each adopted file's change by its path in the repository that holds `folder` (the
     job's checkout); a file outside it is refused."""
     if not adoption.files:
         return {}
     root = next((p for p in (folder, *folder.parents) if (p / ".git").exists()), None)
     if root is None:
         raise ReconcilerError(f"{folder} is not inside a git checkout: nothing to propose from")
-    files: dict[str, str] = {}
+    files: dict[str, FileChange] = {}
     for change in adoption.files:
         written = Path(os.path.abspath(folder / change.name))
         if root.resolve() not in (written.resolve().parents):
             raise ReconcilerError(f"{change.name} is outside the repository at {root}")
-        files[written.resolve().relative_to(root.resolve()).as_posix()] = change.after
+        files[written.resolve().relative_to(root.resolve()).as_posix()] = change
     return files
 
 
-def link_line(result: AdoptionPrResult) -> str | None:
-    """The drift report's line that links the open adoption pull request, if one is open."""
-    if result.number is None or result.action is PrAction.CLOSE:
-        return None
-    return (
-        f"**Proposed:** #{result.number} adopts what changed live into the files (merge it), "
-        "or close it and apply to undo the changes."
-    )
+def add_link(report: Path | None, result: AdoptionPrResult, sign: str = "#") -> None:
+    """Add to the drift report (if given) the line that links the open adoption pull request
+    (`!` for a GitLab merge request), when one is open."""
+    if report is None or not report.is_file() or result.number is None:
+        return
+    if result.action is PrAction.CLOSE:
+        return
+    with report.open("a", encoding="utf-8") as stream:
+        stream.write(
+            f"\n**Proposed:** {sign}{result.number} adopts what changed live into the files "
+            "(merge it), or close it and apply to undo the changes.\n"
+        )
 
 
 def find_adoption_pr(github: GitHub, marker: Marker, branch: str) -> OpenPull | None:
@@ -188,7 +208,7 @@ def sync_adoption_pr(
     github: GitHub,
     drift_exit_status: int,
     adoption: Adoption | None,
-    files: Mapping[str, str],
+    files: Mapping[str, FileChange],
     marker: Marker,
     *,
     account: str | None,
@@ -198,14 +218,7 @@ def sync_adoption_pr(
     built on the commit `base_sha` (needed only when there is something to adopt)."""
     branch = branch_for(account)
     existing = find_adoption_pr(github, marker, branch)
-    body = ""
-    if adoption is not None and adoption.anything:
-        if base_sha is None:
-            raise ReconcilerError(
-                "the adoption needs the commit it is built on: --base-sha (or $GITHUB_SHA)"
-            )
-        body = adoption_body(adoption, marker, base_sha=base_sha)
-    action = decide_adoption_pr(drift_exit_status, adoption, existing, body)
+    action, body = next_step(drift_exit_status, adoption, existing, marker, base_sha)
     if action in (PrAction.OPEN, PrAction.UPDATE):
         assert base_sha is not None  # the body above needed it
         _push(github, branch, base_sha, files, title_for(account))
@@ -228,14 +241,14 @@ def sync_adoption_pr(
 
 
 def _push(
-    github: GitHub, branch: str, base_sha: str, files: Mapping[str, str], message: str
+    github: GitHub, branch: str, base_sha: str, files: Mapping[str, FileChange], message: str
 ) -> None:
     """One commit of `files` on top of `base_sha`, and `branch` moved to it (forced: the
     branch is the bot's own, rebuilt on every run from the default branch)."""
     base_tree = github.get(github.repo_path(f"git/commits/{base_sha}"))["tree"]["sha"]
     entries = [
-        {"path": path, "mode": "100644", "type": "blob", "content": text}
-        for path, text in sorted(files.items())
+        {"path": path, "mode": "100644", "type": "blob", "content": change.after}
+        for path, change in sorted(files.items())
     ]
     tree = github.post(github.repo_path("git/trees"), {"base_tree": base_tree, "tree": entries})
     commit = github.post(

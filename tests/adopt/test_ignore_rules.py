@@ -3,15 +3,17 @@ quickstart's demo account, where ENG-002's job title drifted (the file says Staf
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from reconciler.sandbox import SandboxServer
 from tests.cli import reconciler as run
-from tests.plan.test_plan_cli import IN_SYNC_BUT_DRIFTED, ROOT
+from tests.plan.test_plan_cli import IN_SYNC_BUT_DRIFTED, ROOT, SCHEMA
 
 TODAY = datetime.now(UTC).date()
 
@@ -47,6 +49,11 @@ def test_until_its_end_a_rule_shows_the_drift_as_ignored_and_drift_passes(
     assert "0 drifted" in result.stdout
     markdown = run("drift", str(path), "--format", "markdown", server=demo)
     assert "Ignored drift (1)" in markdown.stdout
+    document = json.loads(run("drift", str(path), "--format", "json", server=demo).stdout)
+    (ignored,) = document["ignored"]
+    assert ignored["address"] == 'worker["ENG-002"].jobTitle' and ignored["owner"] == "@ana"
+    assert document["resource_drift"] == []
+    Draft202012Validator(SCHEMA).validate(document)
     adopt = run("adopt", str(path), "--dry-run", server=demo)
     assert adopt.returncode == 0 and adopt.stdout == "", adopt.stderr
     assert "1 drifted field kept out by ignore rules." in adopt.stderr

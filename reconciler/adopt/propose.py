@@ -31,6 +31,7 @@ from reconciler.adopt.yamledit import YamlDocument, like
 from reconciler.export.render import worker_entry
 from reconciler.export.webhook import header_variables, may_hold_a_secret
 from reconciler.export.yamltext import quoted, scalar
+from reconciler.identity import email_key
 from reconciler.money import grouped
 from reconciler.plan.changes import FieldChange, WebhookCreate, WebhookUpdate, worker_address
 from reconciler.plan.model import LiveState, Plan
@@ -248,11 +249,24 @@ def _new_workers(
             continue
         if scope_prefix is None or external_id.startswith(scope_prefix):
             open_by_id[external_id].append(agreement)
+    emails = {}  # a new worker may not take an email the files already give
+    for listed, item in items.items():
+        email = YamlDocument.get(item.node, "workerEmail")
+        if isinstance(email, yaml.ScalarNode):
+            emails[email_key(email.value)] = listed
     for external_id in sorted(open_by_id):
         address = worker_address(external_id)
         agreements = open_by_id[external_id]
         if len(agreements) > 1:
             continue  # a conflict: the plan's reason is listed
+        holder = emails.get(email_key(agreements[0].email))
+        if holder is not None:
+            proposal.leave(
+                address,
+                f"its email is the one the files give {worker_address(holder)}: settle which "
+                "externalId is right by hand (the files cannot hold an email twice)",
+            )
+            continue
         entry = worker_entry(external_id, agreements[0])
         if entry.unfinished is not None:
             missing = ", ".join(entry.unfinished.fields)

@@ -122,3 +122,14 @@ def _propose(tmp_path: Path, text: str, live: tuple[Worker, ...]) -> Adoption:
     desired = load_desired_state(path)
     state = LiveState(workers=live)
     return propose([(str(path), text)], diff(desired, state), state, desired.scope_prefix)
+
+
+def test_a_new_worker_whose_email_the_files_give_another_is_left_with_why(tmp_path: Path) -> None:
+    text = CASES["block"][0]
+    taken = (*LIVE[:2], agreement(4, "ENG-004", job_title=None), agreement(9, "ENG-009"))
+    taken = (*taken, agreement(10, "ENG-010", email="EnG-001@example.com"))
+    adoption = _propose(tmp_path, text, taken)
+    (left,) = adoption.not_adopted
+    assert left.address == 'worker["ENG-010"]'
+    assert 'its email is the one the files give worker["ENG-001"]' in left.why
+    assert 'worker["ENG-009"]' in {item.address for item in adoption.adopted}

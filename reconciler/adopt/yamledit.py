@@ -12,16 +12,20 @@ the project reads back as the same string.
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import yaml
 
+from reconciler.errors import ReconcilerError
 from reconciler.export.yamltext import quoted, scalar
 
+_NEWLINE = re.compile("\n")
 
-class UneditableFile(Exception):
-    """A file whose shape the edit cannot follow (said why, and where)."""
+
+class UneditableFile(ReconcilerError):
+    """A file whose shape the edit cannot follow (said why, and where): nothing is written."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +50,7 @@ class YamlDocument:
     def parse(cls, name: str, text: str) -> YamlDocument:
         """The document of `text`; the file was validated before, so it parses."""
         root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        starts = [0]
-        starts += [index + 1 for index, char in enumerate(text) if char == "\n"]
+        starts = [0, *(found.end() for found in _NEWLINE.finditer(text))]
         return cls(name, text, root, starts)
 
     @property

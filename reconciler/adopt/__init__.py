@@ -7,7 +7,8 @@ proposes one from the drift job).
 
 from reconciler.adopt.files import AdoptRefused, adopt_path
 from reconciler.adopt.model import Adopted, Adoption, NotAdopted, Variable
-from reconciler.adopt.propose import AdoptOptions, propose
+from reconciler.adopt.proposal import AdoptOptions
+from reconciler.adopt.propose import propose
 
 __all__ = [
     "AdoptOptions",

@@ -16,7 +16,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from reconciler.adopt.model import Adoption, FileChange
-from reconciler.adopt.propose import AdoptOptions, propose
+from reconciler.adopt.proposal import AdoptOptions
+from reconciler.adopt.propose import propose
 from reconciler.desired import load_desired_state
 from reconciler.desired.problems import InvalidDesiredState
 from reconciler.desired.source import SourceText, read_sources

@@ -32,7 +32,8 @@ class Proposal:
     adopted: list[Adopted] = field(default_factory=list)
     not_adopted: list[NotAdopted] = field(default_factory=list)
     variables: list[Variable] = field(default_factory=list)
-    created: dict[str, list[list[str]]] = field(default_factory=dict)
+    created: dict[str, list[list[str]]] = field(default_factory=dict)  # new files' items
+    new_lists: dict[str, list[list[str]]] = field(default_factory=dict)  # a `workers:` to add
     # The items to remove, by sequence: removed together, so an emptied list is written `[]`.
     removals: dict[int, tuple[YamlDocument, yaml.SequenceNode, yaml.Node, list[int]]] = field(
         default_factory=dict

@@ -64,6 +64,9 @@ def propose(
     _closed_workers(proposal, live, items)
     _new_workers(proposal, live, items, scope_prefix)
     adopt_webhook(proposal, plan, documents)
+    for document in documents:
+        if document.name in proposal.new_lists and isinstance(document.root, yaml.MappingNode):
+            document.insert_pair(document.root, "workers", proposal.new_lists[document.name])
     for document, sequence, key, indexes in proposal.removals.values():
         document.delete_items(sequence, indexes, key)
     for conflict in plan.conflicts:
@@ -253,8 +256,8 @@ def _add_item(proposal: Proposal, items: dict[str, _Item], lines: list[str]) -> 
     sequence, key = _workers(document)
     if sequence is not None:
         document.append_item(sequence, lines, key)
-    elif isinstance(document.root, yaml.MappingNode):
-        document.insert_pair(document.root, "workers", [lines])
+    else:  # a file with no `workers:` yet: one list, written once every item is known
+        proposal.new_lists.setdefault(document.name, []).append(lines)
 
 
 def _home(documents: list[YamlDocument], items: dict[str, _Item]) -> YamlDocument:

@@ -133,3 +133,13 @@ def test_a_new_worker_whose_email_the_files_give_another_is_left_with_why(tmp_pa
     assert left.address == 'worker["ENG-010"]'
     assert 'its email is the one the files give worker["ENG-001"]' in left.why
     assert 'worker["ENG-009"]' in {item.address for item in adoption.adopted}
+
+
+def test_workers_added_to_a_file_without_a_list_get_one_list(tmp_path: Path) -> None:
+    text = "version: 1\nscope:\n  externalIdPrefix: ENG-  # ours\n"
+    live = (agreement(3, "ENG-003"), agreement(9, "ENG-009"))
+    (change,) = _propose(tmp_path, text, live).files
+    assert change.after.startswith(text + "workers:\n  - externalId: ENG-003\n")
+    assert change.after.count("workers:") == 1 and "  - externalId: ENG-009\n" in change.after
+    (tmp_path / "state.yaml").write_text(change.after)
+    assert len(load_desired_state(tmp_path / "state.yaml").workers) == 2

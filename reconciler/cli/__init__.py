@@ -107,6 +107,11 @@ _COMMANDS = {
         "export",
         "Write a desired-state file from the live account, so its first plan is empty.",
     ),
+    "adopt": (
+        "reconciler.cli.adopt",
+        "adopt",
+        "Write into the file(s) at PATH what people changed in the live account.",
+    ),
     "comment": (
         "reconciler.cli.comment",
         "comment",
@@ -117,6 +122,11 @@ _COMMANDS = {
         "github",
         "Post the plan comment, keep the drift issue, find the reviewed plan "
         "(needs $GITHUB_TOKEN).",
+    ),
+    "gitlab": (
+        "reconciler.cli.gitops",
+        "gitlab",
+        "Keep the adoption merge request on GitLab (needs $GITLAB_TOKEN).",
     ),
     "plan-compare": (
         "reconciler.cli.gitops",

@@ -9,21 +9,29 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
 from reconciler.accounts.owner import plan_owner
+from reconciler.adopt.model import Adoption
 from reconciler.cli import github_runs
 from reconciler.cli.comment import key_option, marker_for
 from reconciler.cli.plankey import offline_plan_key
 from reconciler.cli.review import COMMIT_SHA
 from reconciler.errors import ReconcilerError
+from reconciler.gitops.adoption import (
+    add_link,
+    read_adoption,
+    repository_files,
+    sync_adoption_pr,
+)
 from reconciler.gitops.body import JOB_SUMMARY_LIMIT, fit_body, utf8_bytes
 from reconciler.gitops.comments import ACTIONS_BOT, upsert_comment
 from reconciler.gitops.compare import compare_plans
 from reconciler.gitops.github import GitHub
 from reconciler.gitops.issues import DEFAULT_LABEL, DEFAULT_TITLE, sync_drift_issue
-from reconciler.gitops.marker import APPLY, DRIFT, PLAN
+from reconciler.gitops.marker import ADOPT, APPLY, DRIFT, PLAN
 from reconciler.gitops.runs import DEFAULT_WORKFLOW, check_pull_head, find_reviewed_plan
 from reconciler.plan.account import check_account
 from reconciler.plan.saved import SavedPlan, load_saved_plan
@@ -111,6 +119,119 @@ def drift_issue(
         )
     where = f" #{result.number}: {result.url}" if result.number is not None else ""
     click.echo(f"drift issue: {result.action.value}{where}")
+
+
+def _adoption_options(command: Any) -> Any:
+    """The options `github adopt-pr` and `gitlab adopt-mr` share."""
+    options = [
+        click.option(
+            "--adoption-file",
+            type=click.Path(dir_okay=False, path_type=Path),
+            required=True,
+            help="What `reconciler adopt --dry-run --format json` printed (missing or empty: "
+            "adopt failed, and the pull request is left as it is).",
+        ),
+        click.option(
+            "--drift-exit-status",
+            type=int,
+            required=True,
+            help="What `reconciler drift` exited with: 2 proposes, 0 closes, else nothing.",
+        ),
+        click.option(
+            "--report-file",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="The drift report: a line linking the open pull request is added to it.",
+        ),
+        key_option,
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _read_adoption(adoption_file: Path, key: str | None) -> tuple[Adoption | None, Any]:
+    """The adoption for `key`, and its files by their repository paths."""
+    text = adoption_file.read_text(encoding="utf-8") if adoption_file.is_file() else ""
+    adoption = read_adoption(text, key)
+    return adoption, repository_files(adoption, Path.cwd()) if adoption is not None else {}
+
+
+@github.command("adopt-pr")
+@_adoption_options
+@click.option(
+    "--base-sha",
+    envvar="GITHUB_SHA",
+    help="The commit the adoption is built on (default: $GITHUB_SHA, the job's checkout).",
+)
+@_repository_option
+def adopt_pr(
+    adoption_file: Path,
+    drift_exit_status: int,
+    report_file: Path | None,
+    key: str | None,
+    base_sha: str | None,
+    repository: str | None,
+) -> None:
+    """Open, update or close the pull request that adopts what changed live (branch
+    reconciler/adopt-<KEY>)."""
+    adoption, files = _read_adoption(adoption_file, key)
+    marker = marker_for(ADOPT, key)
+    with GitHub.from_environment(repository=repository) as client:
+        result = sync_adoption_pr(
+            client, drift_exit_status, adoption, files, marker, account=key, base_sha=base_sha
+        )
+    add_link(report_file, result)
+    where = f" #{result.number}: {result.url}" if result.number is not None else ""
+    click.echo(f"adoption pull request: {result.action.value}{where}")
+
+
+@click.group("gitlab")
+def gitlab() -> None:
+    """Keep the adoption merge request on GitLab (needs $GITLAB_TOKEN)."""
+
+
+@gitlab.command("adopt-mr")
+@_adoption_options
+@click.option(
+    "--base-sha",
+    envvar="CI_COMMIT_SHA",
+    help="The commit the adoption is built on (default: $CI_COMMIT_SHA).",
+)
+@click.option(
+    "--target-branch",
+    envvar="CI_DEFAULT_BRANCH",
+    required=True,
+    help="The branch it merges into (default: $CI_DEFAULT_BRANCH).",
+)
+def adopt_mr(
+    adoption_file: Path,
+    drift_exit_status: int,
+    report_file: Path | None,
+    key: str | None,
+    base_sha: str | None,
+    target_branch: str,
+) -> None:
+    """Open, update or close the merge request that adopts what changed live (branch
+    reconciler/adopt-<KEY>)."""
+    from reconciler.gitops.gitlab import GitLab
+    from reconciler.gitops.gitlab_adoption import sync_adoption_mr
+
+    adoption, files = _read_adoption(adoption_file, key)
+    marker = marker_for(ADOPT, key)
+    with GitLab.from_environment() as client:
+        result = sync_adoption_mr(
+            client,
+            drift_exit_status,
+            adoption,
+            files,
+            marker,
+            account=key,
+            base_sha=base_sha,
+            target_branch=target_branch,
+        )
+    add_link(report_file, result, "!")
+    where = f" !{result.number}: {result.url}" if result.number is not None else ""
+    click.echo(f"adoption merge request: {result.action.value}{where}")
 
 
 @github.command("step-summary")

@@ -15,6 +15,7 @@ from reconciler.cli.accounts import (
     validate_accounts,
 )
 from reconciler.desired import InvalidDesiredState, Problem, load_desired_state
+from reconciler.desired.ignore import IgnoreRules
 from reconciler.desired.problems import KEPT, SHOWN
 from reconciler.errors import ReconcilerError
 from reconciler.words import plural
@@ -56,6 +57,9 @@ def validate(path: Path | None, output_format: str, no_env: bool, accounts: Acco
         if output_format != "text" and error.total > len(error.problems[: _LISTED[output_format]]):
             click.echo(error.count_line(_LISTED[output_format]), err=True)
         raise click.exceptions.Exit(1) from None
+    for rule in IgnoreRules(state.ignore).expired():  # reported, not failing: a plan still runs
+        prefix = "::warning::" if output_format == "github" else "Warning: "
+        click.echo(prefix + rule.expired_line(), err=output_format != "github")
     if output_format == "json":
         click.echo("[]")
     elif output_format == "text":

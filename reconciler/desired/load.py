@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml_rs
 
 from reconciler.desired.fill import EveryName, FilledWebhook, fill_webhook
+from reconciler.desired.ignore import build_rules
 from reconciler.desired.interpolate import Confined
 from reconciler.desired.keys import NonTextKey, key_problems
 from reconciler.desired.model import (
@@ -277,6 +278,7 @@ def _build(
         sources=tuple(values.name for values in files),
         payruns=build_payruns(files),
         digests=digests,
+        ignore=build_rules(values.data for values in files),
     )
 
 

@@ -12,6 +12,7 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
+from reconciler.desired.ignore import IgnoreRule
 from reconciler.identity import text_key
 from reconciler.quick import quick_init
 from reconciler.secrets import Secret
@@ -185,6 +186,7 @@ class DesiredState:
     payruns: tuple[Payrun, ...] = ()
     #: (file, SHA-256 of the bytes the load read and parsed), the review a saved plan records.
     digests: tuple[tuple[str, str], ...] = ()
+    ignore: tuple[IgnoreRule, ...] = ()  # `ignore:` entries of every file
 
     def owns(self, external_id: str | None) -> bool:
         """Whether a live worker with this externalId is under this file's management."""

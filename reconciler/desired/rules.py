@@ -13,6 +13,7 @@ from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
+from reconciler.desired.ignore import parse_day
 from reconciler.desired.lookalikes import look_alike_problems
 from reconciler.desired.problems import PathProblem, YamlPath
 from reconciler.hosts import is_loopback
@@ -70,6 +71,7 @@ def file_problems(values: FileValues, has_placeholder: bool) -> list[PathProblem
     if isinstance(webhook, dict):
         problems += _header_problems(values.name, webhook.get("headers"))
     problems += _number_problems(data)
+    problems += ignore_problems(data)
     if has_placeholder:
         problems += [
             PathProblem(path, f"an unfilled {PLACEHOLDER} placeholder: write the real value")
@@ -95,6 +97,19 @@ def _number_problems(data: dict[Any, Any]) -> Iterator[PathProblem]:
         yield PathProblem(path, f"maxInactivations must be a whole number; got {limit!r}")
     elif isinstance(limit, int) and not isinstance(limit, bool) and limit > MAX_COUNT:
         yield PathProblem(path, f"maxInactivations is more than {MAX_COUNT:,}: write a count")
+
+
+def ignore_problems(data: dict[Any, Any]) -> Iterator[PathProblem]:
+    """An ignore rule's `until` that is no day of the calendar (the schema checked its shape)."""
+    rules = data.get("ignore")
+    for index, rule in enumerate(rules if isinstance(rules, list) else ()):
+        until = rule.get("until") if isinstance(rule, dict) else None
+        if isinstance(until, str):
+            try:
+                parse_day(until)
+            except ValueError:
+                message = f"until {until!r} is not a day of the calendar"
+                yield PathProblem(("ignore", index, "until"), message)
 
 
 def _worker_problems(worker: dict[Any, Any], path: YamlPath) -> list[PathProblem]:

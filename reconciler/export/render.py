@@ -67,7 +67,7 @@ _CONFLICT_NOTE = (
 
 
 @dataclass(frozen=True, slots=True)
-class _Entry:
+class WorkerEntry:
     """One exported worker: its lines, the value it is grouped by, and what is unfinished."""
 
     external_id: str
@@ -98,12 +98,12 @@ def render_export(live: LiveState, options: ExportOptions) -> Export:
             continue
         by_id[worker.external_id].append(worker)
     conflicts: list[Conflict] = []
-    entries: list[_Entry] = []
+    entries: list[WorkerEntry] = []
     for external_id in sorted(by_id):
         agreements = sorted(by_id[external_id], key=lambda worker: worker.agreement_id)
         if len(agreements) > 1:
             conflicts.append(Conflict(external_id, agreements[0], tuple(agreements[1:])))
-        entries.append(_entry(external_id, agreements[0]))
+        entries.append(worker_entry(external_id, agreements[0]))
     variables = header_variables(live.webhook)
     settings = _settings_lines(options, live.webhook, variables)
     unmanaged_lines = _unmanaged_lines(unmanaged) if options.include_unmanaged else []
@@ -138,7 +138,7 @@ def render_export(live: LiveState, options: ExportOptions) -> Export:
 # --- one worker ------------------------------------------------------------------------------
 
 
-def _entry(external_id: str, worker: Worker) -> _Entry:
+def worker_entry(external_id: str, worker: Worker) -> WorkerEntry:
     """A worker's lines under `workers:`, with placeholders where the service shows nothing."""
     missing: list[str] = []
     note = None
@@ -175,13 +175,13 @@ def _entry(external_id: str, worker: Worker) -> _Entry:
     unfinished = None
     if missing:
         unfinished = Unfinished(external_id, worker.email, str(worker.status), tuple(missing), note)
-    return _Entry(external_id, tuple(lines), worker.country_iso, worker.job_title, unfinished)
+    return WorkerEntry(external_id, tuple(lines), worker.country_iso, worker.job_title, unfinished)
 
 
 # --- comment blocks --------------------------------------------------------------------------
 
 
-def _unfinished_lines(entries: Iterable[_Entry]) -> list[str]:
+def _unfinished_lines(entries: Iterable[WorkerEntry]) -> list[str]:
     unfinished = [entry.unfinished for entry in entries if entry.unfinished]
     if not unfinished:
         return []
@@ -263,7 +263,7 @@ def _scope_text(options: ExportOptions, which: str = "") -> str:
 
 def _file_text(
     options: ExportOptions,
-    entries: Sequence[_Entry],
+    entries: Sequence[WorkerEntry],
     *,
     settings_before: list[str],
     settings_after: list[str],
@@ -287,7 +287,7 @@ class _Grouping:
 
     field: str
     prefix: str  # of the file names
-    key: Callable[[_Entry], str | None]
+    key: Callable[[WorkerEntry], str | None]
     unset_slug: str
     unset_text: str
 
@@ -305,7 +305,7 @@ _GROUPINGS = {
 def _split_files(
     options: ExportOptions,
     split_by: SplitBy,
-    entries: Sequence[_Entry],
+    entries: Sequence[WorkerEntry],
     settings: tuple[list[str], list[str]],
     unmanaged_lines: list[str],
     conflict_lines: list[str],
@@ -322,7 +322,7 @@ def _split_files(
     )
     files = [ExportedFile(SETTINGS_FILE, settings_text)]
     grouping = _GROUPINGS[split_by]
-    groups: dict[str | None, list[_Entry]] = defaultdict(list)
+    groups: dict[str | None, list[WorkerEntry]] = defaultdict(list)
     for entry in entries:
         groups[grouping.key(entry)].append(entry)
     for name, value in _group_file_names(grouping, groups):
@@ -341,7 +341,7 @@ def _split_files(
 
 
 def _group_file_names(
-    grouping: _Grouping, groups: dict[str | None, list[_Entry]]
+    grouping: _Grouping, groups: dict[str | None, list[WorkerEntry]]
 ) -> list[tuple[str, str | None]]:
     """A distinct, stable file name for each group: the unset value first, then sorted."""
     taken = {SETTINGS_FILE}

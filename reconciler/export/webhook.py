@@ -37,12 +37,12 @@ def header_variables(webhook: Webhook | None) -> tuple[HeaderVariable, ...]:
         HeaderVariable(unique("WEBHOOK_HEADER_" + header.name), header.name)
         for header in webhook.headers
     ]
-    if _may_hold_a_secret(webhook.url):
+    if may_hold_a_secret(webhook.url):
         result.append(HeaderVariable(unique("WEBHOOK_URL"), "url", in_url=True))
     return tuple(result)
 
 
-def _may_hold_a_secret(url: str) -> bool:
+def may_hold_a_secret(url: str) -> bool:
     """Anything past the scheme and host: a path, a query, a fragment, or a user."""
     parts = urllib.parse.urlsplit(url)
     return bool(parts.path not in ("", "/") or parts.query or parts.fragment or "@" in parts.netloc)

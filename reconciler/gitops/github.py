@@ -25,7 +25,7 @@ _PAGE_SIZE = 100  # GitHub's maximum per_page
 _TIMEOUT = httpx.Timeout(30.0)
 #: Methods that may be sent again after a 5xx or a lost answer: a repeated POST would
 #: create a second comment or issue.
-_REPEATABLE = frozenset({"GET", "PATCH"})
+_REPEATABLE = frozenset({"GET", "PATCH", "DELETE"})
 _ATTEMPTS = 3
 
 _log = logs.get_logger("reconciler.github")
@@ -149,6 +149,10 @@ class GitHub:
     def patch(self, path: str, body: Mapping[str, Any]) -> Any:
         """Change something to `body` (safe to send again)."""
         return self._request("PATCH", path, json=body).json()
+
+    def delete(self, path: str) -> None:
+        """Remove something (safe to send again)."""
+        self._request("DELETE", path)
 
     # --- plumbing -----------------------------------------------------------------------
 

@@ -56,3 +56,4 @@ class Marker:
 PLAN = "plan"
 APPLY = "apply"
 DRIFT = "drift"
+ADOPT = "adopt"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from reconciler.desired.ignore import IgnoreRules
 from reconciler.desired.model import DesiredState, DesiredWebhook, DesiredWorker
 from reconciler.identity import email_key
 from reconciler.plan.agreements import OPEN, AgreementIndex
@@ -27,7 +28,8 @@ from reconciler.plan.changes import (
     WebhookUpdate,
     closed_agreements,
 )
-from reconciler.plan.model import LiveState, Plan, PlanOptions
+from reconciler.plan.ignored import apply_rules
+from reconciler.plan.model import Ignored, LiveState, Plan, PlanOptions
 from reconciler.plan.money import money_report, window_paylists
 from reconciler.plan.payrun_checks import WalletCheck
 from reconciler.plan.payruns import (
@@ -78,6 +80,11 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
     decide = _Decider(desired, options, index)
     narrowed = bool(options.targets or options.excludes)
     decide.each(managed if not narrowed else filter(options.selects, managed), wanted, by_id)
+    ignored: tuple[Ignored, ...] = ()
+    if desired.ignore:
+        rules = IgnoreRules(desired.ignore, options.today)
+        ignored = apply_rules(rules, decide)
+        warnings.extend(rule.expired_line() for rule in rules.expired())
 
     if decide.kept_without_prune:
         kept = decide.kept_without_prune
@@ -125,6 +132,7 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
         warnings=tuple(warnings),
         safety=assess(owned_open, inactivations, desired.policy.max_inactivations),
         narrowed=narrowed,
+        ignored=ignored,
     )
 
 

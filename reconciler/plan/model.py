@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 
+from reconciler.desired.ignore import IgnoreRule
 from reconciler.desired.model import (
     DEFAULT_INACTIVATION_LIMIT,
     DesiredWebhook,
@@ -58,6 +60,7 @@ class PlanOptions:
     targets: frozenset[str] = frozenset()  # externalIds, or "webhook"; empty: everything
     excludes: frozenset[str] = frozenset()
     replaces: frozenset[str] = frozenset()
+    today: date | None = None  # the day ignore rules are read against (default: UTC today)
 
     def selects(self, address_key: str) -> bool:
         """Whether `--target`/`--exclude` keep this externalId (or "webhook") in the plan."""
@@ -146,6 +149,14 @@ class DriftEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class Ignored:
+    """A drifted field an active ignore rule hides: counted and shown, never failing."""
+
+    address: str  # worker["ENG-002"].jobTitle
+    rule: IgnoreRule
+
+
+@dataclass(frozen=True, slots=True)
 class Reported:
     """What a saved plan reported besides its changes, when it was made: counts, and the
     drifted workers (unmanaged workers and conflicts are counted only)."""
@@ -189,6 +200,7 @@ class Plan:
     wallet: WalletCheck | None = None
     reported: Reported | None = None  # what a resumed saved plan reported when it was made
     money: MoneyReport | None = None  # the money of the window, when it was read
+    ignored: tuple[Ignored, ...] = ()  # drift that active ignore rules hide
 
     @property
     def kept(self) -> tuple[Kept, ...]:

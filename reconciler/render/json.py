@@ -97,6 +97,15 @@ def _document(plan: Plan) -> dict[str, Any]:
         "unmanaged": Stream(_unmanaged(item) for item in plan.unmanaged),
         "history": Stream(_history(past) for past in plan.history),
         "warnings": list(plan.warnings),
+        "ignored": [
+            {
+                "address": item.address,
+                "reason": item.rule.reason,
+                "owner": item.rule.owner,
+                "until": item.rule.until.isoformat(),
+            }
+            for item in plan.ignored
+        ],
         "safety": {
             "safe": plan.safety.safe,
             "problems": list(plan.safety.problems),

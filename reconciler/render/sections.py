@@ -23,6 +23,7 @@ from reconciler.render.text import (
     change_lines,
     conflict_line,
     drift_lines,
+    ignored_line,
     look_alike_lines,
     payment_lines,
     unmanaged_lines,
@@ -44,6 +45,7 @@ PAYRUNS = 40
 WARNINGS = 50
 INVITATIONS = 60
 DRIFT = 70
+IGNORED = 75
 UNMANAGED = 80
 
 Item = tuple[Line, ...]
@@ -126,6 +128,11 @@ def _drift(plan: Plan, view: View) -> Iterator[Section]:
     yield Section(f"Drift ({counted(len(items))})", DRIFT, items, "drifted worker")
 
 
+def _ignored(plan: Plan, view: View) -> Iterator[Section]:
+    items = tuple((ignored_line(ignored),) for ignored in plan.ignored)
+    yield Section(f"Ignored drift ({counted(len(items))})", IGNORED, items, "ignored field")
+
+
 def _unmanaged(plan: Plan, view: View) -> Iterator[Section]:
     if not view.show_unmanaged:
         return
@@ -143,6 +150,7 @@ BUILDERS: tuple[Builder, ...] = (
     _warnings,
     _invitations,
     _drift,
+    _ignored,
     _unmanaged,
 )
 

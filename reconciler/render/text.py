@@ -20,7 +20,7 @@ from reconciler.plan.changes import (
     Unmanaged,
     WebhookCreate,
 )
-from reconciler.plan.model import DriftEntry, Plan
+from reconciler.plan.model import DriftEntry, Ignored, Plan
 from reconciler.plan.payruns import (
     CONFLICT,
     PAID,
@@ -95,6 +95,10 @@ def plan_lines(plan: Plan, *, show_unmanaged: bool = False, strict: bool = False
         )
         for drift in plan.drift_entries:
             yield from drift_lines(drift)
+    if plan.ignored:
+        yield Line("")
+        yield Line("Ignored drift: hidden by ignore rules until their end (never failing).")
+        yield from (ignored_line(ignored) for ignored in plan.ignored)
     if plan.conflicts:
         yield Line("")
         yield Line("Conflicts: reported, nothing is done to them.", "title")
@@ -247,6 +251,15 @@ def change_lines(change: Change) -> Iterator[Line]:
 def drift_lines(drift: DriftEntry) -> Iterator[Line]:
     yield Line(f"  ~ {show_address(drift.address)} (agreement {drift.agreement_id})", "~")
     yield from _field_lines(drift.fields, indent="      ")
+
+
+def ignored_line(ignored: Ignored) -> Line:
+    rule = ignored.rule
+    where = clean(show_address(ignored.address))
+    return Line(
+        f"  # {where}: until {rule.until.isoformat()}, owner {clean(rule.owner)} "
+        f"({clean(rule.reason)})"
+    )
 
 
 def conflict_line(conflict: Conflict) -> Line:

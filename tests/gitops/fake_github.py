@@ -12,6 +12,7 @@ every request so a test can check what was sent.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 import threading
@@ -53,6 +54,12 @@ class State:
     #: Commit statuses by commit, oldest first.
     statuses: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     next_id: int = 9_000_000
+    #: Git's database, as far as the API shows it: branch -> commit, commit -> (tree, parents,
+    #: message), tree -> {path: text}. A commit the fake did not make (the test repository's)
+    #: has a tree of its own with no file in it: a new tree then holds what was sent.
+    refs: dict[str, str] = field(default_factory=dict)
+    commits: dict[str, dict[str, Any]] = field(default_factory=dict)
+    trees: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 class FakeGitHub:
@@ -105,6 +112,10 @@ class FakeGitHub:
         if (match := re.fullmatch(r"/pulls/(\d+)", route)) and method == "GET":
             pull = state.pulls.get(int(match.group(1)))
             return (200, pull) if pull is not None else (404, _not_found())
+        if route == "/pulls" or re.fullmatch(r"/pulls/\d+", route):
+            return self._pulls(method, route, query, body)
+        if route.startswith("/git/"):
+            return self._git(method, route[len("/git") :], body)
         if (match := re.fullmatch(r"/actions/runs/(\d+)", route)) and method == "GET":
             run = state.runs.get(int(match.group(1)))
             return (200, run) if run is not None else (404, _not_found())
@@ -248,6 +259,80 @@ class FakeGitHub:
                        f"{deployment_id}"}  # fmt: skip
         return status
 
+    def _pulls(self, method: str, route: str, query: dict[str, str], body: Any) -> tuple[int, Any]:
+        """List (`state`, `head` as `owner:branch`), open and change pull requests."""
+        pulls = self.state.pulls
+        if route == "/pulls" and method == "GET":
+            wanted = query.get("state", "open")
+            owner, _, branch = query.get("head", ":").partition(":")
+            return 200, [
+                pull
+                for pull in pulls.values()
+                if (wanted == "all" or pull["state"] == wanted)
+                and (not branch or (pull["head"].get("ref") == branch and owner == "octo-org"))
+            ]
+        if route == "/pulls" and method == "POST":
+            if body["head"] not in self.state.refs:
+                return 422, {"message": "Validation Failed", "errors": [{"field": "head"}]}
+            taken = [issue["number"] for issue in self.state.issues] + list(pulls)
+            number = max(taken, default=0) + 1
+            pull = pull_request(number, self.state.refs[body["head"]])
+            head = {"ref": body["head"], "sha": self.state.refs[body["head"]]}
+            pull |= {"title": body["title"], "body": body.get("body"), "head": head,
+                     "base": {"ref": body["base"]}}  # fmt: skip
+            pull["html_url"] = f"{HTML}/pull/{number}"
+            pulls[number] = pull
+            return 201, pull
+        number = int(route.rsplit("/", 1)[1])
+        if method == "PATCH" and number in pulls:
+            pulls[number].update({k: body[k] for k in ("body", "state", "title") if k in body})
+            return 200, pulls[number]
+        return 404, _not_found()
+
+    def _git(self, method: str, route: str, body: Any) -> tuple[int, Any]:
+        """Git's database: commits, trees and branches (refs/heads/...)."""
+        state = self.state
+        if (match := re.fullmatch(r"/commits/([0-9a-f]{40})", route)) and method == "GET":
+            sha = match.group(1)
+            made = state.commits.get(sha)
+            tree = made["tree"] if made else _sha("tree of", sha)
+            state.trees.setdefault(tree, {})
+            return 200, {"sha": sha, "tree": {"sha": tree}, "parents": []}
+        if route == "/trees" and method == "POST":
+            files = dict(state.trees.get(body.get("base_tree"), {}))
+            for entry in body["tree"]:
+                files[entry["path"]] = entry["content"]
+            sha = _sha("tree", files)
+            state.trees[sha] = files
+            return 201, {"sha": sha, "tree": []}
+        if route == "/commits" and method == "POST":
+            sha = _sha("commit", body)
+            state.commits[sha] = dict(body)
+            return 201, {"sha": sha, "tree": {"sha": body["tree"]}, "parents": body["parents"]}
+        if route == "/refs" and method == "POST":
+            branch = body["ref"].removeprefix("refs/heads/")
+            if branch in state.refs:
+                return 422, {"message": "Reference already exists"}
+            state.refs[branch] = body["sha"]
+            return 201, _ref(branch, body["sha"])
+        match = re.fullmatch(r"/refs?/heads/(.+)", route)
+        if match is None or match.group(1) not in state.refs:
+            return 404, _not_found()
+        branch = match.group(1)
+        if method == "GET":
+            return 200, _ref(branch, state.refs[branch])
+        if method == "PATCH":
+            state.refs[branch] = body["sha"]
+            return 200, _ref(branch, body["sha"])
+        if method == "DELETE":
+            del state.refs[branch]
+            return 204, None
+        return 404, _not_found()
+
+    def branch_files(self, branch: str) -> dict[str, str]:
+        """The files the fake's commit at the tip of `branch` holds (those it was sent)."""
+        return self.state.trees[self.state.commits[self.state.refs[branch]]["tree"]]
+
     def _list_issues(self, query: dict[str, str]) -> list[dict[str, Any]]:
         wanted = query.get("state", "open")
         labels = set(filter(None, query.get("labels", "").split(",")))
@@ -278,7 +363,8 @@ class FakeGitHub:
         }
 
     def _new_issue(self, body: dict[str, Any]) -> dict[str, Any]:
-        number = max((issue["number"] for issue in self.state.issues), default=0) + 1
+        taken = [issue["number"] for issue in self.state.issues] + list(self.state.pulls)
+        number = max(taken, default=0) + 1  # issues and pull requests share their numbers
         return {
             "id": self._new_id(),
             "number": number,
@@ -292,6 +378,14 @@ class FakeGitHub:
             "url": f"https://api.github.com/repos/{OWNER_REPO}/issues/{number}",
             "created_at": "2026-11-21T12:00:00Z",
         }
+
+
+def _sha(kind: str, value: Any) -> str:
+    return hashlib.sha1(f"{kind} {json.dumps(value, sort_keys=True)}".encode()).hexdigest()
+
+
+def _ref(branch: str, sha: str) -> dict[str, Any]:
+    return {"ref": f"refs/heads/{branch}", "object": {"sha": sha, "type": "commit"}}
 
 
 def _bot() -> dict[str, Any]:
@@ -367,7 +461,7 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             headers: dict[str, str] = {}
             if method == "GET" and status == 200:
                 answer, headers = _page(fake, parts.path, query, answer)
-            data = json.dumps(answer).encode()
+            data = json.dumps(answer).encode() if status != 204 else b""
             self.send_response(status)
             self.send_header("Content-Type", "application/json; charset=utf-8")
             self.send_header("Content-Length", str(len(data)))
@@ -384,6 +478,9 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
 
         def do_PATCH(self) -> None:
             self._serve("PATCH")
+
+        def do_DELETE(self) -> None:
+            self._serve("DELETE")
 
     return Handler
 

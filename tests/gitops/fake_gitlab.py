@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 PROJECT_ID = 4242
 
@@ -41,6 +41,8 @@ class State:
     #: A job's artifacts: the folder its `artifacts:paths` were kept in (zipped when asked).
     job_artifacts: dict[int, Path] = field(default_factory=dict)
     next_id: int = 700
+    #: Branches the commits API made: name -> (the commit it started from, {path: text}).
+    branches: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
 
 
 class FakeGitLab:
@@ -88,6 +90,22 @@ class FakeGitLab:
                     note["body"] = body["body"]
                     return 200, note
             return 404, {"message": "404 Not found"}
+        if route == "/repository/commits" and method == "POST":
+            return self._commit(body)
+        if (match := re.fullmatch(r"/repository/branches/(.+)", route)) and method == "DELETE":
+            name = unquote(match[1])
+            return (204, None) if state.branches.pop(name, None) else (404, {"message": "404"})
+        if route == "/merge_requests" and method in ("GET", "POST"):
+            return self._merge_requests(method, query, body)
+        if (match := re.fullmatch(r"/merge_requests/(\d+)", route)) and method == "PUT":
+            request = state.merge_requests.get(int(match[1]))
+            if request is None:
+                return 404, {"message": "404 Not found"}
+            if "description" in body:
+                request["description"] = body["description"]
+            if body.get("state_event") == "close":
+                request["state"] = "closed"
+            return 200, request
         if method != "GET":
             return 405, {"message": "405 Method Not Allowed"}
         if match := re.fullmatch(r"/repository/commits/([0-9a-f]+)/merge_requests", route):
@@ -103,6 +121,44 @@ class FakeGitLab:
         ) in state.job_artifacts:
             return 200, _zipped(state.job_artifacts[int(match[1])])
         return 404, {"message": "404 Not found"}
+
+    def _commit(self, body: dict[str, Any]) -> tuple[int, Any]:
+        """The commits API with `start_sha` and `force`: the branch is made again from it."""
+        branch, start = body["branch"], body.get("start_sha")
+        if branch in self.state.branches and not body.get("force"):
+            return 400, {"message": "A branch called this already exists"}
+        files: dict[str, str] = {}
+        for action in body["actions"]:
+            if action["action"] not in ("create", "update"):
+                return 400, {"message": f"unknown action {action['action']}"}
+            files[action["file_path"]] = action["content"]
+        self.state.branches[branch] = (start, files)
+        self.state.next_id += 1
+        return 201, {"id": f"{self.state.next_id:040x}", "message": body["commit_message"]}
+
+    def _merge_requests(self, method: str, query: dict[str, str], body: Any) -> tuple[int, Any]:
+        requests = self.state.merge_requests
+        if method == "GET":
+            wanted, branch = query.get("state", "all"), query.get("source_branch")
+            return 200, [
+                request
+                for request in requests.values()
+                if wanted in ("all", request["state"])
+                and branch in (None, request["source_branch"])
+            ]
+        if body["source_branch"] not in self.state.branches:
+            return 400, {"message": "Source branch does not exist"}
+        iid = max(requests, default=0) + 1
+        requests[iid] = {
+            "iid": iid,
+            "state": "opened",
+            "title": body["title"],
+            "description": body["description"],
+            "source_branch": body["source_branch"],
+            "target_branch": body["target_branch"],
+            "web_url": f"https://gitlab.example.com/platform/workforce/-/merge_requests/{iid}",
+        }
+        return 201, requests[iid]
 
 
 def _zipped(folder: Path) -> bytes:
@@ -133,6 +189,7 @@ def _handler(fake: FakeGitLab) -> type[BaseHTTPRequestHandler]:
                 else:
                     status, answer = fake.handle(method, parts.path, query, body)
             data = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
+            data = b"" if status == 204 else data
             self.send_response(status)
             kind = "application/zip" if isinstance(answer, bytes) else "application/json"
             self.send_header("Content-Type", kind)
@@ -148,5 +205,8 @@ def _handler(fake: FakeGitLab) -> type[BaseHTTPRequestHandler]:
 
         def do_PUT(self) -> None:
             self._serve("PUT")
+
+        def do_DELETE(self) -> None:
+            self._serve("DELETE")
 
     return Handler

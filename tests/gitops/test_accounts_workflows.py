@@ -262,7 +262,8 @@ def test_the_plan_reads_the_pull_request_as_data_with_the_default_branch_s_accou
         ("reconciler-accounts-drift.yml", {
             "accounts": {"contents": "read", "deployments": "read", "pull-requests": "read",
                          "actions": "read"},
-            "drift": {"contents": "read", "issues": "write"}}),
+            # contents and pull-requests: the adoption pull request (docs/adopt.md)
+            "drift": {"contents": "write", "issues": "write", "pull-requests": "write"}}),
     ],
 )  # fmt: skip
 def test_each_job_asks_only_the_permissions_it_needs(

@@ -134,7 +134,11 @@ def test_applies_and_drift_checks_run_one_at_a_time_per_account() -> None:
         ("reconciler-pull-request.yml", {"actions": "write"}),
         ("reconciler-plan.yml", {"contents": "read", "pull-requests": "write"}),
         ("reconciler-apply.yml", {"contents": "read", "actions": "read", "pull-requests": "write"}),
-        ("reconciler-drift.yml", {"contents": "read", "issues": "write"}),
+        # contents and pull-requests: the adoption pull request (docs/adopt.md)
+        (
+            "reconciler-drift.yml",
+            {"contents": "write", "issues": "write", "pull-requests": "write"},
+        ),
     ],
 )
 def test_each_job_asks_only_the_permissions_it_needs(

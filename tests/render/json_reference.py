@@ -51,6 +51,15 @@ def reference_document(plan: Plan) -> dict[str, Any]:
         "unmanaged": [_unmanaged(item) for item in plan.unmanaged],
         "history": [_history(past) for past in plan.history],
         "warnings": list(plan.warnings),
+        "ignored": [
+            {
+                "address": i.address,
+                "reason": i.rule.reason,
+                "owner": i.rule.owner,
+                "until": str(i.rule.until),
+            }
+            for i in plan.ignored
+        ],
         "safety": {
             "safe": plan.safety.safe,
             "problems": list(plan.safety.problems),

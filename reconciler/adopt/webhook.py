@@ -1,0 +1,162 @@
+"""The webhook adopted: url, enabled flag, event types and headers, each on its own lines;
+a header's value only ever as a `${VAR}` reference (an existing one kept, a new header's named
+after it as the export names it), with the variable that must hold what the service has."""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from reconciler.adopt.model import ADDED, CHANGED, REMOVED, Variable
+from reconciler.adopt.proposal import REFERENCE, Proposal
+from reconciler.adopt.yamledit import YamlDocument, like
+from reconciler.export.webhook import header_variables, may_hold_a_secret
+from reconciler.export.yamltext import quoted, scalar
+from reconciler.plan.changes import FieldChange, WebhookCreate, WebhookUpdate
+from reconciler.plan.model import Plan
+from reconciler.service.models import Webhook
+
+_REFERENCE = re.compile(REFERENCE)
+
+
+def adopt_webhook(proposal: Proposal, plan: Plan, documents: list[YamlDocument]) -> None:
+    change = next((c for c in plan.changes if isinstance(c, WebhookUpdate | WebhookCreate)), None)
+    if change is None:
+        return
+    if isinstance(change, WebhookCreate):
+        proposal.leave(
+            "webhook",
+            "the service has no webhook: adopt does not stop managing the file's (remove "
+            "`webhook:` by hand for that, or apply to create it)",
+        )
+        return
+    document = next(d for d in documents if YamlDocument.get(d.root, "webhook") is not None)
+    node = YamlDocument.get(document.root, "webhook")
+    assert isinstance(node, yaml.MappingNode)
+    live = change.live
+    names = {variable.header.lower(): variable.variable for variable in header_variables(live)}
+    for field_change in change.fields:
+        if field_change.name == "url":
+            _url(proposal, document, node, live)
+        elif field_change.name == "enabled":
+            detail = f"{like(None, not live.enabled)} -> {like(None, live.enabled)}"
+            proposal.take(
+                "webhook.enabled",
+                CHANGED,
+                detail,
+                lambda: document.set_key(node, "enabled", live.enabled),
+            )
+        elif field_change.name == "event_types":
+            _event_types(proposal, document, node, live)
+        else:
+            _header(proposal, document, node, live, field_change, names)
+
+
+def _url(proposal: Proposal, document: YamlDocument, node: yaml.MappingNode, live: Webhook) -> None:
+    url = YamlDocument.get(node, "url")
+    assert isinstance(url, yaml.ScalarNode)
+    written = _REFERENCE.search(url.value)
+    if written is not None:
+        holds = "the webhook URL the service has"
+        proposal.variables.append(Variable(written.group(1), holds))
+        proposal.leave("webhook.url", f"the file reads it from ${{{written.group(1)}}}: set that")
+        return
+    if may_hold_a_secret(live.url):
+        variable = "WEBHOOK_URL"
+        proposal.variables.append(Variable(variable, "the webhook URL the service has"))
+        detail = f"written as ${{{variable}}} (its path or query may be a credential)"
+        text = "${" + variable + "}"
+        proposal.take("webhook.url", CHANGED, detail, lambda: document.set_scalar(url, text))
+        return
+    text = live.url.replace("${", "$${")
+    proposal.take("webhook.url", CHANGED, scalar(text), lambda: document.set_scalar(url, text))
+
+
+def _event_types(
+    proposal: Proposal, document: YamlDocument, node: yaml.MappingNode, live: Webhook
+) -> None:
+    sequence = YamlDocument.get(node, "event_types")
+    assert isinstance(sequence, yaml.SequenceNode)
+    written = [item.value for item in sequence.value]
+    wanted = set(live.event_types)
+    added = [kind for kind in live.event_types if kind not in written]
+    gone = [index for index, kind in enumerate(written) if kind not in wanted]
+    detail = ", ".join([*(f"+{k}" for k in added), *(f"-{written[i]}" for i in gone)])
+    key = next(k for k, v in node.value if v is sequence)
+
+    def edit() -> None:
+        if sequence.flow_style or len(gone) == len(written):
+            kept = [scalar(kind) for kind in written if kind in wanted]
+            document.replace_node(sequence, "[" + ", ".join(kept + list(map(scalar, added))) + "]")
+            return
+        for index in gone:
+            proposal.remove(document, sequence, key, index)
+        for kind in added:
+            document.append_item(sequence, [scalar(kind)])
+
+    proposal.take("webhook.event_types", CHANGED, detail, edit)
+
+
+def _header(
+    proposal: Proposal,
+    document: YamlDocument,
+    node: yaml.MappingNode,
+    live: Webhook,
+    change: FieldChange,
+    names: dict[str, str],
+) -> None:
+    name = change.name[len('headers["') : -len('"]')]
+    address = f"webhook.{change.name}"
+    headers = YamlDocument.get(node, "headers")
+    written = _written_header(headers, name)
+    holds = f'the value of the webhook header "{name}" the service has'
+    if change.before is None:  # the service no longer sends it
+        if written is None or not isinstance(headers, yaml.SequenceNode):
+            return
+        index = headers.value.index(written)
+        key = next(k for k, v in node.value if v is headers)
+        proposal.take(
+            address,
+            REMOVED,
+            "no longer sent",
+            lambda: proposal.remove(document, headers, key, index),
+        )
+        return
+    variable = names.get(name.lower(), "WEBHOOK_HEADER")
+    reference = quoted("${" + variable + "}")
+    if written is None:
+        item = [f"name: {scalar(name)}", f"value: {reference}"]
+
+        def add() -> None:
+            if isinstance(headers, yaml.SequenceNode):
+                document.append_item(headers, item)
+            else:
+                document.insert_pair(node, "headers", [item])
+
+        proposal.variables.append(Variable(variable, holds))
+        proposal.take(address, ADDED, f"value read from ${{{variable}}}", add)
+        return
+    value = YamlDocument.get(written, "value")
+    assert isinstance(value, yaml.ScalarNode)
+    found = _REFERENCE.search(value.value)
+    if found is not None:  # the reference stays: the variable must hold the new value
+        proposal.variables.append(Variable(found.group(1), holds))
+        return
+    proposal.variables.append(Variable(variable, holds))
+    proposal.take(
+        address,
+        CHANGED,
+        f"value read from ${{{variable}}}",
+        lambda: document.set_scalar(value, "${" + variable + "}"),
+    )
+
+
+def _written_header(headers: yaml.Node | None, name: str) -> yaml.MappingNode | None:
+    if not isinstance(headers, yaml.SequenceNode):
+        return None
+    for item in headers.value:
+        found = YamlDocument.get(item, "name")
+        if isinstance(found, yaml.ScalarNode) and found.value.lower() == name.lower():
+            return item if isinstance(item, yaml.MappingNode) else None
+    return None

@@ -1,0 +1,143 @@
+"""`reconciler adopt`: write into the files what people changed in the service."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import click
+
+from reconciler.adopt import Adoption, adopt_path
+from reconciler.cli.accounts import (
+    AccountOptions,
+    exit_for,
+    need_path,
+    nothing_selected,
+    refuse_connection,
+    refuse_path,
+    selection_options,
+)
+from reconciler.cli.connection import ConnectionOptions, connection_options
+from reconciler.cli.plan import EXIT_CHANGES, plan_path
+from reconciler.plan import PlanOptions
+
+
+@click.command("adopt")
+@click.argument("path", type=click.Path(path_type=Path), required=False)
+@click.option(
+    "--only",
+    "only",
+    multiple=True,
+    metavar="ADDRESS",
+    help='Adopt only this address (worker["ENG-002"], worker["ENG-002"].jobTitle, webhook, '
+    "webhook.url; * and ? match any text); repeatable.",
+)
+@click.option(
+    "--into",
+    type=click.Path(path_type=Path),
+    help="The file new workers are written to (default: the file that lists the most).",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Print the diff and write nothing: exit 2 when it is not empty."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["diff", "json"]),
+    default="diff",
+    show_default=True,
+    help="diff for people; json (every file's new text) for `reconciler github adopt-pr`.",
+)
+@connection_options
+@selection_options
+def adopt(
+    path: Path | None,
+    only: tuple[str, ...],
+    into: Path | None,
+    dry_run: bool,
+    fmt: str,
+    connection: ConnectionOptions,
+    accounts: AccountOptions,
+) -> None:
+    """Write into the file(s) at PATH what people changed in the live account.
+
+    Reads the account (only reads) and, for each drift it can adopt, writes the live value into
+    the files, every other byte left as it was; prints the diff. Exit 0, or 2 with --dry-run when
+    there is something to adopt.
+    """
+    if accounts.active:
+        refuse_path(path, accounts)
+        refuse_connection(connection)
+        if into is not None:
+            raise click.UsageError("--into names one file: it is for PATH, not for accounts")
+        _adopt_accounts(accounts, only, dry_run, fmt)
+        return
+    adoption = _adopt(need_path(path), connection, only, into, dry_run)
+    _show(adoption, dry_run, fmt)
+    if dry_run and adoption.anything:
+        raise click.exceptions.Exit(EXIT_CHANGES)
+
+
+def _adopt(
+    path: Path,
+    connection: ConnectionOptions,
+    only: tuple[str, ...],
+    into: Path | None,
+    dry_run: bool,
+) -> Adoption:
+    planned = plan_path(path, PlanOptions(), connection)
+    return adopt_path(
+        path,
+        planned.plan,
+        planned.live,
+        planned.scope_prefix,
+        only=only,
+        into=into,
+        write=not dry_run,
+    )
+
+
+def _show(adoption: Adoption, dry_run: bool, fmt: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps(adoption.document(), indent=2))
+    elif fmt == "diff":
+        click.echo(adoption.diff(), nl=False)
+    report = adoption.report()
+    if dry_run and adoption.anything:
+        report = report.replace("Adopted ", "Would adopt ", 1) + "Nothing written (--dry-run).\n"
+    click.echo(report, nl=False, err=True)
+
+
+def _adopt_accounts(
+    accounts: AccountOptions, only: tuple[str, ...], dry_run: bool, fmt: str
+) -> None:
+    from reconciler.accounts.run import Job, run_accounts
+
+    loaded, chosen = accounts.load()
+    if not chosen:
+        nothing_selected(loaded, accounts)
+        return
+
+    def work(job: Job) -> Adoption:
+        connection = ConnectionOptions(environ=job.environ)
+        return _adopt(job.entry.path, connection, only, None, dry_run)
+
+    outcomes = run_accounts(
+        loaded, chosen, work, parallelism=accounts.parallelism, environ=os.environ, doing="reading"
+    )
+    if fmt == "json":  # one document: each account's adoption, or its error
+        documents = [
+            {"name": o.name, "adoption": o.value.document()}
+            if o.value is not None
+            else {"name": o.name, "error": {"message": o.error}}
+            for o in outcomes
+        ]
+        click.echo(json.dumps({"accounts": documents}, indent=2))
+    for outcome in outcomes:
+        click.echo(f"# account {outcome.name}", err=True)
+        if outcome.value is not None:
+            _show(outcome.value, dry_run, "none" if fmt == "json" else fmt)
+        else:
+            click.echo(f"Error: {outcome.error}", err=True)
+    exit_for(outcomes, dry_run and any(o.value and o.value.anything for o in outcomes))

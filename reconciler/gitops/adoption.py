@@ -1,0 +1,269 @@
+"""The adoption pull request: what the drift job proposes instead of an undo.
+
+After `reconciler drift` reports drift, `reconciler adopt --dry-run --format json` says what the
+files would say to match the account. This module keeps one pull request per account carrying
+that edit, on the branch `reconciler/adopt-<account>`: opened the first time, updated while the
+drift lasts and changes, closed (its branch deleted) once there is nothing left to adopt. The
+commit is made with GitHub's Git database API (a tree of the changed files on top of the commit
+the job checked out), so the job needs no push credentials in its checkout.
+
+The decision is a pure function (`decide_adoption_pr`), the body is made here (risk first: who
+is added or removed, then what changed live), and the GitHub calls are in `sync_adoption_pr`.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from reconciler.adopt.model import CHANGED, Adoption, FileChange
+from reconciler.errors import ReconcilerError
+from reconciler.gitops.body import fit_body
+from reconciler.gitops.drift import DRIFTED, IN_SYNC
+from reconciler.gitops.github import GitHub, GitHubError
+from reconciler.gitops.marker import Marker
+from reconciler.words import plural
+
+BRANCH_PREFIX = "reconciler/adopt-"
+CLOSING_NOTE = "Nothing is left to adopt: the account and the files agree again; closing."
+_DIFF_FENCE = "````"
+
+
+class PrAction(enum.Enum):
+    OPEN = "open"
+    UPDATE = "update"
+    CLOSE = "close"
+    NOTHING = "nothing"
+
+
+@dataclass(frozen=True, slots=True)
+class OpenPull:
+    """The open adoption pull request as GitHub shows it."""
+
+    number: int
+    body: str
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class AdoptionPrResult:
+    action: PrAction
+    number: int | None
+    url: str | None
+
+
+def decide_adoption_pr(
+    drift_exit_status: int, adoption: Adoption | None, existing: OpenPull | None, body: str
+) -> PrAction:
+    """Open, update, close or leave the adoption pull request.
+
+    In sync closes it. A failed drift check, or drift where adopt did not run or failed
+    (`adoption` None), leaves it as it is: an error is not "nothing to adopt". Something to
+    adopt opens it, or updates it when its body (which names the commit it is built on, and
+    carries the diff) changed; drift with nothing adoptable closes it."""
+    if drift_exit_status == IN_SYNC:
+        return PrAction.CLOSE if existing is not None else PrAction.NOTHING
+    if drift_exit_status != DRIFTED or adoption is None:
+        return PrAction.NOTHING
+    if adoption.anything:
+        if existing is None:
+            return PrAction.OPEN
+        return PrAction.NOTHING if existing.body == body else PrAction.UPDATE
+    return PrAction.CLOSE if existing is not None else PrAction.NOTHING
+
+
+def next_step(
+    drift_exit_status: int,
+    adoption: Adoption | None,
+    existing: OpenPull | None,
+    marker: Marker,
+    base_sha: str | None,
+) -> tuple[PrAction, str]:
+    """What to do to the pull (or merge) request, and the body it is to have."""
+    body = ""
+    if adoption is not None and adoption.anything:
+        if base_sha is None:
+            raise ReconcilerError("the adoption needs the commit it is built on: --base-sha")
+        body = adoption_body(adoption, marker, base_sha=base_sha)
+    return decide_adoption_pr(drift_exit_status, adoption, existing, body), body
+
+
+def branch_for(account: str | None) -> str:
+    return BRANCH_PREFIX + (account or "default")
+
+
+def title_for(account: str | None) -> str:
+    where = f"the account {account}" if account else "the account"
+    return f"reconciler: adopt what changed live in {where}"
+
+
+def adoption_body(adoption: Adoption, marker: Marker, *, base_sha: str) -> str:
+    """The pull request's body: risk first (who is added or removed), then every other change
+    the service made, what was not adopted and why, the variables to set, and the diff."""
+    lines = [
+        "The scheduled drift check found changes made in the service itself. Merging this "
+        "pull request **adopts** them into the files; closing it means they are to be undone "
+        "by an apply.",
+        "",
+    ]
+    added, removed = adoption.added(), adoption.removed()
+    if added or removed:
+        lines.append("### :warning: Who is added or removed")
+        lines += [f"- **added** `{item.address}`: {item.detail}" for item in added]
+        lines += [f"- **removed** `{item.address}`: {item.detail}" for item in removed]
+        lines.append("")
+    changed = [item for item in adoption.adopted if item not in added and item not in removed]
+    if changed:
+        lines.append("### What changed live")
+        lines += [
+            f"- `{item.address}`: {item.detail}"
+            + ("" if item.kind == CHANGED else f" ({item.kind})")
+            for item in changed
+        ]
+        lines.append("")
+    if adoption.variables:
+        lines.append("### Variables to set before merging")
+        lines += [f"- `{v.name}`: {v.holds} (never in a file)" for v in adoption.variables]
+        lines.append("")
+    if adoption.not_adopted:
+        lines.append(f"### Not adopted ({plural(len(adoption.not_adopted), 'item')})")
+        lines += [f"- `{item.address}`: {item.why}" for item in adoption.not_adopted]
+        lines.append("")
+    if adoption.ignored:
+        lines += [f"{plural(adoption.ignored, 'drifted field')} hidden by ignore rules.", ""]
+    lines += [
+        "<details><summary>The diff</summary>",
+        "",
+        _DIFF_FENCE + "diff",
+        adoption.diff().rstrip("\n"),
+        _DIFF_FENCE,
+        "",
+        "</details>",
+        "",
+        f"Built on {base_sha}.",
+    ]
+    return fit_body(marker.stamp("\n".join(lines) + "\n"))
+
+
+def read_adoption(text: str, account: str | None) -> Adoption | None:
+    """The adoption `reconciler adopt --format json` printed (for one account, or over
+    `--account`: that account's), or None when adopt did not run or failed for it."""
+    try:
+        document = json.loads(text)
+        if isinstance(document, dict) and "accounts" in document:
+            entry = next(e for e in document["accounts"] if e.get("name") == account)
+            document = entry.get("adoption")
+        return None if document is None else Adoption.from_document(document)
+    except (ValueError, StopIteration, AttributeError, TypeError):
+        return None
+
+
+def repository_files(adoption: Adoption, folder: Path) -> dict[str, FileChange]:
+    """Each adopted file's change by its path in the repository that holds `folder` (the
+    job's checkout); a file outside it is refused."""
+    if not adoption.files:
+        return {}
+    root = next((p for p in (folder, *folder.parents) if (p / ".git").exists()), None)
+    if root is None:
+        raise ReconcilerError(f"{folder} is not inside a git checkout: nothing to propose from")
+    files: dict[str, FileChange] = {}
+    for change in adoption.files:
+        written = Path(os.path.abspath(folder / change.name))
+        if root.resolve() not in (written.resolve().parents):
+            raise ReconcilerError(f"{change.name} is outside the repository at {root}")
+        files[written.resolve().relative_to(root.resolve()).as_posix()] = change
+    return files
+
+
+def add_link(report: Path | None, result: AdoptionPrResult, sign: str = "#") -> None:
+    """Add to the drift report (if given) the line that links the open adoption pull request
+    (`!` for a GitLab merge request), when one is open."""
+    if report is None or not report.is_file() or result.number is None:
+        return
+    if result.action is PrAction.CLOSE:
+        return
+    with report.open("a", encoding="utf-8") as stream:
+        stream.write(
+            f"\n**Proposed:** {sign}{result.number} adopts what changed live into the files "
+            "(merge it), or close it and apply to undo the changes.\n"
+        )
+
+
+def find_adoption_pr(github: GitHub, marker: Marker, branch: str) -> OpenPull | None:
+    """The open pull request from `branch` whose body starts with the marker."""
+    owner = github.repository.split("/")[0]
+    query = {"state": "open", "head": f"{owner}:{branch}"}
+    pulls = github.paginate(github.repo_path("pulls"), query)
+    for pull in pulls:
+        if pull.get("head", {}).get("ref") == branch and marker.matches(pull.get("body")):
+            return OpenPull(pull["number"], pull["body"], pull["html_url"])
+    return None
+
+
+def sync_adoption_pr(
+    github: GitHub,
+    drift_exit_status: int,
+    adoption: Adoption | None,
+    files: Mapping[str, FileChange],
+    marker: Marker,
+    *,
+    account: str | None,
+    base_sha: str | None,
+) -> AdoptionPrResult:
+    """Make the adoption pull request carry `adoption` (`files`: repository path -> new text),
+    built on the commit `base_sha` (needed only when there is something to adopt)."""
+    branch = branch_for(account)
+    existing = find_adoption_pr(github, marker, branch)
+    action, body = next_step(drift_exit_status, adoption, existing, marker, base_sha)
+    if action in (PrAction.OPEN, PrAction.UPDATE):
+        assert base_sha is not None  # the body above needed it
+        _push(github, branch, base_sha, files, title_for(account))
+    if action is PrAction.OPEN:
+        base = github.get(f"/repos/{github.repository}")["default_branch"]
+        created = github.post(
+            github.repo_path("pulls"),
+            {"title": title_for(account), "head": branch, "base": base, "body": body},
+        )
+        return AdoptionPrResult(action, created["number"], created["html_url"])
+    if existing is None:
+        return AdoptionPrResult(action, None, None)
+    if action is PrAction.UPDATE:
+        github.patch(github.repo_path(f"pulls/{existing.number}"), {"body": body})
+    elif action is PrAction.CLOSE:
+        github.post(github.repo_path(f"issues/{existing.number}/comments"), {"body": CLOSING_NOTE})
+        github.patch(github.repo_path(f"pulls/{existing.number}"), {"state": "closed"})
+        github.delete(github.repo_path(f"git/refs/heads/{branch}"))
+    return AdoptionPrResult(action, existing.number, existing.url)
+
+
+def _push(
+    github: GitHub, branch: str, base_sha: str, files: Mapping[str, FileChange], message: str
+) -> None:
+    """One commit of `files` on top of `base_sha`, and `branch` moved to it (forced: the
+    branch is the bot's own, rebuilt on every run from the default branch)."""
+    base_tree = github.get(github.repo_path(f"git/commits/{base_sha}"))["tree"]["sha"]
+    entries = [
+        {"path": path, "mode": "100644", "type": "blob", "content": change.after}
+        for path, change in sorted(files.items())
+    ]
+    tree = github.post(github.repo_path("git/trees"), {"base_tree": base_tree, "tree": entries})
+    commit = github.post(
+        github.repo_path("git/commits"),
+        {"message": message, "tree": tree["sha"], "parents": [base_sha]},
+    )
+    try:
+        github.get(github.repo_path(f"git/ref/heads/{branch}"))
+    except GitHubError as error:
+        if error.status != 404:
+            raise
+        github.post(
+            github.repo_path("git/refs"), {"ref": f"refs/heads/{branch}", "sha": commit["sha"]}
+        )
+        return
+    github.patch(
+        github.repo_path(f"git/refs/heads/{branch}"), {"sha": commit["sha"], "force": True}
+    )

@@ -1,0 +1,87 @@
+"""Ignore rules with an owner and an end: `validate`, `drift` and `adopt` against the
+quickstart's demo account, where ENG-002's job title drifted (the file says Staff Engineer)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from reconciler.sandbox import SandboxServer
+from tests.cli import reconciler as run
+from tests.plan.test_plan_cli import IN_SYNC_BUT_DRIFTED, ROOT, SCHEMA
+
+TODAY = datetime.now(UTC).date()
+
+
+@pytest.fixture(scope="module")
+def demo() -> Iterator[SandboxServer]:
+    with SandboxServer(seed=ROOT / "examples" / "sandbox-seed.yaml") as server:
+        yield server
+
+
+def with_rule(tmp_path: Path, address: str, until: str) -> Path:
+    path = tmp_path / "state.yaml"
+    path.write_text(
+        IN_SYNC_BUT_DRIFTED
+        + "ignore:\n"
+        + f"  - address: '{address}'\n"
+        + "    reason: title change waits for HR\n"
+        + "    owner: '@ana'\n"
+        + f"    until: {until}\n"
+    )
+    return path
+
+
+@pytest.mark.parametrize("address", ['worker["ENG-002"].jobTitle', 'worker["ENG-*"].job*'])
+def test_until_its_end_a_rule_shows_the_drift_as_ignored_and_drift_passes(
+    demo: SandboxServer, tmp_path: Path, address: str
+) -> None:
+    path = with_rule(tmp_path, address, (TODAY + timedelta(days=1)).isoformat())
+    result = run("drift", str(path), server=demo)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Ignored drift" in result.stdout
+    assert 'worker["ENG-002"].jobTitle: until' in result.stdout and "owner @ana" in result.stdout
+    assert "0 drifted" in result.stdout
+    markdown = run("drift", str(path), "--format", "markdown", server=demo)
+    assert "Ignored drift (1)" in markdown.stdout
+    document = json.loads(run("drift", str(path), "--format", "json", server=demo).stdout)
+    (ignored,) = document["ignored"]
+    assert ignored["address"] == 'worker["ENG-002"].jobTitle' and ignored["owner"] == "@ana"
+    assert document["resource_drift"] == []
+    Draft202012Validator(SCHEMA).validate(document)
+    adopt = run("adopt", str(path), "--dry-run", server=demo)
+    assert adopt.returncode == 0 and adopt.stdout == "", adopt.stderr
+    assert "1 drifted field kept out by ignore rules." in adopt.stderr
+
+
+def test_after_its_end_drift_and_validate_report_the_expired_rule(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    until = (TODAY - timedelta(days=1)).isoformat()
+    path = with_rule(tmp_path, 'worker["ENG-002"].jobTitle', until)
+    result = run("drift", str(path), server=demo)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert '~ jobTitle: "Engineer" -> "Staff Engineer"' in result.stdout
+    expired = f'the ignore rule for worker["ENG-002"].jobTitle (owner @ana) expired on {until}'
+    assert expired in result.stdout
+    validated = run("validate", str(path))
+    assert validated.returncode == 0
+    assert f"Warning: {expired}" in validated.stderr
+    github = run("validate", str(path), "--format", "github")
+    assert f"::warning::{expired}" in github.stdout
+
+
+def test_a_rule_must_say_who_why_and_until_a_real_day(tmp_path: Path) -> None:
+    path = with_rule(tmp_path, 'worker["ENG-002"].jobTitle', "2027-02-30")
+    result = run("validate", str(path))
+    assert result.returncode == 1
+    assert "state.yaml:22:12: until '2027-02-30' is not a day of the calendar" in result.stdout
+    path.write_text(IN_SYNC_BUT_DRIFTED + "ignore:\n  - address: 'worker[\"ENG-002\"]'\n")
+    result = run("validate", str(path))
+    assert result.returncode == 1
+    assert "reason" in result.stdout and "owner" in result.stdout and "until" in result.stdout

@@ -1,0 +1,95 @@
+"""The drift workflow proposes what changed live as a pull request, run as it is
+(examples/github/accounts/reconciler-accounts-drift.yml) against the sandbox and a fake GitHub:
+opened on `reconciler/adopt-<account>`, linked from the drift issue, updated when the account
+changes again, closed (its branch deleted) when there is nothing left to adopt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reconciler.sandbox import SandboxServer
+from tests.gitops import test_accounts_workflow_runs as github_runs
+from tests.gitops.fake_github import FakeGitHub
+from tests.gitops.test_accounts_workflow_runs import FOLDER, commit, git, state
+from tests.gitops.workflow_runner import Runner
+from tests.sandbox.support import ClientAccess, Controls, invitation, service_client
+
+DRIFT = FOLDER / "reconciler-accounts-drift.yml"
+github, clients, repo, runner = (
+    github_runs.github,
+    github_runs.clients,
+    github_runs.repo,
+    github_runs.runner,
+)
+BRANCH = "reconciler/adopt-us"
+
+
+def hire(
+    sandbox: SandboxServer, controls: Controls, client: ClientAccess, external_id: str
+) -> None:
+    """A worker invited in the service's own screens, who has answered: in no file."""
+    email = f"{external_id.lower()}@example.com"
+    with service_client(sandbox.base_url, client.token) as api:
+        item = invitation(externalId=external_id, workerEmail=email, jobTitle=None)
+        assert api.post("/contract/workers/inviteWorkersBulkLocked", json=[item]).is_success
+        listed = api.get("/contract/workers/list").json()["content"]
+    (agreement,) = [w for w in listed if w["externalId"] == external_id]
+    controls.move_agreement(
+        agreement["agreementId"], "ACTIVE", firstName="Ada", lastName="Lovelace", countryIso="GB"
+    )
+
+
+def drift_run(runner: Runner, repo: Path) -> None:
+    main = git(repo, "rev-parse", "main")
+    runs = runner.run(DRIFT, sha=main, event={}, inputs={})
+    assert [run.returncode for run in runs["drift"]] == [0, 0], [r.logs for r in runs["drift"]]
+
+
+def test_the_drift_job_opens_updates_and_closes_one_adoption_pull_request(
+    runner: Runner,
+    repo: Path,
+    sandbox: SandboxServer,
+    controls: Controls,
+    clients: dict[str, ClientAccess],
+    github: FakeGitHub,
+) -> None:
+    hire(sandbox, controls, clients["us"], "W-7")
+
+    drift_run(runner, repo)
+
+    (pull,) = github.state.pulls.values()
+    assert pull["head"]["ref"] == BRANCH and pull["base"]["ref"] == "main"
+    assert pull["body"].startswith('<!-- reconciler:adopt key="us" -->')
+    body = pull["body"]
+    assert body.index("Who is added or removed") < body.index("The diff")
+    assert '**added** `worker["W-7"]`' in body
+    files = github.branch_files(BRANCH)
+    assert list(files) == ["accounts/us/workforce.yaml"]
+    assert "  - externalId: W-7\n    typeOfWorker: Worker\n" in files["accounts/us/workforce.yaml"]
+    (issue,) = github.state.issues
+    assert f"**Proposed:** #{pull['number']}" in issue["body"] and "us" in issue["title"]
+    assert "reconciler/adopt-eu" not in github.state.refs  # eu is in sync: nothing proposed
+    first_commit = github.state.refs[BRANCH]
+
+    # Nothing changed: the next run leaves the pull request and its branch alone.
+    drift_run(runner, repo)
+    assert github.state.refs[BRANCH] == first_commit and len(github.state.pulls) == 1
+
+    hire(sandbox, controls, clients["us"], "W-8")
+    drift_run(runner, repo)
+
+    (again,) = github.state.pulls.values()
+    assert again["number"] == pull["number"] and again["state"] == "open"
+    assert '`worker["W-8"]`' in again["body"]
+    assert "W-8" in github.branch_files(BRANCH)["accounts/us/workforce.yaml"]
+    assert github.state.refs[BRANCH] != first_commit
+
+    # The pull request is merged (its files land on main): the account matches them again.
+    commit(repo, github.branch_files(BRANCH), "adopt what changed live")
+    drift_run(runner, repo)
+
+    (closed,) = github.state.pulls.values()
+    assert closed["state"] == "closed" and BRANCH not in github.state.refs
+    assert "Nothing is left to adopt" in github.state.comments[closed["number"]][-1]["body"]
+    assert issue["state"] == "closed"
+    assert state([]) in (repo / "accounts" / "eu" / "workforce.yaml").read_text()

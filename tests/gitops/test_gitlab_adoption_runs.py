@@ -1,0 +1,70 @@
+"""The GitLab recipe's drift job proposes what changed live as a merge request, run as it is
+(examples/gitlab/accounts.gitlab-ci.yml) against the sandbox and a fake GitLab: opened on
+`reconciler/adopt-<account>`, linked from the drift report, updated when the account changes
+again, closed (its branch deleted) when there is nothing left to adopt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reconciler.sandbox import SandboxServer
+from tests.gitops import test_gitlab_accounts_runs as gitlab_runs
+from tests.gitops.fake_gitlab import FakeGitLab
+from tests.gitops.gitlab_runner import GitLabRunner
+from tests.gitops.test_accounts_workflow_runs import commit, git
+from tests.gitops.test_adoption_pr_runs import hire
+from tests.sandbox.support import ClientAccess, Controls
+
+gitlab, clients, repo, runner = (
+    gitlab_runs.gitlab,
+    gitlab_runs.clients,
+    gitlab_runs.repo,
+    gitlab_runs.runner,
+)
+BRANCH = "reconciler/adopt-us"
+
+
+def drift(runner: GitLabRunner, gitlab: FakeGitLab, repo: Path, status: int) -> str:
+    """The scheduled pipeline's drift job of us at main's head; its drift report."""
+    schedule = {**gitlab_runs._common(gitlab, git(repo, "rev-parse", "main")),
+                "CI_PIPELINE_SOURCE": "schedule"}  # fmt: skip
+    job = runner.run("drift", schedule, matrix={"ACCOUNT": "us"})
+    assert job.ran and job.returncode == status, job.log
+    assert job.artifacts is not None
+    return (job.artifacts / "drift.md").read_text()
+
+
+def test_the_drift_job_opens_updates_and_closes_one_adoption_merge_request(
+    runner: GitLabRunner,
+    repo: Path,
+    sandbox: SandboxServer,
+    controls: Controls,
+    clients: dict[str, ClientAccess],
+    gitlab: FakeGitLab,
+) -> None:
+    hire(sandbox, controls, clients["us"], "W-7")
+
+    report = drift(runner, gitlab, repo, 2)
+
+    (request,) = gitlab.state.merge_requests.values()
+    assert request["source_branch"] == BRANCH and request["target_branch"] == "main"
+    assert request["description"].startswith('<!-- reconciler:adopt key="us" -->')
+    assert '**added** `worker["W-7"]`' in request["description"]
+    start, files = gitlab.state.branches[BRANCH]
+    assert start == git(repo, "rev-parse", "main")
+    assert "  - externalId: W-7\n" in files["accounts/us/workforce.yaml"]
+    assert f"**Proposed:** !{request['iid']}" in report
+
+    hire(sandbox, controls, clients["us"], "W-8")
+    drift(runner, gitlab, repo, 2)
+
+    (again,) = gitlab.state.merge_requests.values()
+    assert again["iid"] == request["iid"] and '`worker["W-8"]`' in again["description"]
+    assert "W-8" in gitlab.state.branches[BRANCH][1]["accounts/us/workforce.yaml"]
+
+    commit(repo, gitlab.state.branches[BRANCH][1], "adopt what changed live")  # merged
+    drift(runner, gitlab, repo, 0)
+
+    (closed,) = gitlab.state.merge_requests.values()
+    assert closed["state"] == "closed" and BRANCH not in gitlab.state.branches
+    assert "Nothing is left to adopt" in gitlab.state.notes[closed["iid"]][-1]["body"]

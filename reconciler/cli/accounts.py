@@ -223,13 +223,13 @@ def validate_accounts(options: AccountOptions, output_format: str, no_env: bool)
     from reconciler.accounts.environment import account_environment
     from reconciler.accounts.file import InvalidAccountsFile
     from reconciler.accounts.run import Job
-    from reconciler.cli.validate import _LISTED, _render
     from reconciler.desired import InvalidDesiredState, load_desired_state
+    from reconciler.desired.report import LISTED, render_problems
 
     try:
         accounts, chosen = options.load()
     except InvalidAccountsFile as error:  # its problems as the desired state's are shown
-        click.echo(_render(InvalidDesiredState(error.problems), output_format))
+        click.echo(render_problems(InvalidDesiredState(error.problems), output_format))
         raise click.exceptions.Exit(1) from None
 
     def check(job: Job) -> str:
@@ -251,11 +251,13 @@ def validate_accounts(options: AccountOptions, output_format: str, no_env: bool)
     if output_format == "json":
         rows = []
         for name, problem in invalid:
-            rows += [{"account": name, **row} for row in json.loads(_render(problem, "json"))]
+            rows += [
+                {"account": name, **row} for row in json.loads(render_problems(problem, "json"))
+            ]
         rows += [{"account": name, "message": message} for name, message in failed]
         click.echo(json.dumps(rows, indent=2))
     elif output_format == "github":
-        lines = [_render(problem, "github") for _, problem in invalid]
+        lines = [render_problems(problem, "github") for _, problem in invalid]
         lines += [f"::error::account {name}: {message}" for name, message in failed]
         if lines:
             click.echo("\n".join(lines))
@@ -265,7 +267,7 @@ def validate_accounts(options: AccountOptions, output_format: str, no_env: bool)
             click.echo(f"account {name}: {path}: valid {summary}")
         for name, problem in invalid:
             click.echo(f"account {name}: invalid")
-            problems = problem.problems[: _LISTED["text"]]
+            problems = problem.problems[: LISTED["text"]]
             click.echo("\n".join(f"  {problem}" for problem in problems))
         for name, message in failed:
             click.echo(f"account {name}: {message}")

@@ -32,8 +32,8 @@ from reconciler.apply.report import ledger_json, ledger_text
 from reconciler.cli.account import check_saved_account
 from reconciler.cli.accounts import AccountOptions, nothing_selected
 from reconciler.cli.connection import ConnectionOptions, open_client
-from reconciler.cli.plan import Planned, plan_path, write_planned
 from reconciler.cli.plankey import plan_key
+from reconciler.cli.planning import Planned, plan_path, write_planned
 from reconciler.cli.reading import file_and_account
 from reconciler.cli.review import review_of
 from reconciler.errors import ReconcilerError

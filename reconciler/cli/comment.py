@@ -21,16 +21,17 @@ from reconciler.cli.accounts import (
 from reconciler.cli.accounts_plan import plan_accounts
 from reconciler.cli.accounts_saved import is_plans_folder
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
-from reconciler.cli.plan import plan_path, save_plan
+from reconciler.cli.plan import save_plan
 from reconciler.cli.plankey import plan_key
+from reconciler.cli.planning import plan_path
 from reconciler.cli.review import review_options
-from reconciler.gitops.body import plan_comment
-from reconciler.gitops.marker import PLAN, InvalidMarkerKey, Marker
 from reconciler.plan import Plan, PlanOptions
 from reconciler.plan.refresh import refresh
 from reconciler.plan.resume import resume
 from reconciler.plan.saved import DEFAULT_MAX_AGE, StalePlan, is_saved_plan, load_saved_plan
+from reconciler.render.comment_body import plan_comment
 from reconciler.render.markdown import MarkdownRenderer
+from reconciler.render.marker import PLAN, InvalidMarkerKey, Marker
 
 key_option = click.option(
     "--key",

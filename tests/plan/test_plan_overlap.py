@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from reconciler.cli.plan import money_window
+from reconciler.cli.planning import money_window
 from reconciler.desired import load_desired_state
 from reconciler.plan import PlanOptions, diff
 from reconciler.plan.refresh import refresh

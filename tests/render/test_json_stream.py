@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from reconciler.cli.plan import money_window
+from reconciler.cli.planning import money_window
 from reconciler.desired import load_desired_state
 from reconciler.plan import Plan, PlanOptions, diff
 from reconciler.plan.refresh import refresh

@@ -29,13 +29,8 @@ from reconciler.accounts.run import Job, Outcome, run_accounts
 from reconciler.apply import Executor, Ledger
 from reconciler.apply.paying import pay
 from reconciler.apply.report import ledger_json, ledger_text
-from reconciler.cli.account import check_saved_account
 from reconciler.cli.accounts import AccountOptions, nothing_selected
 from reconciler.cli.connection import ConnectionOptions, open_client
-from reconciler.cli.plankey import plan_key
-from reconciler.cli.planning import Planned, plan_path, write_planned
-from reconciler.cli.reading import file_and_account
-from reconciler.cli.review import review_of
 from reconciler.errors import ReconcilerError
 from reconciler.plan import Plan, PlanOptions, WebhookCreate, WebhookUpdate, diff
 from reconciler.plan.payruns import REFUSED
@@ -44,6 +39,11 @@ from reconciler.plan.resume import resume
 from reconciler.plan.review import check_review
 from reconciler.plan.saved import SavedPlan, load_saved_plan
 from reconciler.plan.signing import UntrustedPlan
+from reconciler.session.account import check_saved_account
+from reconciler.session.plankey import plan_key
+from reconciler.session.planning import Planned, plan_path, write_planned
+from reconciler.session.reading import file_and_account
+from reconciler.session.review import review_of
 from reconciler.words import counted, plural
 
 
@@ -289,7 +289,7 @@ def apply_accounts(
     if not chosen:
         nothing_selected(accounts, options)
         return
-    from reconciler.cli.running import graceful_interrupt
+    from reconciler.apply.running import graceful_interrupt
 
     try:
         with graceful_interrupt(carry.stop):

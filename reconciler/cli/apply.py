@@ -23,14 +23,11 @@ import click
 from reconciler import logs
 from reconciler.apply import DEFAULT_PARALLELISM, Ledger
 from reconciler.apply.paying import pay, progress_steps
-from reconciler.cli.account import check_saved_account
+from reconciler.apply.running import execute, print_ledger
 from reconciler.cli.accounts import AccountOptions, need_path, refuse_connection, selection_options
 from reconciler.cli.accounts_saved import is_plans_folder
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
-from reconciler.cli.plankey import plan_key
-from reconciler.cli.reading import file_and_account, refresh_progress
-from reconciler.cli.review import check_expected, expect_options
-from reconciler.cli.running import execute, print_ledger
+from reconciler.cli.review import expect_options
 from reconciler.cli.terminal import text_look
 from reconciler.desired import DesiredState
 from reconciler.errors import ReconcilerError
@@ -43,6 +40,10 @@ from reconciler.plan.saved import DEFAULT_MAX_AGE, SavedPlan, is_saved_plan, loa
 from reconciler.render import renderer_for
 from reconciler.render.text import payrun_lines
 from reconciler.service.client import ServiceClient
+from reconciler.session.account import check_saved_account
+from reconciler.session.plankey import plan_key
+from reconciler.session.reading import file_and_account, refresh_progress
+from reconciler.session.review import check_expected
 
 _log = logs.get_logger("reconciler.apply")
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import click
 
-from reconciler.cli.account import check_saved_account
 from reconciler.cli.accounts import (
     AccountOptions,
     need_path,
@@ -22,8 +21,6 @@ from reconciler.cli.accounts_plan import plan_accounts
 from reconciler.cli.accounts_saved import is_plans_folder
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.plan import save_plan
-from reconciler.cli.plankey import plan_key
-from reconciler.cli.planning import plan_path
 from reconciler.cli.review import review_options
 from reconciler.plan import Plan, PlanOptions
 from reconciler.plan.refresh import refresh
@@ -32,6 +29,9 @@ from reconciler.plan.saved import DEFAULT_MAX_AGE, StalePlan, is_saved_plan, loa
 from reconciler.render.comment_body import plan_comment
 from reconciler.render.markdown import MarkdownRenderer
 from reconciler.render.marker import PLAN, InvalidMarkerKey, Marker
+from reconciler.session.account import check_saved_account
+from reconciler.session.plankey import plan_key
+from reconciler.session.planning import plan_path
 
 key_option = click.option(
     "--key",

@@ -14,7 +14,6 @@ import click
 
 from reconciler.accounts.owner import plan_owner
 from reconciler.cli.comment import key_option, marker_for
-from reconciler.cli.plankey import offline_plan_key
 from reconciler.cli.review import COMMIT_SHA
 from reconciler.errors import ReconcilerError
 from reconciler.gitops.comments import ACTIONS_BOT, upsert_comment
@@ -27,6 +26,7 @@ from reconciler.plan.saved import SavedPlan, load_saved_plan
 from reconciler.plan.signing import PlanKey, UntrustedPlan
 from reconciler.render.comment_body import JOB_SUMMARY_LIMIT, fit_body, utf8_bytes
 from reconciler.render.marker import APPLY, DRIFT, PLAN
+from reconciler.session.plankey import offline_plan_key
 
 #: `plan-compare`: the new plan asks for something the review did not see.
 EXIT_DIFFERENT = 2

@@ -21,12 +21,12 @@ from reconciler.cli.accounts import (
 from reconciler.cli.accounts_plan import look_for, plan_accounts, print_plans
 from reconciler.cli.connection import ConnectionOptions, connection_options
 from reconciler.cli.moment import Moment
-from reconciler.cli.planning import Planned, plan_path, write_planned
 from reconciler.cli.review import review_options
 from reconciler.cli.terminal import text_look
 from reconciler.plan import Plan, PlanOptions
 from reconciler.render import FORMATS, renderer_for
 from reconciler.render.json import plan_json, write_plan_json
+from reconciler.session.planning import Planned, plan_path, write_planned
 
 #: `--detailed-exitcode` and `drift`: something to change (or drift, for `drift`).
 EXIT_CHANGES = 2

@@ -15,12 +15,7 @@ from pathlib import Path
 
 import click
 
-from reconciler import __version__, logs
-from reconciler.cli import ending
-from reconciler.cli.account import saved_plan_account
-from reconciler.cli.connection import ConnectionOptions
-from reconciler.cli.reading import collector_paused, file_and_account
-from reconciler.cli.review import review_planned
+from reconciler import __version__, ending, logs
 from reconciler.desired.model import DesiredState
 from reconciler.plan import Plan, PlanOptions, diff
 from reconciler.plan.account import Account
@@ -28,6 +23,10 @@ from reconciler.plan.model import LiveState
 from reconciler.plan.money import DEFAULT_STUCK_AFTER, DEFAULT_WINDOW, MoneyWindow
 from reconciler.plan.saved import saved_plan_document, write_saved_plan
 from reconciler.plan.signing import PlanKey
+from reconciler.session.account import saved_plan_account
+from reconciler.session.connection import Connection
+from reconciler.session.reading import collector_paused, file_and_account
+from reconciler.session.review import review_planned
 from reconciler.words import plural
 
 _log = logs.get_logger("reconciler.plan")
@@ -70,7 +69,7 @@ def write_planned(
 def plan_path(
     path: Path,
     options: PlanOptions,
-    connection: ConnectionOptions,
+    connection: Connection,
     *,
     keyed: bool = False,
     money_since: datetime | None = None,

@@ -11,14 +11,10 @@ from pathlib import Path
 
 import click
 
-from reconciler.cli.accounts import (
-    AccountOptions,
-    need_path,
-    refuse_connection,
-    selection_options,
-)
-from reconciler.cli.accounts_plan import plan_accounts
-from reconciler.cli.accounts_saved import is_plans_folder
+from reconciler.accounts.options import AccountOptions
+from reconciler.accounts.plans import plan_accounts
+from reconciler.accounts.saved import is_plans_folder
+from reconciler.cli.accounts import need_path, refuse_connection, selection_options
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
 from reconciler.cli.plan import save_plan
 from reconciler.cli.review import review_options
@@ -146,7 +142,7 @@ def _comment_accounts(
 ) -> None:
     """The combined comment of the selected accounts, or of the saved plans in a folder."""
     from reconciler.accounts.combined import Look, parts_comment, parts_markdown, shown_parts
-    from reconciler.cli.accounts_saved import saved_parts
+    from reconciler.accounts.saved import saved_parts
 
     refuse_connection(connection)
     if source is not None:
@@ -160,6 +156,7 @@ def _comment_accounts(
             plan_options=PlanOptions(),
             out=out,
             money_since=None,
+            connect=ConnectionOptions,
         )
         parts = None if done is None else shown_parts(done)
     if parts is None:

@@ -10,22 +10,16 @@ from pathlib import Path
 import click
 
 from reconciler import logs, redaction
-from reconciler.cli.accounts import (
-    AccountOptions,
-    exit_for,
-    need_path,
-    refuse_connection,
-    refuse_path,
-    selection_options,
-)
-from reconciler.cli.accounts_plan import look_for, plan_accounts, print_plans
+from reconciler.accounts.options import AccountOptions, exit_for
+from reconciler.accounts.plans import look_for, plan_accounts, print_plans
+from reconciler.cli.accounts import need_path, refuse_connection, refuse_path, selection_options
 from reconciler.cli.connection import ConnectionOptions, connection_options
 from reconciler.cli.moment import Moment
 from reconciler.cli.review import review_options
-from reconciler.cli.terminal import text_look
 from reconciler.plan import Plan, PlanOptions
 from reconciler.render import FORMATS, renderer_for
 from reconciler.render.json import plan_json, write_plan_json
+from reconciler.render.terminal import text_look
 from reconciler.session.planning import Planned, plan_path, write_planned
 
 #: `--detailed-exitcode` and `drift`: something to change (or drift, for `drift`).
@@ -124,6 +118,7 @@ def plan(
             plan_options=options,
             out=out,
             money_since=money_since,
+            connect=ConnectionOptions,
             pull_request=pull_request,
         )
         if done is not None:
@@ -177,6 +172,7 @@ def drift(
             plan_options=PlanOptions(),
             out=None,
             money_since=money_since,
+            connect=ConnectionOptions,
             top_ups=True,
             doing="reading",
         )

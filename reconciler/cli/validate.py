@@ -7,12 +7,9 @@ from pathlib import Path
 
 import click
 
-from reconciler.cli.accounts import (
-    AccountOptions,
-    refuse_path,
-    selection_options,
-    validate_accounts,
-)
+from reconciler.accounts.options import AccountOptions
+from reconciler.accounts.validate import validate_accounts
+from reconciler.cli.accounts import refuse_path, selection_options
 from reconciler.desired import InvalidDesiredState, load_desired_state
 from reconciler.desired.report import LISTED, render_problems
 from reconciler.errors import ReconcilerError

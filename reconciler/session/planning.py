@@ -1,7 +1,7 @@
 """One account planned: its file and its live state read at once, diffed, and the plan signed
 and written when it is to be saved.
 
-`plan`, `drift`, `comment` and each account of several (`reconciler.cli.accounts_saved`) plan
+`plan`, `drift`, `comment` and each account of several (`reconciler.accounts.saved`) plan
 this way; the commands only print what it made.
 """
 

@@ -12,7 +12,7 @@ import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -24,9 +24,6 @@ from reconciler.accounts.selection import (
     Selection,
     matrix,
 )
-
-if TYPE_CHECKING:  # the runner (and the service's modules) only when accounts run
-    pass
 
 F = TypeVar("F", bound=Callable[..., Any])
 

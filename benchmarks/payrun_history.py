@@ -32,12 +32,10 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
-import json
 import math
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -51,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from apply_support import cli_env, timed_run  # noqa: E402
+from server_alone import requests_alone  # noqa: E402
 
 from reconciler.sandbox import SandboxServer  # noqa: E402
 from reconciler.service.config import MAX_PAGE_SIZE, ClientConfig  # noqa: E402
@@ -139,44 +138,6 @@ def one_run(
     return float(seconds), [(r["method"], r["path"], r["query"]) for r in made], timeline
 
 
-def requests_alone(base_url: str, token: str, requests: list[tuple[str, str, str]]) -> float:
-    """Seconds the server takes to answer `requests` (GETs) with nothing else to do: as many
-    plain threads as the client has connections, each sending the next request not sent yet,
-    the bodies read, none decoded, and none waiting for another (a client must read a listing
-    before the pages or ids it names). The server's own floor: it answers one request at a
-    time, so its time per request adds to the latency of every round. The threads run in a
-    process of their own, as the plan does, not beside the sandbox in this one."""
-    payload = json.dumps({"base_url": base_url, "token": token, "requests": requests})
-    result = subprocess.run(
-        [sys.executable, "-c", _ALONE, str(CONNECTIONS)],
-        input=payload,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return float(result.stdout)
-
-
-_ALONE = """
-import json, sys, time
-from concurrent.futures import ThreadPoolExecutor
-import httpx
-job = json.load(sys.stdin)
-connections = int(sys.argv[1])
-headers = {"Authorization": "Bearer " + job["token"]}
-pending = iter(job["requests"])  # shared: whichever thread is free sends the next one
-clients = [httpx.Client(base_url=job["base_url"], headers=headers, timeout=60)
-           for _ in range(connections)]
-def read(client):
-    for method, path, query in pending:
-        client.request(method, path + ("?" + query if query else "")).raise_for_status()
-started = time.perf_counter()
-with ThreadPoolExecutor(connections) as pool:
-    list(pool.map(read, clients))
-print(time.perf_counter() - started)
-"""
-
-
 def minimum(past: int, payments: int) -> int:
     """The fewest requests pricing can make: the paylists listing's pages, one key by id per
     paylist (the listing has none), the payments listing's pages, the wallet."""
@@ -219,7 +180,14 @@ def main() -> int:
                 extra = collections.Counter(requests["with"]) - collections.Counter(
                     requests["without"]
                 )
-                alone.append(requests_alone(server.base_url, server.token, list(extra.elements())))
+                alone.append(
+                    requests_alone(
+                        server.base_url,
+                        server.token,
+                        list(extra.elements()),
+                        connections=CONNECTIONS,
+                    ).seconds
+                )
     without = statistics.median(times["without"])
     with_ = statistics.median(times["with"])
     for name, runs in times.items():

@@ -56,7 +56,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -64,6 +63,7 @@ from typing import Any
 
 import httpx
 from plan_baseline import breakdown, straightforward_apart
+from server_alone import requests_alone
 
 ROOT = Path(__file__).resolve().parents[1]
 COUNTRIES = ["GB", "US", "FR", "DE", "NL"]
@@ -429,32 +429,21 @@ PAGE_SIZE = 200
 
 
 def pages_alone(base_url: str, token: str, workers: int, log: RequestLog | None = None) -> Run:
-    """Seconds the server takes to answer the refresh's pages with nothing else to do: one
-    thread per connection, each asking the next page not asked yet, the bodies read, none
-    decoded.
-    The server's own floor: it answers one request at a time, so its time per page adds to the
-    latency of every round."""
+    """The server alone (benchmarks/server_alone.py) answering the refresh's pages: one thread
+    per connection, each asking the next page not asked yet, the bodies read, none decoded."""
     pages = math.ceil(workers / PAGE_SIZE)
-    headers = {"Authorization": f"Bearer {token}"}
-
-    numbers = iter(range(1, pages + 1))  # one-indexed, as the client asks; shared
-
-    def read(_: int) -> None:
-        with httpx.Client(base_url=base_url, headers=headers, timeout=60) as client:
-            for page in numbers:  # the next page not asked yet, whichever thread is free
-                params = {"page": page, "size": PAGE_SIZE}
-                client.get("/contract/workers/list", params=params).raise_for_status()
-
+    requests = [
+        ("GET", "/contract/workers/list", f"page={page}&size={PAGE_SIZE}")
+        for page in range(1, pages + 1)  # one-indexed, as the client asks
+    ]
     if log is not None:
         log.skip()
-    started_at, started = time.time(), time.perf_counter()
-    with ThreadPoolExecutor(CONNECTIONS) as pool:
-        list(pool.map(read, range(CONNECTIONS)))
-    elapsed = time.perf_counter() - started
+    alone = requests_alone(base_url, token, requests, connections=CONNECTIONS)
     arrivals = log.arrivals() if log is not None else []
     if not arrivals:
-        return Run(elapsed, 0)
-    return Run(elapsed, 0, 0.0, arrivals[0] - started_at, arrivals[-1] - started_at)
+        return Run(alone.seconds, 0)
+    first, last = arrivals[0] - alone.started_at, arrivals[-1] - alone.started_at
+    return Run(alone.seconds, 0, 0.0, first, last)
 
 
 if __name__ == "__main__":

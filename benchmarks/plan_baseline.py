@@ -47,7 +47,7 @@ step = time.perf_counter()
 from pathlib import Path
 from reconciler.cli.connection import ConnectionOptions
 try:
-    from reconciler.cli.reading import file_and_account
+    from reconciler.session.reading import file_and_account
 except ImportError:  # a commit before the file and the account were read together
     file_and_account = None
 if file_and_account is not None:

@@ -17,14 +17,13 @@ from decimal import Decimal
 from typing import Any
 
 from reconciler.accounts.run import Outcome
-from reconciler.gitops.body import fit_body
-from reconciler.gitops.marker import Marker
 from reconciler.money import grouped
 from reconciler.plan.changes import Inactivate, Replace
 from reconciler.plan.model import Plan
 from reconciler.plan.payruns import REFUSED
 from reconciler.render import renderer_for
 from reconciler.render.base import clean
+from reconciler.render.comment_body import fit_body
 from reconciler.render.markdown import (
     LEGEND,
     MAX_CHARACTERS,
@@ -34,6 +33,7 @@ from reconciler.render.markdown import (
     escape,
     fit,
 )
+from reconciler.render.marker import Marker
 from reconciler.render.sections import Section, View, sections
 from reconciler.render.text import Line
 from reconciler.words import counted, plural

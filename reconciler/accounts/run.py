@@ -13,12 +13,13 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 from reconciler import logs, redaction, threads
 from reconciler.accounts.environment import account_environment
 from reconciler.accounts.file import AccountEntry, AccountsFile
 from reconciler.accounts.naming import account_names
+from reconciler.accounts.progress import Progress
 from reconciler.errors import ReconcilerError, Refused
 from reconciler.service.config import SettingNames
 from reconciler.words import plural
@@ -126,14 +127,6 @@ def run_accounts(
             raise
         pool.shutdown()
         return outcomes
-
-
-class Progress(Protocol):
-    """What an account's work tells of its progress: agreements read, and its state."""
-
-    def count(self, read: int) -> None: ...
-
-    def say(self, state: str) -> None: ...
 
 
 class _Line:

@@ -25,14 +25,12 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from reconciler import redaction
 from reconciler.accounts.file import AccountEntry
+from reconciler.accounts.progress import Progress
 from reconciler.threads import start
-
-if TYPE_CHECKING:  # the runner imports this module when it spreads: no import runs both ways
-    from reconciler.accounts.run import Progress
 
 
 class _Lines(Protocol):

@@ -13,8 +13,7 @@ from typing import NoReturn
 
 import click
 
-from reconciler import logconfig, redaction
-from reconciler.cli import ending
+from reconciler import ending, logconfig, redaction
 from reconciler.cli.logging_options import LOG_FORMATS, LOG_LEVELS, add_logging_options
 from reconciler.errors import ReconcilerError
 

@@ -1,64 +1,32 @@
-"""Several accounts from one repository: the selection options, `reconciler accounts`, and
-`validate` over the selected accounts.
+"""Several accounts from one repository: the selection options and `reconciler accounts`.
 
-Each account runs the single-account code with its own environment
-(`reconciler.accounts.environment`); the outputs are joined in the accounts file's order
-(`reconciler.accounts.combined`). `plan`, `drift` and `comment` over them are in
-`accounts_plan`; `apply` and saved plans per account in `accounts_saved`.
+What the options chose (`reconciler.accounts.options`) is run by `reconciler.accounts`: each
+account runs the single-account session with its own environment; `validate`, `plan`, `drift`
+and `comment` over them are in `accounts.validate` and `accounts.plans`, `apply` and saved plans
+per account in `accounts.saved`.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 
-from reconciler.accounts.file import AccountEntry, AccountsFile, find_accounts_file
-from reconciler.accounts.file import load_accounts_file as _load_file
+from reconciler.accounts.file import AccountEntry
+from reconciler.accounts.options import AccountOptions
 from reconciler.accounts.selection import (
     DEFAULT_ACCOUNTS_PARALLELISM,
     MAX_CHUNK,
     Selection,
     matrix,
-    select,
     selection_of,
 )
-from reconciler.errors import ReconcilerError
-from reconciler.words import plural
-
-if TYPE_CHECKING:  # the runner (and the service's modules) only when accounts run
-    from reconciler.accounts.run import Job, Outcome
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-@dataclass(frozen=True, slots=True)
-class AccountOptions:
-    """The selection options of a command; `active` when one of them was given."""
-
-    selection: Selection
-    accounts_file: Path | None
-    parallelism: int
-
-    @property
-    def active(self) -> bool:
-        return self.selection.active
-
-    @classmethod
-    def none(cls) -> AccountOptions:
-        """No selection (every account), from the default accounts file."""
-        return cls(Selection(), None, DEFAULT_ACCOUNTS_PARALLELISM)
-
-    def load(self) -> tuple[AccountsFile, list[AccountEntry]]:
-        """The accounts file, and the accounts selected from it (none when nothing changed)."""
-        accounts = _load_file(find_accounts_file(self.accounts_file))
-        return accounts, select(accounts, self.selection)
 
 
 _NAMES = ("all_accounts", "account_names", "changed_since", "accounts_file", "accounts_parallelism")
@@ -142,20 +110,6 @@ def need_path(path: Path | None) -> Path:
     return path
 
 
-def nothing_selected(accounts: AccountsFile, options: AccountOptions) -> None:
-    ref = options.selection.changed_since
-    reason = f"changed since {ref}" if ref is not None else "selected"
-    click.echo(f"No account of {accounts.path} {reason}: nothing to do.", err=True)
-
-
-def exit_for(outcomes: list[Outcome[Any]], changes: bool) -> None:
-    """1 when any account failed (after every one ran), else 2 when `changes`, else 0."""
-    if any(outcome.error is not None for outcome in outcomes):
-        raise click.exceptions.Exit(1)
-    if changes:
-        raise click.exceptions.Exit(2)
-
-
 # --- reconciler accounts ----------------------------------------------------------------------
 
 
@@ -213,65 +167,3 @@ def _row(entry: AccountEntry) -> dict[str, Any]:
         "env": list(entry.env),
         "clientId": entry.client_id,
     }
-
-
-# --- validate ---------------------------------------------------------------------------------
-
-
-def validate_accounts(options: AccountOptions, output_format: str, no_env: bool) -> None:
-    """Check the accounts file, then each selected account's files (no network)."""
-    from reconciler.accounts.environment import account_environment
-    from reconciler.accounts.file import InvalidAccountsFile
-    from reconciler.accounts.run import Job
-    from reconciler.cli.validate import _LISTED, _render
-    from reconciler.desired import InvalidDesiredState, load_desired_state
-
-    try:
-        accounts, chosen = options.load()
-    except InvalidAccountsFile as error:  # its problems as the desired state's are shown
-        click.echo(_render(InvalidDesiredState(error.problems), output_format))
-        raise click.exceptions.Exit(1) from None
-
-    def check(job: Job) -> str:
-        state = load_desired_state(job.entry.path, job.environ, read_variables=not no_env)
-        webhook = "a webhook" if state.webhook is not None else "no webhook"
-        return f"({plural(len(state.workers), 'worker')}, {webhook})"
-
-    invalid: list[tuple[str, InvalidDesiredState]] = []
-    failed: list[tuple[str, str]] = []
-    valid: list[tuple[str, str]] = []
-    for entry in chosen:  # reading files is CPU: one after the other
-        environ = account_environment(entry, accounts, os.environ, connect=False)
-        try:
-            valid.append((entry.name, check(Job(entry, environ, _ignore, _ignore))))
-        except InvalidDesiredState as error:
-            invalid.append((entry.name, error))
-        except ReconcilerError as error:
-            failed.append((entry.name, str(error)))
-    if output_format == "json":
-        rows = []
-        for name, problem in invalid:
-            rows += [{"account": name, **row} for row in json.loads(_render(problem, "json"))]
-        rows += [{"account": name, "message": message} for name, message in failed]
-        click.echo(json.dumps(rows, indent=2))
-    elif output_format == "github":
-        lines = [_render(problem, "github") for _, problem in invalid]
-        lines += [f"::error::account {name}: {message}" for name, message in failed]
-        if lines:
-            click.echo("\n".join(lines))
-    else:
-        for name, summary in valid:
-            path = accounts.named(name).written_path  # type: ignore[union-attr]
-            click.echo(f"account {name}: {path}: valid {summary}")
-        for name, problem in invalid:
-            click.echo(f"account {name}: invalid")
-            problems = problem.problems[: _LISTED["text"]]
-            click.echo("\n".join(f"  {problem}" for problem in problems))
-        for name, message in failed:
-            click.echo(f"account {name}: {message}")
-    if invalid or failed:
-        raise click.exceptions.Exit(1)
-
-
-def _ignore(*_: object) -> None:
-    return None

@@ -8,19 +8,13 @@ from pathlib import Path
 
 import click
 
+from reconciler.accounts.options import AccountOptions, exit_for, nothing_selected
 from reconciler.adopt import Adoption, adopt_path
-from reconciler.cli.accounts import (
-    AccountOptions,
-    exit_for,
-    need_path,
-    nothing_selected,
-    refuse_connection,
-    refuse_path,
-    selection_options,
-)
+from reconciler.cli.accounts import need_path, refuse_connection, refuse_path, selection_options
 from reconciler.cli.connection import ConnectionOptions, connection_options
-from reconciler.cli.plan import EXIT_CHANGES, plan_path
+from reconciler.cli.plan import EXIT_CHANGES
 from reconciler.plan import PlanOptions
+from reconciler.session.planning import plan_path
 
 
 @click.command("adopt")
@@ -120,7 +114,7 @@ def _adopt_accounts(
         return
 
     def work(job: Job) -> Adoption:
-        connection = ConnectionOptions(environ=job.environ)
+        connection = ConnectionOptions(environ=job.environ, names=job.names)
         return _adopt(job.entry.path, connection, only, None, dry_run)
 
     outcomes = run_accounts(

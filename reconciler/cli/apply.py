@@ -21,17 +21,14 @@ from typing import Any, ClassVar
 import click
 
 from reconciler import logs
+from reconciler.accounts.options import AccountOptions
+from reconciler.accounts.saved import is_plans_folder
 from reconciler.apply import DEFAULT_PARALLELISM, Ledger
 from reconciler.apply.paying import pay, progress_steps
-from reconciler.cli.account import check_saved_account
-from reconciler.cli.accounts import AccountOptions, need_path, refuse_connection, selection_options
-from reconciler.cli.accounts_saved import is_plans_folder
+from reconciler.apply.running import execute, print_ledger
+from reconciler.cli.accounts import need_path, refuse_connection, refuse_path, selection_options
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
-from reconciler.cli.plankey import plan_key
-from reconciler.cli.reading import file_and_account, refresh_progress
-from reconciler.cli.review import check_expected, expect_options
-from reconciler.cli.running import execute, print_ledger
-from reconciler.cli.terminal import text_look
+from reconciler.cli.review import expect_options
 from reconciler.desired import DesiredState
 from reconciler.errors import ReconcilerError
 from reconciler.plan import Plan, PlanOptions, WebhookCreate, WebhookUpdate, diff
@@ -41,8 +38,13 @@ from reconciler.plan.refresh import refresh
 from reconciler.plan.resume import resume
 from reconciler.plan.saved import DEFAULT_MAX_AGE, SavedPlan, is_saved_plan, load_saved_plan
 from reconciler.render import renderer_for
+from reconciler.render.terminal import text_look
 from reconciler.render.text import payrun_lines
 from reconciler.service.client import ServiceClient
+from reconciler.session.account import check_saved_account
+from reconciler.session.plankey import plan_key
+from reconciler.session.reading import file_and_account, refresh_progress
+from reconciler.session.review import check_expected
 
 _log = logs.get_logger("reconciler.apply")
 
@@ -165,14 +167,18 @@ def apply(
     Several accounts: a folder DIR of saved plans (`plan --all --out DIR`), or --all.
     """
     if accounts.active or (source is not None and is_plans_folder(source)):
-        from reconciler.cli.accounts_saved import Carry, apply_accounts
+        from reconciler.accounts.saved import Carry, apply_accounts
 
         refuse_connection(connection)
+        if source is not None and not is_plans_folder(source):
+            refuse_path(source, accounts)
         shape = PlanOptions(frozenset(targets), frozenset(excludes), frozenset(replaces))
         carry = Carry(force, parallelism, not no_wait, settle_timeout.total_seconds())
         max_age = plan_ttl or DEFAULT_MAX_AGE
         expected = (expect_pull_request, expect_head_sha, expect_files)
-        apply_accounts(accounts, source, shape, carry, max_age, auto_approve, fmt, expected)
+        apply_accounts(
+            accounts, source, shape, carry, max_age, auto_approve, fmt, expected, ConnectionOptions
+        )
         return
     source = need_path(source)
     saved = load_saved_plan(source) if is_saved_plan(source) else None

@@ -11,26 +11,23 @@ from pathlib import Path
 
 import click
 
-from reconciler.cli.account import check_saved_account
-from reconciler.cli.accounts import (
-    AccountOptions,
-    need_path,
-    refuse_connection,
-    selection_options,
-)
-from reconciler.cli.accounts_plan import plan_accounts
-from reconciler.cli.accounts_saved import is_plans_folder
+from reconciler.accounts.options import AccountOptions
+from reconciler.accounts.plans import plan_accounts
+from reconciler.accounts.saved import is_plans_folder
+from reconciler.cli.accounts import need_path, refuse_connection, selection_options
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
-from reconciler.cli.plan import plan_path, save_plan
-from reconciler.cli.plankey import plan_key
+from reconciler.cli.plan import save_plan
 from reconciler.cli.review import review_options
-from reconciler.gitops.body import plan_comment
-from reconciler.gitops.marker import PLAN, InvalidMarkerKey, Marker
 from reconciler.plan import Plan, PlanOptions
 from reconciler.plan.refresh import refresh
 from reconciler.plan.resume import resume
 from reconciler.plan.saved import DEFAULT_MAX_AGE, StalePlan, is_saved_plan, load_saved_plan
+from reconciler.render.comment_body import plan_comment
 from reconciler.render.markdown import MarkdownRenderer
+from reconciler.render.marker import PLAN, InvalidMarkerKey, Marker
+from reconciler.session.account import check_saved_account
+from reconciler.session.plankey import plan_key
+from reconciler.session.planning import plan_path
 
 key_option = click.option(
     "--key",
@@ -148,7 +145,7 @@ def _comment_accounts(
     """The combined comment of the selected accounts, or of the saved plans in a folder;
     `saving`: `--out DIR` and the pull request its plans are bound to, as `plan --out`."""
     from reconciler.accounts.combined import Look, parts_comment, parts_markdown, shown_parts
-    from reconciler.cli.accounts_saved import saved_parts
+    from reconciler.accounts.saved import saved_parts
 
     refuse_connection(connection)
     out, pull_request = saving
@@ -172,6 +169,7 @@ def _comment_accounts(
             out=out,
             money_since=None,
             pull_request=pull_request,
+            connect=ConnectionOptions,
         )
         parts = None if done is None else shown_parts(done)
     if parts is None:

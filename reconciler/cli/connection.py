@@ -11,7 +11,7 @@ import functools
 import os
 import shlex
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -75,6 +75,12 @@ class ConnectionOptions:
             except (OSError, UnicodeDecodeError):
                 continue
         return found
+
+    def open(
+        self, *, read_only: bool, parallelism: int | None = None
+    ) -> AbstractContextManager[ServiceClient]:
+        """`open_client` for these options (`reconciler.session.connection.Connection`)."""
+        return open_client(self, read_only=read_only, parallelism=parallelism)
 
     def repeated(self) -> str:
         """The options to give again in a command printed as a hint (` --sandbox`, or ``).

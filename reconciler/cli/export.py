@@ -10,12 +10,12 @@ import click
 
 from reconciler import logs
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
-from reconciler.cli.reading import refresh_progress
 from reconciler.errors import ReconcilerError
 from reconciler.export import PLACEHOLDER, Export, ExportOptions, SplitBy, render_export
 from reconciler.export.files import check_target, schema_target, write_directory, write_file
 from reconciler.export.yamltext import quoted, scalar
 from reconciler.plan.refresh import refresh
+from reconciler.session.reading import refresh_progress
 from reconciler.words import plural as _count
 
 #: The file still holds `TODO(export)` placeholders that a person must fill in.

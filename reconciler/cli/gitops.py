@@ -17,7 +17,6 @@ from reconciler.accounts.owner import plan_owner
 from reconciler.adopt.model import Adoption
 from reconciler.cli import github_runs
 from reconciler.cli.comment import key_option, marker_for
-from reconciler.cli.plankey import offline_plan_key
 from reconciler.cli.review import COMMIT_SHA
 from reconciler.errors import ReconcilerError
 from reconciler.gitops.adoption import (
@@ -26,16 +25,17 @@ from reconciler.gitops.adoption import (
     repository_files,
     sync_adoption_pr,
 )
-from reconciler.gitops.body import JOB_SUMMARY_LIMIT, fit_body, utf8_bytes
 from reconciler.gitops.comments import ACTIONS_BOT, upsert_comment
 from reconciler.gitops.compare import compare_plans
 from reconciler.gitops.github import GitHub
 from reconciler.gitops.issues import DEFAULT_LABEL, DEFAULT_TITLE, sync_drift_issue
-from reconciler.gitops.marker import ADOPT, APPLY, DRIFT, PLAN
 from reconciler.gitops.runs import DEFAULT_WORKFLOW, check_pull_head, find_reviewed_plan
 from reconciler.plan.account import check_account
 from reconciler.plan.saved import SavedPlan, load_saved_plan
 from reconciler.plan.signing import PlanKey, UntrustedPlan
+from reconciler.render.comment_body import JOB_SUMMARY_LIMIT, fit_body, utf8_bytes
+from reconciler.render.marker import ADOPT, APPLY, DRIFT, PLAN
+from reconciler.session.plankey import offline_plan_key
 
 #: `plan-compare`: the new plan asks for something the review did not see.
 EXIT_DIFFERENT = 2

@@ -1,7 +1,7 @@
 """Commands for people who look rather than change: workers, wallet, journal, payments, webhook.
 
 Each reads through a read-only client and prints a table (on a terminal), JSON or CSV
-(`reconciler.cli.rows`); a list is printed while its pages are read (`print_list`).
+(`reconciler.render.rows`); a list is printed while its pages are read (`print_list`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from typing import Any, TypeVar
 import click
 
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
+from reconciler.cli.formats import format_option
 from reconciler.cli.moment import Moment
-from reconciler.cli.rows import chosen_format, format_option, print_record, print_rows, write_csv
+from reconciler.render.rows import chosen_format, print_record, print_rows, write_csv
 from reconciler.secrets import live_webhook_url
 from reconciler.service.client import ServiceClient
 from reconciler.service.models import WorkerStatus

@@ -16,6 +16,7 @@ from datetime import datetime
 import click
 
 from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
+from reconciler.cli.formats import format_option
 from reconciler.cli.look import (
     PAYMENT_COLUMNS,
     WORKER_COLUMNS,
@@ -25,9 +26,10 @@ from reconciler.cli.look import (
     read_with,
     webhook,
 )
-from reconciler.cli.rows import (
+from reconciler.desired.rules import email_problem
+from reconciler.redaction import shown
+from reconciler.render.rows import (
     chosen_format,
-    format_option,
     print_record,
     print_rows,
     record,
@@ -35,8 +37,6 @@ from reconciler.cli.rows import (
     stdout_blocks,
     write_json_list,
 )
-from reconciler.desired.rules import email_problem
-from reconciler.redaction import shown
 from reconciler.service.models import EVENT_TYPES
 
 PAYLIST_COLUMNS = ("id", "description", "idempotence_key", "client_id", "created_at")

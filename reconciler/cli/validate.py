@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import click
 
-from reconciler.cli.accounts import (
-    AccountOptions,
-    refuse_path,
-    selection_options,
-    validate_accounts,
-)
-from reconciler.desired import InvalidDesiredState, Problem, load_desired_state
+from reconciler.accounts.options import AccountOptions
+from reconciler.accounts.validate import validate_accounts
+from reconciler.cli.accounts import refuse_path, selection_options
+from reconciler.desired import InvalidDesiredState, load_desired_state
 from reconciler.desired.ignore import IgnoreRules
-from reconciler.desired.problems import KEPT, SHOWN
+from reconciler.desired.report import LISTED, render_problems
 from reconciler.errors import ReconcilerError
 from reconciler.words import plural
 
@@ -53,9 +49,9 @@ def validate(path: Path | None, output_format: str, no_env: bool, accounts: Acco
     try:
         state = load_desired_state(path, read_variables=not no_env)
     except InvalidDesiredState as error:
-        click.echo(_render(error, output_format))
-        if output_format != "text" and error.total > len(error.problems[: _LISTED[output_format]]):
-            click.echo(error.count_line(_LISTED[output_format]), err=True)
+        click.echo(render_problems(error, output_format))
+        if output_format != "text" and error.total > len(error.problems[: LISTED[output_format]]):
+            click.echo(error.count_line(LISTED[output_format]), err=True)
         raise click.exceptions.Exit(1) from None
     for rule in IgnoreRules(state.ignore).expired():  # reported, not failing: a plan still runs
         prefix = "::warning::" if output_format == "github" else "Warning: "
@@ -82,43 +78,3 @@ def _missing_path() -> tuple[str, str]:
         "no PATH given: name the desired-state file or directory to check",
         "reconciler validate workforce.yaml   (or a directory of *.yaml files)",
     )
-
-
-#: How many problems each format lists (the rest are counted): a person reads the first few,
-#: a program gets more, and GitHub shows only a handful of annotations per step anyway.
-_LISTED = {"text": SHOWN, "json": KEPT, "github": 50}
-
-
-def _render(error: InvalidDesiredState, output_format: str) -> str:
-    problems = error.problems[: _LISTED[output_format]]
-    if output_format == "json":
-        rows = [
-            {
-                "file": problem.location.file,
-                "line": problem.location.line,
-                "column": problem.location.column,
-                "message": problem.message,
-            }
-            for problem in problems
-        ]
-        return json.dumps(rows, indent=2)
-    if output_format == "github":
-        return "\n".join(_annotation(problem) for problem in problems)
-    lines = [str(problem) for problem in problems]
-    lines.append(error.count_line(_LISTED["text"]))
-    return "\n".join(lines)
-
-
-def _annotation(problem: Problem) -> str:
-    """A GitHub workflow command; its data escapes %, CR and LF, its properties also : and ,."""
-    location = problem.location
-    file = _escape(location.file, properties=True)
-    message = _escape(problem.message, properties=False)
-    return f"::error file={file},line={location.line},col={location.column}::{message}"
-
-
-def _escape(text: str, *, properties: bool) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    if properties:
-        text = text.replace(":", "%3A").replace(",", "%2C")
-    return text

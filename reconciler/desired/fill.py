@@ -30,7 +30,8 @@ from reconciler import redaction
 from reconciler.desired.interpolate import Confined, InterpolationError, interpolate, references
 from reconciler.desired.model import WebhookHeader
 from reconciler.desired.problems import PathProblem, YamlPath
-from reconciler.desired.rules import FileValues, webhook_url_problem
+from reconciler.desired.rules import webhook_url_problem
+from reconciler.desired.values import FileValues
 from reconciler.redaction import encodings
 from reconciler.secrets import Secret, webhook_url
 from reconciler.words import counted

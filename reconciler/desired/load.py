@@ -48,15 +48,11 @@ from reconciler.desired.problems import (
     Problem,
     YamlPath,
 )
-from reconciler.desired.rules import (
-    PLACEHOLDER,
-    FileValues,
-    file_problems,
-    merge_problems,
-)
+from reconciler.desired.rules import PLACEHOLDER, file_problems, merge_problems
 from reconciler.desired.schema import schema_problems
 from reconciler.desired.seeds import seed_problem
 from reconciler.desired.source import SourceText, read_sources
+from reconciler.desired.values import FileValues
 
 
 def load_desired_state(

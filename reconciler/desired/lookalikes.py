@@ -10,13 +10,9 @@ kinds of look-alikes meet, which every font tells apart and the ids of a fleet u
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from reconciler.desired.problems import PathProblem, YamlPath
+from reconciler.desired.values import FileValues
 from reconciler.identity import look_alike_key, text_key
-
-if TYPE_CHECKING:  # the rules' module calls this one
-    from reconciler.desired.rules import FileValues
 
 #: One externalId of the files: the file's name, the worker's index, the id as written.
 _Id = tuple[str, int, str]

@@ -20,7 +20,8 @@ from typing import Any
 
 from reconciler.desired.model import Payrun, PayrunPayment
 from reconciler.desired.problems import PathProblem, YamlPath
-from reconciler.desired.rules import FileValues, email_problem
+from reconciler.desired.rules import email_problem
+from reconciler.desired.values import FileValues
 from reconciler.identity import (
     hidden_text_problem,
     payment_key,

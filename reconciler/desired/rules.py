@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
@@ -16,6 +15,7 @@ from urllib.parse import urlsplit
 from reconciler.desired.ignore import parse_day
 from reconciler.desired.lookalikes import look_alike_problems
 from reconciler.desired.problems import PathProblem, YamlPath
+from reconciler.desired.values import FileValues
 from reconciler.hosts import is_loopback
 from reconciler.identity import control_problem, email_key, external_id_problem, text_key
 
@@ -43,19 +43,6 @@ _PLAIN_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _PLAIN_DOMAIN = re.compile(rf"(?:{_PLAIN_LABEL}\.)+[A-Za-z]{{2,63}}")
 _MAX_PLAIN_DOMAIN = _MAX_ADDRESS - len("a@")
 SPECIAL_USE_DOMAINS = frozenset({"arpa", "invalid", "local", "localhost", "onion", "test"})
-
-
-@dataclass(frozen=True, slots=True)
-class FileValues:
-    """One file's parsed values (a mapping), under the name its problems are reported with.
-
-    `ascii_text`: every text in it is ASCII, as in a file of ASCII without a backslash (only an
-    escape such as `\\u00e9` could make anything else of it).
-    """
-
-    name: str
-    data: dict[Any, Any]
-    ascii_text: bool = False
 
 
 def file_problems(values: FileValues, has_placeholder: bool) -> list[PathProblem]:

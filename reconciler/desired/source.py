@@ -125,7 +125,7 @@ _PAYRUNS = re.compile(rb"payruns:[ \t]*(?:#[^\n]*)?(?:\r?\n[ \t]*-[ \t\r\n]|\[[ 
 def payruns_written(path: str | Path) -> bool:
     """Whether the file at `path`, or a `*.yaml` file of the directory, writes payruns: a guess
     from its bytes, before anything is parsed, so that a plan starts reading the money payruns
-    need with the workers (`cli.reading`). A file that writes them as most do (a top-level
+    need with the workers (`session.reading`). A file that writes them as most do (a top-level
     `payruns:` key, its first item on the next line or in flow style) is found; one that does
     not is read as before, once loaded. Only the files the load would read are opened (the
     same listing and rules: no link out of the repository or the folder, nothing past the

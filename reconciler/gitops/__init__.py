@@ -1,15 +1,16 @@
 """The reconciler in CI: pull-request comments, the drift issue, and reviewed-plan checks.
 
-Pure: `marker` (the hidden first line that finds a body again), `body` (the plan comment),
-`drift` (open/update/close decisions) and `compare` (is a new plan the reviewed one?).
+Pure: `drift` (open/update/close decisions) and `compare` (is a new plan the reviewed one?);
+the bodies they post (the hidden marker, the plan comment, GitHub's limits) are rendering, in
+`reconciler.render.marker` and `reconciler.render.comment_body`.
 `github` is the only module that speaks HTTP (GitHub's REST API); `comments`, `issues` and
 `runs` join the two.
 """
 
-from reconciler.gitops.body import plan_comment
 from reconciler.gitops.compare import PlanComparison, compare_plans
 from reconciler.gitops.drift import DriftAction, DriftIssue, decide_drift_issue
-from reconciler.gitops.marker import Marker
+from reconciler.render.comment_body import plan_comment
+from reconciler.render.marker import Marker
 
 __all__ = [
     "DriftAction",

@@ -22,10 +22,10 @@ from pathlib import Path
 
 from reconciler.adopt.model import CHANGED, Adoption, FileChange
 from reconciler.errors import ReconcilerError
-from reconciler.gitops.body import fit_body
 from reconciler.gitops.drift import DRIFTED, IN_SYNC
 from reconciler.gitops.github import GitHub, GitHubError
-from reconciler.gitops.marker import Marker
+from reconciler.render.comment_body import fit_body
+from reconciler.render.marker import Marker
 from reconciler.words import plural
 
 BRANCH_PREFIX = "reconciler/adopt-"

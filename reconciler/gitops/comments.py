@@ -6,9 +6,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler.gitops.body import fit_body
 from reconciler.gitops.github import GitHub
-from reconciler.gitops.marker import Marker
+from reconciler.render.comment_body import fit_body
+from reconciler.render.marker import Marker
 
 #: The login GitHub shows for comments made with a workflow's GITHUB_TOKEN.
 ACTIONS_BOT = "github-actions[bot]"

@@ -23,7 +23,7 @@ from reconciler.gitops.adoption import (
     title_for,
 )
 from reconciler.gitops.gitlab import GitLab
-from reconciler.gitops.marker import Marker
+from reconciler.render.marker import Marker
 
 
 def find_adoption_mr(gitlab: GitLab, marker: Marker, branch: str) -> OpenPull | None:

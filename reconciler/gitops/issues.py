@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reconciler.gitops.body import fit_body
 from reconciler.gitops.drift import DriftAction, DriftIssue, decide_drift_issue
 from reconciler.gitops.github import GitHub
-from reconciler.gitops.marker import Marker
+from reconciler.render.comment_body import fit_body
+from reconciler.render.marker import Marker
 
 DEFAULT_LABEL = "reconciler-drift"
 DEFAULT_TITLE = "reconciler: the account has drifted from the desired state"

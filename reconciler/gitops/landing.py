@@ -34,10 +34,10 @@ from reconciler.gitops import deployments
 from reconciler.gitops.comments import upsert_comment
 from reconciler.gitops.github import GitHub
 from reconciler.gitops.history import changed_between, head_of, merges_between
-from reconciler.gitops.marker import APPLY, Marker
 from reconciler.gitops.outcome import APPLIED, FAILED, NOTHING, REFUSED, SUPERSEDED, Landing
 from reconciler.gitops.pending import pulls_of
 from reconciler.gitops.statuses import counts
+from reconciler.render.marker import APPLY, Marker
 
 #: Runs `reconciler ARGS` (stdout to the file, if given); its exit status.
 Run = Callable[[list[str], Path | None], int]

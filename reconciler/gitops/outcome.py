@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from reconciler.gitops import deployments
 from reconciler.gitops.comments import ACTIONS_BOT, CommentResult, find_marked, upsert_comment
 from reconciler.gitops.github import GitHub
-from reconciler.gitops.marker import Marker
+from reconciler.render.marker import Marker
 
 APPLIED, NOTHING, SUPERSEDED, REFUSED, FAILED = (
     "applied",

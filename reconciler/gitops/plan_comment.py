@@ -17,7 +17,7 @@ from reconciler.errors import ReconcilerError
 from reconciler.gitops.comments import CommentResult, upsert_comment
 from reconciler.gitops.github import GitHub
 from reconciler.gitops.landing import Run, run_reconciler
-from reconciler.gitops.marker import PLAN, Marker
+from reconciler.render.marker import PLAN, Marker
 
 #: The accounts plan comment's marker key.
 KEY = "accounts"

@@ -1,6 +1,6 @@
 """The plan key and what it signs: every keyed hash of a saved plan, and the plan as a whole.
 
-The key comes from one setting, chosen once at the edge (`reconciler.cli.plankey`):
+The key comes from one setting, chosen once at the edge (`reconciler.session.plankey`):
 `RECONCILER_PLAN_KEY` when set, else the static token (never a password). Each use
 gets its own key derived from it (HMAC of a label), so a value hashed for one purpose says
 nothing about another. A saved plan records which setting keyed it (its name, never a value)

@@ -13,6 +13,7 @@ from reconciler import __version__, logs
 from reconciler.errors import ReconcilerError
 from reconciler.hosts import is_loopback
 from reconciler.secrets import Secret
+from reconciler.service.policy import RetryPolicy
 from reconciler.service.session import RENEW_HINT, Credentials
 
 ENV_BASE_URL = "RECONCILER_BASE_URL"
@@ -60,22 +61,6 @@ class SettingNames:
         if self.base_url.startswith("the "):
             hint = f"is the service running at that address, and is {self.base_url} right?"
         return hint + (" (or try the embedded sandbox: --sandbox)" if self.sandbox else "")
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """How hard to try again after a transient failure (429, 5xx, connection trouble).
-
-    Backoff is exponential from `wait_initial` up to `wait_max`, plus up to `wait_jitter` of
-    random jitter; a Retry-After from the service replaces the computed wait. A request gives up
-    after `attempts` tries or once `total_seconds` have passed, whichever comes first.
-    """
-
-    attempts: int = 6
-    total_seconds: float = 60.0
-    wait_initial: float = 0.25
-    wait_max: float = 10.0
-    wait_jitter: float = 0.5
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,8 +21,8 @@ import stamina
 
 from reconciler import logs
 
-if TYPE_CHECKING:  # the policy's module imports this one (its connection hint)
-    from reconciler.service.config import RetryPolicy
+if TYPE_CHECKING:
+    from reconciler.service.policy import RetryPolicy
 
 _log = logs.get_logger("reconciler.service")
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from reconciler.cli import ending, main
+from reconciler import ending
+from reconciler.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 

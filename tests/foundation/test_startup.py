@@ -130,9 +130,9 @@ def test_a_command_that_reads_the_account_leaves_out_trio(sandbox) -> None:
 def test_help_lists_every_command_without_loading_any() -> None:
     imported = _imported("--help")
     assert sorted(name for name in imported if name.startswith("reconciler.cli.")) == [
-        "reconciler.cli.ending",  # how the process ends: the standard library only
         "reconciler.cli.logging_options",
     ]
+    assert "reconciler.ending" in imported  # how the process ends: the standard library only
 
 
 @pytest.mark.parametrize("name", sorted(_COMMANDS))

@@ -15,11 +15,12 @@ import copy
 import hashlib
 import json
 import re
-import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import urlencode
+
+from tests.gitops.fake_server import FakeServer
 
 OWNER_REPO = "octo-org/workforce"
 REPOSITORY_ID = 1296269
@@ -62,36 +63,51 @@ class State:
     trees: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
-class FakeGitHub:
+class FakeGitHub(FakeServer):
     """Start with `with FakeGitHub(token, page_size=2) as github:`; `.api_url` for the client."""
 
+    json_type = "application/json; charset=utf-8"
+
     def __init__(self, token: str, *, page_size: int = 30, max_page_size: int = 100) -> None:
-        self.token = token
+        super().__init__(token)
         self.page_size = page_size  # GitHub's default per_page is 30
         self.max_page_size = max_page_size  # and it honours per_page up to 100
         self.state = State()
         #: Statuses to answer the next requests of a method with (5xx faults), e.g. {"GET": [502]}.
         self.failures: dict[str, list[int]] = {}
         self.requests: list[Recorded] = []
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def api_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> FakeGitHub:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
 
     def writes(self) -> list[Recorded]:
         return [request for request in self.requests if request.method != "GET"]
+
+    def recorded(
+        self, method: str, path: str, query: dict[str, str], body: Any, headers: Mapping[str, str]
+    ) -> Recorded:
+        return Recorded(method, path, query, body, headers.get("Authorization"))
+
+    def answer(
+        self, method: str, path: str, query: dict[str, str], body: Any, headers: Mapping[str, str]
+    ) -> tuple[int, Any]:
+        """A fault asked for, else GitHub's 401 and 422, else the route's answer."""
+        if self.failures.get(method):
+            return self.failures[method].pop(0), {"message": "Server Error"}
+        if headers.get("Authorization") != f"Bearer {self.token}":
+            return 401, {
+                "message": "Bad credentials",
+                "documentation_url": "https://docs.github.com/rest",
+                "status": "401",
+            }
+        if (too_long := _too_long(body)) is not None:
+            return 422, too_long
+        status, answer = self.handle(method, path, query, body)
+        return status, copy.deepcopy(answer)
+
+    def finish(
+        self, method: str, path: str, query: dict[str, str], status: int, answer: Any
+    ) -> tuple[Any, dict[str, str]]:
+        if method == "GET" and status == 200:
+            return _page(self, path, query, answer)
+        return answer, {}
 
     # --- routes ---------------------------------------------------------------------------
 
@@ -426,63 +442,6 @@ def _not_found() -> dict[str, str]:
         "documentation_url": "https://docs.github.com/rest",
         "status": "404",
     }
-
-
-def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _serve(self, method: str) -> None:
-            parts = urlsplit(self.path)
-            query = {key: values[-1] for key, values in parse_qs(parts.query).items()}
-            length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length)) if length else None
-            authorization = self.headers.get("Authorization")
-            with fake._lock:
-                fake.requests.append(Recorded(method, parts.path, query, body, authorization))
-                if fake.failures.get(method):
-                    status = fake.failures[method].pop(0)
-                    answer = {"message": "Server Error"}
-                elif authorization != f"Bearer {fake.token}":
-                    status, answer = (
-                        401,
-                        {
-                            "message": "Bad credentials",
-                            "documentation_url": "https://docs.github.com/rest",
-                            "status": "401",
-                        },
-                    )
-                elif (too_long := _too_long(body)) is not None:
-                    status, answer = 422, too_long
-                else:
-                    status, answer = fake.handle(method, parts.path, query, body)
-                    answer = copy.deepcopy(answer)
-            headers: dict[str, str] = {}
-            if method == "GET" and status == 200:
-                answer, headers = _page(fake, parts.path, query, answer)
-            data = json.dumps(answer).encode() if status != 204 else b""
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json; charset=utf-8")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self) -> None:
-            self._serve("GET")
-
-        def do_POST(self) -> None:
-            self._serve("POST")
-
-        def do_PATCH(self) -> None:
-            self._serve("PATCH")
-
-        def do_DELETE(self) -> None:
-            self._serve("DELETE")
-
-    return Handler
 
 
 def _page(

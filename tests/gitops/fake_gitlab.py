@@ -9,15 +9,15 @@ without the expected `PRIVATE-TOKEN` as GitLab does (401), and records every req
 from __future__ import annotations
 
 import io
-import json
 import re
-import threading
 import zipfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import unquote
+
+from tests.gitops.fake_server import FakeServer
 
 PROJECT_ID = 4242
 
@@ -45,29 +45,28 @@ class State:
     branches: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
 
 
-class FakeGitLab:
+class FakeGitLab(FakeServer):
     """Start with `with FakeGitLab(token) as gitlab:`; `.api_url` is CI_API_V4_URL."""
 
+    api_path = "/api/v4"
+
     def __init__(self, token: str) -> None:
-        self.token = token
+        super().__init__(token)
         self.state = State()
         self.requests: list[Recorded] = []
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
-    @property
-    def api_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/api/v4"
+    def recorded(
+        self, method: str, path: str, query: dict[str, str], body: Any, headers: Mapping[str, str]
+    ) -> Recorded:
+        return Recorded(method, path, body, headers.get("PRIVATE-TOKEN"))
 
-    def __enter__(self) -> FakeGitLab:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+    def answer(
+        self, method: str, path: str, query: dict[str, str], body: Any, headers: Mapping[str, str]
+    ) -> tuple[int, Any]:
+        """GitLab's 401 without the token, else the route's answer."""
+        if headers.get("PRIVATE-TOKEN") != self.token:
+            return 401, {"message": "401 Unauthorized"}
+        return self.handle(method, path, query, body)
 
     def handle(self, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, Any]:
         project = f"/api/v4/projects/{PROJECT_ID}"
@@ -169,44 +168,3 @@ def _zipped(folder: Path) -> bytes:
             if file.is_file():
                 archive.write(file, file.relative_to(folder).as_posix())
     return data.getvalue()
-
-
-def _handler(fake: FakeGitLab) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _serve(self, method: str) -> None:
-            parts = urlsplit(self.path)
-            query = {key: values[-1] for key, values in parse_qs(parts.query).items()}
-            length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length)) if length else None
-            token = self.headers.get("PRIVATE-TOKEN")
-            with fake._lock:
-                fake.requests.append(Recorded(method, parts.path, body, token))
-                if token != fake.token:
-                    status, answer = 401, {"message": "401 Unauthorized"}
-                else:
-                    status, answer = fake.handle(method, parts.path, query, body)
-            data = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
-            data = b"" if status == 204 else data
-            self.send_response(status)
-            kind = "application/zip" if isinstance(answer, bytes) else "application/json"
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self) -> None:
-            self._serve("GET")
-
-        def do_POST(self) -> None:
-            self._serve("POST")
-
-        def do_PUT(self) -> None:
-            self._serve("PUT")
-
-        def do_DELETE(self) -> None:
-            self._serve("DELETE")
-
-    return Handler

@@ -15,7 +15,7 @@ from reconciler.gitops.adoption import (
     decide_adoption_pr,
     read_adoption,
 )
-from reconciler.gitops.marker import ADOPT, Marker
+from reconciler.render.marker import ADOPT, Marker
 
 SOME = Adoption(
     files=(FileChange("w.yaml", "a\n", "b\n"),),

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from reconciler.gitops.body import GITHUB_BODY_LIMIT, plan_comment
-from reconciler.gitops.marker import PLAN, Marker
 from reconciler.plan import PlanOptions, diff
+from reconciler.render.comment_body import GITHUB_BODY_LIMIT, plan_comment
+from reconciler.render.marker import PLAN, Marker
 from tests.plan.factories import desired_state, live_state, quickstart, want
 
 

@@ -12,7 +12,7 @@ import pytest
 from reconciler.gitops.drift import DriftAction, DriftIssue, decide_drift_issue
 from reconciler.gitops.github import GitHub
 from reconciler.gitops.issues import sync_drift_issue
-from reconciler.gitops.marker import DRIFT, Marker
+from reconciler.render.marker import DRIFT, Marker
 from reconciler.secrets import Secret
 from tests.gitops.fake_github import OWNER_REPO, FakeGitHub
 from tests.gitops.support import reconciler

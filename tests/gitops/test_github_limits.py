@@ -15,8 +15,13 @@ from typing import Any
 
 import pytest
 
-from reconciler.gitops.body import GITHUB_BODY_LIMIT, JOB_SUMMARY_LIMIT, fit_body, utf8_bytes
 from reconciler.gitops.github import GitHub, GitHubError
+from reconciler.render.comment_body import (
+    GITHUB_BODY_LIMIT,
+    JOB_SUMMARY_LIMIT,
+    fit_body,
+    utf8_bytes,
+)
 from reconciler.secrets import Secret
 from tests.gitops.fake_github import OWNER_REPO, FakeGitHub
 from tests.gitops.support import reconciler

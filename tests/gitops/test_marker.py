@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reconciler.gitops.marker import DRIFT, PLAN, InvalidMarkerKey, Marker
+from reconciler.render.marker import DRIFT, PLAN, InvalidMarkerKey, Marker
 
 PLAIN = Marker(PLAN)
 KEYED = Marker(PLAN, "prod")

@@ -17,7 +17,7 @@ import httpx
 import pytest
 import yaml
 
-from reconciler.gitops.body import GITHUB_BODY_LIMIT
+from reconciler.render.comment_body import GITHUB_BODY_LIMIT
 from reconciler.sandbox import SandboxServer
 from tests.gitops.action_runner import Job, run_action
 from tests.gitops.fake_github import FakeGitHub, pull_request

@@ -21,7 +21,7 @@ import pytest
 
 from reconciler.gitops.comments import find_marked, upsert_comment
 from reconciler.gitops.github import GitHub, GitHubConfigError, GitHubError
-from reconciler.gitops.marker import PLAN, Marker
+from reconciler.render.marker import PLAN, Marker
 from reconciler.secrets import Secret
 from tests.gitops.fake_github import OWNER_REPO, FakeGitHub
 from tests.gitops.support import FIXTURES, reconciler

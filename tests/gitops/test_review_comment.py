@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.gitops.body import GITHUB_BODY_LIMIT
+from reconciler.render.comment_body import GITHUB_BODY_LIMIT
 from reconciler.sandbox import SandboxServer
 from tests.gitops.support import reconciler
 

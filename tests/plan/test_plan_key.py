@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.cli.plankey import offline_plan_key
 from reconciler.sandbox import SandboxServer
 from reconciler.service.config import ConfigError
+from reconciler.session.plankey import offline_plan_key
 from tests.apply.support import QUICKSTART, SEED
 from tests.cli import reconciler
 

@@ -15,7 +15,6 @@ from typing import Any
 import httpx
 import pytest
 
-from reconciler.cli.plan import money_window
 from reconciler.desired import load_desired_state
 from reconciler.plan import PlanOptions, diff
 from reconciler.plan.refresh import refresh
@@ -23,6 +22,7 @@ from reconciler.render import renderer_for
 from reconciler.sandbox import SandboxServer
 from reconciler.service.client import ServiceClient
 from reconciler.service.config import resolve_config
+from reconciler.session.planning import money_window
 from tests.cli import reconciler as run
 from tests.plan.test_plan_cli import QUICKSTART, ROOT, requests_since
 
@@ -249,8 +249,8 @@ def test_the_interpreter_turns_come_back_as_they_were(
     (`reading.prompt_turns`); afterwards, and after a refused file, the interval is Python's
     again."""
     from reconciler.cli.connection import ConnectionOptions
-    from reconciler.cli.reading import file_and_account
     from reconciler.desired import InvalidDesiredState
+    from reconciler.session.reading import file_and_account
 
     path = tmp_path / "desired.yaml"
     path.write_text(desired_text(range(3, 50)) if good else INVALID)

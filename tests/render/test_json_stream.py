@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from reconciler.cli.plan import money_window
 from reconciler.desired import load_desired_state
 from reconciler.plan import Plan, PlanOptions, diff
 from reconciler.plan.refresh import refresh
@@ -25,6 +24,7 @@ from reconciler.sandbox import SandboxServer
 from reconciler.secrets import Secret
 from reconciler.service.client import ServiceClient
 from reconciler.service.config import resolve_config
+from reconciler.session.planning import money_window
 from tests.cli import reconciler as run
 from tests.plan.factories import (
     agreement,

@@ -25,7 +25,7 @@ from click.testing import CliRunner
 from reconciler.cli import main
 from reconciler.cli.look import JOURNAL_COLUMNS, PAYMENT_COLUMNS, WORKER_COLUMNS
 from reconciler.cli.look_more import PAYLIST_COLUMNS, PAYLISTS_COLUMNS
-from reconciler.cli.rows import record, row_json, write_json_list
+from reconciler.render.rows import record, row_json, write_json_list
 from reconciler.secrets import Secret
 from reconciler.service.models import PaymentItem, WebhookHeader
 from tests.cli import user_environment

@@ -25,18 +25,12 @@ from reconciler.accounts.applied_report import Applied, applied_json, applied_te
 from reconciler.accounts.combined import Part
 from reconciler.accounts.environment import ENV_PLAN_KEY
 from reconciler.accounts.file import AccountEntry, AccountsFile
+from reconciler.accounts.options import AccountOptions, nothing_selected
 from reconciler.accounts.owner import SOURCE_PREFIX, plan_owner
 from reconciler.accounts.run import Job, run_accounts
 from reconciler.accounts.staging import staged_plan
 from reconciler.apply import Executor, Ledger
 from reconciler.apply.paying import pay
-from reconciler.cli.account import check_saved_account
-from reconciler.cli.accounts import AccountOptions, nothing_selected
-from reconciler.cli.connection import ConnectionOptions, open_client
-from reconciler.cli.plan import Planned, plan_path, write_planned
-from reconciler.cli.plankey import offline_plan_key, plan_key
-from reconciler.cli.reading import file_and_account
-from reconciler.cli.review import review_of
 from reconciler.errors import ReconcilerError
 from reconciler.plan import Plan, PlanOptions, WebhookCreate, WebhookUpdate, diff
 from reconciler.plan.payruns import REFUSED
@@ -45,6 +39,12 @@ from reconciler.plan.resume import resume
 from reconciler.plan.review import check_review
 from reconciler.plan.saved import SavedPlan, load_saved_plan
 from reconciler.plan.signing import UntrustedPlan
+from reconciler.session.account import check_saved_account
+from reconciler.session.connection import Connect
+from reconciler.session.plankey import offline_plan_key, plan_key
+from reconciler.session.planning import Planned, plan_path, write_planned
+from reconciler.session.reading import file_and_account
+from reconciler.session.review import review_of
 
 
 class OtherAccountsPlan(UntrustedPlan):
@@ -57,13 +57,14 @@ def plan_and_save(
     plan_options: PlanOptions,
     out: Path | None,
     money_since: datetime | None,
+    connect: Connect,
     top_ups: bool,
     pull_request: tuple[int, str] | None = None,
 ) -> Planned:
     """Plan one account; with `out`, write its signed plan aside, for `out/<name>.json` once
     it is reported planned (`reconciler.accounts.staging`; for `pull_request`, (number, head
     commit), when it is reviewed on one)."""
-    connection = ConnectionOptions(environ=job.environ, names=job.names)
+    connection = connect(environ=job.environ, names=job.names)
     planned = plan_path(
         job.entry.path,
         plan_options,
@@ -199,6 +200,7 @@ def apply_saved(
     folder: Path,
     carry: Carry,
     max_age: timedelta,
+    connect: Connect,
     expect: tuple[int, str] | None = None,
 ) -> Applied:
     """Apply `folder/<name>.json` to its account, as `apply PLAN` applies one; with `expect`
@@ -216,8 +218,8 @@ def apply_saved(
     record = applied_record(folder, saved, key)
     if record is not None:
         return Applied(None, Ledger(()), already=record)
-    connection = ConnectionOptions(environ=job.environ, names=job.names)
-    with open_client(connection, read_only=False, parallelism=carry.parallelism) as client:
+    connection = connect(environ=job.environ, names=job.names)
+    with connection.open(read_only=False, parallelism=carry.parallelism) as client:
         check_saved_account(saved, client, connection, doing="talks to")
         live = refresh(
             client, job.progress, payruns=bool(saved.payruns), parallelism=client.config.parallelism
@@ -234,9 +236,9 @@ def apply_saved(
     return Applied(plan, ledger)
 
 
-def apply_files(job: Job, options: PlanOptions, carry: Carry) -> Applied:
+def apply_files(job: Job, options: PlanOptions, carry: Carry, connect: Connect) -> Applied:
     """Plan the account's files and apply the plan (`apply --all --auto-approve`)."""
-    connection = ConnectionOptions(environ=job.environ, names=job.names)
+    connection = connect(environ=job.environ, names=job.names)
     with file_and_account(
         job.entry.path,
         connection,
@@ -257,15 +259,15 @@ def apply_accounts(
     max_age: timedelta,
     auto_approve: bool,
     fmt: str,
-    expect: tuple[int | None, str | None, Path | None] = (None, None, None),
+    expect: tuple[int | None, str | None, Path | None],
+    connect: Connect,
 ) -> None:
     """`apply DIR` (each account's saved plan) or `apply --all --auto-approve` (from files);
-    `expect`: `--expect-pull-request`, `--expect-head-sha`, `--expect-files` (DIR only)."""
+    `expect`: `--expect-pull-request`, `--expect-head-sha`, `--expect-files` (DIR only);
+    `connect` makes each account's connection from its environment. A PATH that is no folder
+    of plans is refused by the command before."""
     from reconciler.accounts.file import find_accounts_file, load_accounts_file
-    from reconciler.cli.accounts import refuse_path
 
-    if source is not None and not is_plans_folder(source):
-        refuse_path(source, options)
     if source is not None:
         if plan_options != PlanOptions():
             raise ReconcilerError(
@@ -276,7 +278,12 @@ def apply_accounts(
         reviewed = expected_review(*expect)
         chosen = plans_in(source, accounts, options)
         work: Any = functools.partial(
-            apply_saved, folder=source, carry=carry, max_age=max_age, expect=reviewed
+            apply_saved,
+            folder=source,
+            carry=carry,
+            max_age=max_age,
+            connect=connect,
+            expect=reviewed,
         )
     else:
         if expect != (None, None, None):
@@ -293,11 +300,11 @@ def apply_accounts(
                 hint="nothing was changed",
             )
         accounts, chosen = options.load()
-        work = functools.partial(apply_files, options=plan_options, carry=carry)
+        work = functools.partial(apply_files, options=plan_options, carry=carry, connect=connect)
     if not chosen:
         nothing_selected(accounts, options)
         return
-    from reconciler.cli.running import graceful_interrupt
+    from reconciler.apply.running import graceful_interrupt
 
     try:
         with graceful_interrupt(carry.stop):

@@ -15,17 +15,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from reconciler.cli.connection import ConnectionOptions
 from reconciler.plan.account import Account, OtherAccount, check_account
 from reconciler.plan.saved import SavedPlan
 from reconciler.service.client import ServiceClient
 from reconciler.service.config import ConfigError
 from reconciler.service.errors import NotFound
 from reconciler.service.models import Wallet
+from reconciler.session.connection import Connection
 
 
 def current_account(
-    client: ServiceClient, connection: ConnectionOptions, *, wallet: Wallet | None = None
+    client: ServiceClient, connection: Connection, *, wallet: Wallet | None = None
 ) -> Account:
     """The base URL, client id and login email of this run (reads only; a login at most).
 
@@ -55,7 +55,7 @@ class UnknownClient(ConfigError):
 
 
 def saved_plan_account(
-    client: ServiceClient, connection: ConnectionOptions, *, wallet: Wallet | None = None
+    client: ServiceClient, connection: Connection, *, wallet: Wallet | None = None
 ) -> Account:
     """`current_account` for a plan to be saved, which must name its client."""
     account = current_account(client, connection, wallet=wallet)
@@ -73,7 +73,7 @@ def saved_plan_account(
 
 
 def check_saved_account(
-    saved: SavedPlan, client: ServiceClient, connection: ConnectionOptions, doing: str
+    saved: SavedPlan, client: ServiceClient, connection: Connection, doing: str
 ) -> None:
     """Refuse a saved plan made for another account than the one `client` talks to.
 

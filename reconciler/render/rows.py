@@ -1,4 +1,5 @@
-"""How the look commands print what they read: JSON, CSV or a table, chosen by `--format`.
+"""How the look commands print what they read: JSON, CSV or a table, chosen by `--format`
+(the option itself is the command line's: `reconciler.cli.formats`).
 
 A list is written while it is read: each JSON record and CSV row as soon as its page has come,
 so formatting works while later pages are awaited. A table is the exception: its column widths
@@ -38,7 +39,10 @@ class Writer(Protocol):
     def write(self, text: str, /) -> int: ...
 
 
-_FORMATS = ("table", "json", "csv")
+FORMATS = ("table", "json", "csv")
+
+#: Where `--wide` (`reconciler.cli.formats`) is remembered: the command's click context.
+WIDE = "reconciler.wide"
 
 #: Which columns a table on a narrow terminal keeps first (the rest follow in display order).
 PRIORITY = (
@@ -60,33 +64,9 @@ PRIORITY = (
 )
 
 
-def format_option(command: F) -> F:
-    """`--format` and `--wide` (every column of a table, whatever the terminal's width)."""
-    command = click.option(
-        "--wide",
-        is_flag=True,
-        expose_value=False,
-        callback=_remember_wide,
-        help="A table shows every column and every value whole, wider than the terminal if it "
-        "must be.",
-    )(command)
-    return click.option(
-        "--format",
-        "output_format",
-        type=click.Choice(_FORMATS),
-        default=None,
-        help="table (the default on a terminal), json (the default otherwise) or csv.",
-    )(command)
-
-
-def _remember_wide(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
-    ctx.meta["reconciler.wide"] = value
-    return value
-
-
 def _wide() -> bool:
     ctx = click.get_current_context(silent=True)
-    return bool(ctx is not None and ctx.meta.get("reconciler.wide"))
+    return bool(ctx is not None and ctx.meta.get(WIDE))
 
 
 def chosen_format(output_format: str | None) -> str:
@@ -108,7 +88,7 @@ def print_rows(
         with stdout_blocks() as out:
             write_csv(rows, columns, out)
     else:
-        from reconciler.cli.tables import print_table
+        from reconciler.render.tables import print_table
 
         cells = [[_table_cell(getattr(row, column)) for column in columns] for row in rows]
         title = f"{title} ({counted(len(cells))})"
@@ -124,7 +104,7 @@ def print_record(
     elif chosen == "csv":
         write_csv([row], columns, sys.stdout)
     else:
-        from reconciler.cli.tables import print_fields
+        from reconciler.render.tables import print_fields
 
         fields = [(column, _table_cell(getattr(row, column))) for column in columns]
         print_fields(fields, title=title, wide=_wide())

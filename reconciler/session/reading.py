@@ -36,10 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reconciler import logs, threads
-from reconciler.cli import ending
-from reconciler.cli.connection import ConnectionOptions, open_client
-from reconciler.cli.plankey import plan_key
+from reconciler import ending, logs, threads
 from reconciler.desired import DesiredState, load_desired_state
 from reconciler.desired.source import payruns_written
 from reconciler.plan.agreements import AgreementIndex
@@ -50,6 +47,8 @@ from reconciler.plan.refresh import refresh, start_money, with_money
 from reconciler.plan.signing import PlanKey
 from reconciler.service.client import ServiceClient
 from reconciler.service.models import Webhook, Worker
+from reconciler.session.connection import Connection
+from reconciler.session.plankey import plan_key
 from reconciler.words import plural
 
 _log = logs.get_logger("reconciler.plan")
@@ -68,7 +67,7 @@ class Ready:
 @contextmanager
 def file_and_account(
     path: Path,
-    connection: ConnectionOptions,
+    connection: Connection,
     *,
     read_only: bool,
     parallelism: int | None = None,
@@ -158,7 +157,7 @@ class _AccountReading:
     def __init__(
         self,
         client_stack: ExitStack,
-        connection: ConnectionOptions,
+        connection: Connection,
         read_only: bool,
         parallelism: int | None,
         keyed: bool,
@@ -225,9 +224,7 @@ class _AccountReading:
         try:
             try:
                 client = self._client_stack.enter_context(
-                    open_client(
-                        self._connection, read_only=self._read_only, parallelism=self._parallelism
-                    )
+                    self._connection.open(read_only=self._read_only, parallelism=self._parallelism)
                 )
                 self._client = client
                 if self._read_money_first.result() and not self._stop.is_set():

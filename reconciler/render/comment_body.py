@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from reconciler.gitops.marker import Marker
 from reconciler.plan.model import Plan
 from reconciler.render.markdown import MarkdownRenderer
+from reconciler.render.marker import Marker
 from reconciler.words import plural
 
 #: GitHub refuses a comment or issue body longer than this many characters.

@@ -13,15 +13,16 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from reconciler.accounts.options import AccountOptions, nothing_selected
 from reconciler.accounts.staging import drop_staged, place_plans
-from reconciler.cli.accounts import AccountOptions, nothing_selected
-from reconciler.cli.terminal import text_look
 from reconciler.errors import ReconcilerError
+from reconciler.render.terminal import text_look
 from reconciler.words import plural
 
 if TYPE_CHECKING:  # the runner (and the service's modules) only when accounts run
     from reconciler.accounts.combined import Look, Shown
     from reconciler.accounts.run import Job, Outcome
+    from reconciler.session.connection import Connect
 
 
 def plan_accounts(
@@ -31,14 +32,16 @@ def plan_accounts(
     plan_options: Any,
     out: Path | None,
     money_since: datetime | None,
+    connect: Connect,
     top_ups: bool = False,
     doing: str = "planning",
     pull_request: tuple[int, str] | None = None,
 ) -> list[Outcome[Shown]] | None:
     """Plan every selected account side by side, each shown as `look` says where it ran;
-    `out`: a folder, one saved plan each, put in place once its account is reported planned.
-    The accounts are spread over this machine's processors (`reconciler.accounts.spread`):
-    planning is mostly the interpreter's work."""
+    `out`: a folder, one saved plan each, put in place once its account is reported planned;
+    `connect` makes each account's connection from its environment. The accounts are spread
+    over this machine's processors (`reconciler.accounts.spread`): planning is mostly the
+    interpreter's work."""
     from reconciler.accounts.run import run_accounts
 
     accounts, chosen = options.load()
@@ -53,6 +56,7 @@ def plan_accounts(
         plan_options=plan_options,
         out=out,
         money_since=money_since,
+        connect=connect,
         top_ups=top_ups,
         pull_request=pull_request,
     )
@@ -79,7 +83,7 @@ def plan_accounts(
 
 def _plan_and_show(job: Job, *, look: Look, **plan: Any) -> Shown:
     from reconciler.accounts.combined import show
-    from reconciler.cli.accounts_saved import plan_and_save
+    from reconciler.accounts.saved import plan_and_save
 
     return show(job.entry.name, plan_and_save(job, **plan).plan, look)
 

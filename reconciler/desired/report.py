@@ -1,0 +1,52 @@
+"""A desired-state file's problems as `validate` prints them: file:line:col lines, a JSON list,
+or GitHub workflow annotations, the first few listed and the rest counted.
+
+Both `validate PATH` and `validate --all` (each account's files) print them, so they live
+beside the problems (`reconciler.desired.problems`), not in the command line.
+"""
+
+from __future__ import annotations
+
+import json
+
+from reconciler.desired import InvalidDesiredState, Problem
+from reconciler.desired.problems import KEPT, SHOWN
+
+#: How many problems each format lists (the rest are counted): a person reads the first few,
+#: a program gets more, and GitHub shows only a handful of annotations per step anyway.
+LISTED = {"text": SHOWN, "json": KEPT, "github": 50}
+
+
+def render_problems(error: InvalidDesiredState, output_format: str) -> str:
+    problems = error.problems[: LISTED[output_format]]
+    if output_format == "json":
+        rows = [
+            {
+                "file": problem.location.file,
+                "line": problem.location.line,
+                "column": problem.location.column,
+                "message": problem.message,
+            }
+            for problem in problems
+        ]
+        return json.dumps(rows, indent=2)
+    if output_format == "github":
+        return "\n".join(_annotation(problem) for problem in problems)
+    lines = [str(problem) for problem in problems]
+    lines.append(error.count_line(LISTED["text"]))
+    return "\n".join(lines)
+
+
+def _annotation(problem: Problem) -> str:
+    """A GitHub workflow command; its data escapes %, CR and LF, its properties also : and ,."""
+    location = problem.location
+    file = _escape(location.file, properties=True)
+    message = _escape(problem.message, properties=False)
+    return f"::error file={file},line={location.line},col={location.column}::{message}"
+
+
+def _escape(text: str, *, properties: bool) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if properties:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text

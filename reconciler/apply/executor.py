@@ -16,8 +16,9 @@ from concurrent.futures import Future, wait
 from typing import Protocol, TypeVar
 
 from reconciler import logs, threads
-from reconciler.apply.converge import LiveAgreements, landed, refusals
+from reconciler.apply.converge import landed, refusals
 from reconciler.apply.ledger import Ledger, Outcome
+from reconciler.apply.reread import SharedReread, may_have_landed
 from reconciler.apply.schedule import (
     MAX_BATCH,
     InactivationStep,
@@ -32,9 +33,7 @@ from reconciler.service.config import ClientConfig
 from reconciler.service.errors import (
     AmbiguousOutcome,
     NotFound,
-    ServerError,
     ServiceError,
-    TransportFailure,
 )
 from reconciler.service.models import (
     InactivationResult,
@@ -50,8 +49,6 @@ from reconciler.words import plural
 DEFAULT_PARALLELISM = 4
 #: How many times one batch may come back ambiguous before its rest is given up as failed.
 MAX_AMBIGUOUS_ROUNDS = 6
-#: How many times a re-read after an ambiguous outcome is tried (each with the client's retries).
-REREAD_ATTEMPTS = 3
 
 INTERRUPTED = "interrupted before it was sent"
 QUIT_IN_FLIGHT = "not known: apply quit (second Ctrl-C) before its answer, if it was sent"
@@ -96,45 +93,6 @@ class _NoProgress:
 
     def advance(self, outcome: Outcome) -> None:
         pass
-
-
-class SharedReread:
-    """Re-reads of the workers, shared between threads.
-
-    A thread that needs to know what landed after its request failed at time T may use any
-    read that started after T; so when several batches come back ambiguous together, one read
-    answers them all instead of one read each.
-    """
-
-    def __init__(self, read: Callable[[], list[Worker]]) -> None:
-        self._read = read
-        self._lock = threading.Lock()
-        self._latest: tuple[float, LiveAgreements] | None = None
-
-    def after(self, moment: float) -> LiveAgreements:
-        """The agreements as read by a read that started after `moment` (monotonic time)."""
-        with self._lock:
-            if self._latest is not None and self._latest[0] > moment:
-                return self._latest[1]
-            error: ServiceError | None = None
-            for _ in range(REREAD_ATTEMPTS):
-                started = time.monotonic()
-                try:
-                    agreements = LiveAgreements.of(self._read())
-                except ServiceError as failure:
-                    error = failure
-                    continue
-                self._latest = (started, agreements)
-                return agreements
-            assert error is not None
-            raise error
-
-
-def _may_have_landed(error: ServiceError) -> bool:
-    """Whether a request that failed so may still have taken effect."""
-    if isinstance(error, AmbiguousOutcome | ServerError):
-        return True
-    return isinstance(error, TransportFailure) and not error.surely_not_sent
 
 
 def _first_line(error: BaseException) -> str:
@@ -237,7 +195,7 @@ class Executor:
             )
             return False
         except ServiceError as error:
-            if _may_have_landed(error) and self._confirm_inactivated(agreement, error):
+            if may_have_landed(error) and self._confirm_inactivated(agreement, error):
                 note = "inactivated (confirmed by re-reading after a lost answer)"
                 if not step.replace:
                     ledger.record(step.index, Outcome.APPLIED, note, agreement_id=agreement)

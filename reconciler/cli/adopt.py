@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import click
 
+from reconciler.accounts.adopting import adopt_accounts
 from reconciler.accounts.options import AccountOptions, exit_for, nothing_selected
-from reconciler.adopt import Adoption, adopt_path
+from reconciler.adopt import Adoption
+from reconciler.adopt.account import adopt_account
 from reconciler.cli.accounts import need_path, refuse_connection, refuse_path, selection_options
 from reconciler.cli.connection import ConnectionOptions, connection_options
 from reconciler.cli.plan import EXIT_CHANGES
-from reconciler.plan import PlanOptions
-from reconciler.session.planning import plan_path
 
 
 @click.command("adopt")
@@ -67,29 +66,10 @@ def adopt(
             raise click.UsageError("--into names one file: it is for PATH, not for accounts")
         _adopt_accounts(accounts, only, dry_run, fmt)
         return
-    adoption = _adopt(need_path(path), connection, only, into, dry_run)
+    adoption = adopt_account(need_path(path), connection, only=only, into=into, write=not dry_run)
     _show(adoption, dry_run, fmt)
     if dry_run and adoption.anything:
         raise click.exceptions.Exit(EXIT_CHANGES)
-
-
-def _adopt(
-    path: Path,
-    connection: ConnectionOptions,
-    only: tuple[str, ...],
-    into: Path | None,
-    dry_run: bool,
-) -> Adoption:
-    planned = plan_path(path, PlanOptions(), connection)
-    return adopt_path(
-        path,
-        planned.plan,
-        planned.live,
-        planned.scope_prefix,
-        only=only,
-        into=into,
-        write=not dry_run,
-    )
 
 
 def _show(adoption: Adoption, dry_run: bool, fmt: str) -> None:
@@ -106,20 +86,12 @@ def _show(adoption: Adoption, dry_run: bool, fmt: str) -> None:
 def _adopt_accounts(
     accounts: AccountOptions, only: tuple[str, ...], dry_run: bool, fmt: str
 ) -> None:
-    from reconciler.accounts.run import Job, run_accounts
-
-    loaded, chosen = accounts.load()
-    if not chosen:
+    loaded, outcomes = adopt_accounts(
+        accounts, only=only, write=not dry_run, connect=ConnectionOptions
+    )
+    if not outcomes:
         nothing_selected(loaded, accounts)
         return
-
-    def work(job: Job) -> Adoption:
-        connection = ConnectionOptions(environ=job.environ, names=job.names)
-        return _adopt(job.entry.path, connection, only, None, dry_run)
-
-    outcomes = run_accounts(
-        loaded, chosen, work, parallelism=accounts.parallelism, environ=os.environ, doing="reading"
-    )
     if fmt == "json":  # one document: each account's adoption, or its error
         documents = [
             {"name": o.name, "adoption": o.value.document()}

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from reconciler.apply.executor import REREAD_ATTEMPTS, SharedReread
+from reconciler.apply.reread import REREAD_ATTEMPTS, SharedReread
 from reconciler.service.errors import ServerError
 from reconciler.service.models import Worker
 from tests.plan.factories import agreement

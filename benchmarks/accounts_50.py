@@ -174,7 +174,7 @@ def plan_all(
         command += ["--accounts-parallelism", str(side_by_side)]
     elapsed, peak, out, _ = _timed(command, env, folder)
     _check(out, accounts, share)
-    if f"{accounts} accounts: {accounts} planned." not in out:
+    if f"{accounts} accounts: {accounts} planned" not in out:  # then ".", or "; with changes: …"
         raise SystemExit("plan --all did not plan every account")
     return elapsed, peak
 

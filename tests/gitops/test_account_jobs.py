@@ -39,7 +39,8 @@ class Commands:
         return self.status.get((command, account), 0)
 
     def commands(self, account: str) -> list[str]:
-        return [args[1] if args[0] == "github" else args[0] for args in self.ran if account in args]
+        mine = [a for a in self.ran if any(w == account or w.endswith(f"-{account}.md") for w in a)]
+        return [args[1] if args[0] == "github" else args[0] for args in mine]
 
 
 DRIFT = [  # drift's status for eu, adopt's, fail on drift -> the job's status, eu's commands

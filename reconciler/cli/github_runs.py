@@ -269,13 +269,15 @@ def plan_accounts(
     every one ran)."""
     from reconciler.gitops.account_jobs import PlanJob
     from reconciler.gitops.account_jobs import plan_accounts as plan
-    from reconciler.gitops.pull_accounts import pull_request_accounts
+    from reconciler.gitops.pull_accounts import messages, pull_request_accounts
 
     default = find_accounts_file(accounts_file)
     files, refused = default, {}
     if pull_request_files is not None:
         written = pull_request_accounts(default, pull_request_files)
         files, refused = written.path, written.refused
+        for message in messages(written):
+            click.echo(message, err=True)
     job = PlanJob(files, number, head_sha, out, part, refused)
     raise click.exceptions.Exit(plan(account_names([names]), job))
 

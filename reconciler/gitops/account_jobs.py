@@ -122,6 +122,8 @@ def plan_accounts(names: list[str], job: PlanJob, run: Run | None = None) -> int
         full,
     )  # fmt: skip
     summary = run(["github", "step-summary", "--body-file", str(full)], None)
+    if planned_status != 0:  # why, in the log too (the summary is another page)
+        print(full.read_text(encoding="utf-8") if full.is_file() else "", flush=True)
     failed = status != 0 or planned_status != 0 or summary != 0 or len(planned) < len(names)
     return 1 if failed else 0
 

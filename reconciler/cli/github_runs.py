@@ -294,3 +294,50 @@ def drift_accounts(names: str, work_dir: Path, fail_on_drift: bool) -> None:
     from reconciler.gitops.account_jobs import drift_accounts as drift
 
     raise click.exceptions.Exit(drift(account_names([names]), DriftJob(work_dir, fail_on_drift)))
+
+
+@click.command("plan-account")
+@click.option("--account", "name", required=True, help="The account of this job.")
+@click.option("--since", required=True, metavar="REF", help="The target branch (changed since).")
+@click.option("--merge-request", "iid", type=click.IntRange(min=1), required=True)
+@click.option("--head-sha", type=COMMIT_SHA, required=True, help="The commit planned.")
+@_accounts_file
+def gitlab_plan(name: str, since: str, iid: int, head_sha: str, accounts_file: Path | None) -> None:
+    """Plan the account into plans/ if the merge request changes it."""
+    from reconciler.gitops.account_jobs import PlanJob
+    from reconciler.gitops.gitlab_jobs import plan_account
+
+    path = find_accounts_file(accounts_file)
+    job = PlanJob(path, iid, head_sha, Path.cwd(), name, github=False)
+    raise click.exceptions.Exit(plan_account(load_accounts_file(path), name, since, job))
+
+
+@click.command("plan-note")
+@click.option("--merge-request", "iid", type=click.IntRange(min=1), required=True)
+@click.option("--plans", type=click.Path(file_okay=False, path_type=Path), required=True)
+def gitlab_note(iid: int, plans: Path) -> None:
+    """Post or update the one note of every account's plan on the merge request."""
+    from reconciler.gitops.gitlab import GitLab
+    from reconciler.gitops.gitlab_jobs import post_plan_note
+
+    with GitLab.from_environment() as client:
+        click.echo(f"{post_plan_note(client, iid, plans)} the plan note")
+
+
+@click.command("apply-account")
+@click.option("--account", "name", required=True, help="The account of this job.")
+@click.option("--before", required=True, metavar="SHA", help="The push's before commit.")
+@click.option("--sha", type=COMMIT_SHA, required=True, help="The commit merged.")
+@click.option("--work-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+@_accounts_file
+def gitlab_apply(
+    name: str, before: str, sha: str, work_dir: Path, accounts_file: Path | None
+) -> None:
+    """Apply the account as reviewed on the merged merge request, if the push changed it."""
+    from reconciler.gitops.gitlab import GitLab
+    from reconciler.gitops.gitlab_jobs import apply_account
+
+    accounts = load_accounts_file(find_accounts_file(accounts_file))
+    with GitLab.from_environment() as client:
+        status = apply_account(client, accounts, name, (before, sha), work_dir)
+    raise click.exceptions.Exit(status)

@@ -401,3 +401,5 @@ for _command in (
     github_runs.drift_accounts,
 ):
     github.add_command(_command)
+for _command in (github_runs.gitlab_plan, github_runs.gitlab_note, github_runs.gitlab_apply):
+    gitlab.add_command(_command)

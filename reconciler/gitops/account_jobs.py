@@ -96,6 +96,7 @@ class PlanJob:
     out: Path
     part: str
     refused: Mapping[str, str] = field(default_factory=dict)  # account: why it is not planned
+    github: bool = True  # GitHub's annotations and job summary; else the plan in the log
 
 
 def plan_accounts(names: list[str], job: PlanJob, run: Run | None = None) -> int:
@@ -115,14 +116,14 @@ def plan_accounts(names: list[str], job: PlanJob, run: Run | None = None) -> int
         return 1
     selected = [word for name in planned for word in ("--account", name)]
     where = ["--accounts-file", str(job.accounts_file), *selected]
-    status = run(["validate", "--format", "github", *where], None)
+    status = run(["validate", *(["--format", "github"] if job.github else []), *where], None)
     planned_status = run(
         ["plan", *where, "--out", str(plans), "--pull-request", str(job.pull_request),
          "--head-sha", job.head_sha, "--format", "markdown"],
         full,
     )  # fmt: skip
-    summary = run(["github", "step-summary", "--body-file", str(full)], None)
-    if planned_status != 0:  # why, in the log too (the summary is another page)
+    summary = run(["github", "step-summary", "--body-file", str(full)], None) if job.github else 0
+    if planned_status != 0 or not job.github:  # why, in the log too (the summary is elsewhere)
         print(full.read_text(encoding="utf-8") if full.is_file() else "", flush=True)
     failed = status != 0 or planned_status != 0 or summary != 0 or len(planned) < len(names)
     return 1 if failed else 0

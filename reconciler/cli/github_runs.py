@@ -208,3 +208,136 @@ def plan_comment(
         )
     body_out.write_text(body, encoding="utf-8")
     click.echo(f"{result.action} the plan comment: {result.url}")
+
+
+_chunk = click.option("--chunk", type=click.IntRange(1, MAX_CHUNK), metavar="K",
+                      envvar="RECONCILER_CHUNK", help="K accounts a job.")  # fmt: skip
+_pull_request_files = click.option(
+    "--pull-request-files", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+    help="The pull request's checkout: its reconciler.yaml becomes the default branch's with "
+    "the accounts it adds (reconciler.gitops.pull_accounts).",
+)  # fmt: skip
+
+
+@click.command("matrix")
+@click.option("--changed-since", metavar="REF", help="Only the accounts changed since REF.")
+@_chunk
+@_pull_request_files
+@_accounts_file
+def job_matrix(
+    changed_since: str | None,
+    chunk: int | None,
+    pull_request_files: Path | None,
+    accounts_file: Path | None,
+) -> None:
+    """The matrix= and names= lines (GITHUB_OUTPUT) of the accounts' jobs."""
+    from reconciler.gitops.account_jobs import matrix_lines
+    from reconciler.gitops.pull_accounts import messages, planned_names, pull_request_accounts
+
+    default = find_accounts_file(accounts_file)
+    if pull_request_files is not None:
+        written = pull_request_accounts(default, pull_request_files)
+        for message in messages(written):
+            click.echo(message, err=True)
+        names = planned_names(written, changed_since)
+    else:
+        names = load_accounts_file(default).names
+    for line in matrix_lines(names, chunk):
+        click.echo(line)
+    click.echo(f"Accounts: {' '.join(names) or 'none'}", err=True)
+
+
+@click.command("plan-accounts")
+@click.option("--accounts", "names", required=True, help="The accounts, separated by spaces.")
+@click.option("--pr", "number", type=click.IntRange(min=1), required=True, help="The PR number.")
+@click.option("--head-sha", type=COMMIT_SHA, required=True, help="The commit planned.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The plans' folder: plans/<account>.json, full/<part>.md.")  # fmt: skip
+@click.option("--part", required=True, help="This job's part of the plans (its account).")
+@_pull_request_files
+@_accounts_file
+def plan_accounts(
+    names: str,
+    number: int,
+    head_sha: str,
+    out: Path,
+    part: str,
+    pull_request_files: Path | None,
+    accounts_file: Path | None,
+) -> None:
+    """Validate and plan each account of the pull request; exit 1 when one failed (after
+    every one ran)."""
+    from reconciler.gitops.account_jobs import PlanJob
+    from reconciler.gitops.account_jobs import plan_accounts as plan
+    from reconciler.gitops.pull_accounts import messages, pull_request_accounts
+
+    default = find_accounts_file(accounts_file)
+    files, refused = default, {}
+    if pull_request_files is not None:
+        written = pull_request_accounts(default, pull_request_files)
+        files, refused = written.path, written.refused
+        for message in messages(written):
+            click.echo(message, err=True)
+    job = PlanJob(files, number, head_sha, out, part, refused)
+    raise click.exceptions.Exit(plan(account_names([names]), job))
+
+
+@click.command("drift-accounts")
+@click.option("--accounts", "names", required=True, help="The accounts, separated by spaces.")
+@click.option("--work-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="A folder for the reports.")  # fmt: skip
+@click.option("--fail-on-drift", type=bool, default=False, help="Exit 2 on drift too.")
+def drift_accounts(names: str, work_dir: Path, fail_on_drift: bool) -> None:
+    """Check each account for drift; keep its drift issue and adoption pull request; exit 1
+    when a check failed (after every one ran)."""
+    from reconciler.gitops.account_jobs import DriftJob
+    from reconciler.gitops.account_jobs import drift_accounts as drift
+
+    raise click.exceptions.Exit(drift(account_names([names]), DriftJob(work_dir, fail_on_drift)))
+
+
+@click.command("plan-account")
+@click.option("--account", "name", required=True, help="The account of this job.")
+@click.option("--since", required=True, metavar="REF", help="The target branch (changed since).")
+@click.option("--merge-request", "iid", type=click.IntRange(min=1), required=True)
+@click.option("--head-sha", type=COMMIT_SHA, required=True, help="The commit planned.")
+@_accounts_file
+def gitlab_plan(name: str, since: str, iid: int, head_sha: str, accounts_file: Path | None) -> None:
+    """Plan the account into plans/ if the merge request changes it."""
+    from reconciler.gitops.account_jobs import PlanJob
+    from reconciler.gitops.gitlab_jobs import plan_account
+
+    path = find_accounts_file(accounts_file)
+    job = PlanJob(path, iid, head_sha, Path.cwd(), name, github=False)
+    raise click.exceptions.Exit(plan_account(load_accounts_file(path), name, since, job))
+
+
+@click.command("plan-note")
+@click.option("--merge-request", "iid", type=click.IntRange(min=1), required=True)
+@click.option("--plans", type=click.Path(file_okay=False, path_type=Path), required=True)
+def gitlab_note(iid: int, plans: Path) -> None:
+    """Post or update the one note of every account's plan on the merge request."""
+    from reconciler.gitops.gitlab import GitLab
+    from reconciler.gitops.gitlab_jobs import post_plan_note
+
+    with GitLab.from_environment() as client:
+        click.echo(f"{post_plan_note(client, iid, plans)} the plan note")
+
+
+@click.command("apply-account")
+@click.option("--account", "name", required=True, help="The account of this job.")
+@click.option("--before", required=True, metavar="SHA", help="The push's before commit.")
+@click.option("--sha", type=COMMIT_SHA, required=True, help="The commit merged.")
+@click.option("--work-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+@_accounts_file
+def gitlab_apply(
+    name: str, before: str, sha: str, work_dir: Path, accounts_file: Path | None
+) -> None:
+    """Apply the account as reviewed on the merged merge request, if the push changed it."""
+    from reconciler.gitops.gitlab import GitLab
+    from reconciler.gitops.gitlab_jobs import apply_account
+
+    accounts = load_accounts_file(find_accounts_file(accounts_file))
+    with GitLab.from_environment() as client:
+        status = apply_account(client, accounts, name, (before, sha), work_dir)
+    raise click.exceptions.Exit(status)

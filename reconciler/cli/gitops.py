@@ -396,5 +396,10 @@ for _command in (
     github_runs.outcome,
     github_runs.commit_status,
     github_runs.plan_comment,
+    github_runs.job_matrix,
+    github_runs.plan_accounts,
+    github_runs.drift_accounts,
 ):
     github.add_command(_command)
+for _command in (github_runs.gitlab_plan, github_runs.gitlab_note, github_runs.gitlab_apply):
+    gitlab.add_command(_command)

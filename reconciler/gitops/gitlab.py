@@ -86,14 +86,24 @@ class GitLab:
     def put(self, path: str, body: Mapping[str, Any]) -> Any:
         return self._send("PUT", path, json=body).json()
 
+    def download(self, path: str) -> bytes | None:
+        """A file's bytes (a job's artifacts archive); None when GitLab has none (404)."""
+        answer = self._request("GET", path)
+        return None if answer.status_code == 404 else self._checked("GET", path, answer).content
+
     def delete(self, path: str) -> None:
         self._send("DELETE", path)
 
     def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        return self._checked(method, path, self._request(method, path, **kwargs))
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         try:
-            answer = self._http.request(method, self.project + path, **kwargs)
+            return self._http.request(method, self.project + path, **kwargs)
         except httpx.HTTPError as error:
             raise GitLabError(f"could not reach GitLab: {shown(str(error))}") from None
+
+    def _checked(self, method: str, path: str, answer: httpx.Response) -> httpx.Response:
         if not answer.is_success:
             try:
                 message = answer.json().get("message", answer.reason_phrase)

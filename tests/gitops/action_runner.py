@@ -75,8 +75,11 @@ def run_action(job: Job) -> Job:
     (shim / "reconciler").chmod(0o755)
     summary = job.workdir / "step-summary.md"
     summary.touch()
+    failed = False
     for index, step in enumerate(spec["runs"]["steps"]):
         name = step.get("name", step.get("uses", f"step {index}"))
+        if failed and not str(step.get("if", "")).startswith("always() && "):
+            continue  # after a failure only the steps that say `always()` run
         if "if" in step and not _condition(step["if"], job):
             continue
         if "uses" in step:
@@ -114,8 +117,7 @@ def run_action(job: Job) -> Job:
             job.outputs[step["id"]] = dict(
                 line.split("=", 1) for line in output.read_text().splitlines() if "=" in line
             )
-        if done.returncode != 0:
-            break
+        failed = failed or done.returncode != 0
     job.summary = summary.read_text()
     return job
 
@@ -165,7 +167,7 @@ def _lookup(expression: str, job: Job, runner_temp: Path) -> str:
 
 def _condition(text: str, job: Job) -> bool:
     verdict = True
-    for part in text.split(" && "):
+    for part in text.removeprefix("always() && ").split(" && "):
         match = _CONDITION.fullmatch(part.strip())
         if match is None:
             raise AssertionError(f"the runner cannot evaluate if: {text}")

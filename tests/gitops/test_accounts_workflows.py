@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -218,31 +217,19 @@ def test_the_plan_reads_the_pull_request_as_data_with_the_default_branch_s_accou
         assert trusted["with"]["sparse-checkout"] == "/reconciler.yaml"  # the root's only
         assert pull_request["with"]["ref"] == "${{ inputs.head-sha }}"
         assert pull_request["with"]["path"] == "pull-request"
-        # The script that reads the pull request's files (the head check reads none of them).
+        # The script that reads the pull request's files (the head check reads none of them)
+        # writes its reconciler.yaml from the default branch's before anything else runs
+        # (reconciler.gitops.pull_accounts, tests/gitops/test_account_jobs.py).
         (script,) = [
             s["run"]
             for s in steps
             if "run" in s and "reconciler " in s["run"]
             and not any(f"github {name}" in s["run"] for name in ("pull-head", "commit-status"))
         ]  # fmt: skip
-        lines = [line.strip() for line in script.splitlines()]
-        first = next(i for i, line in enumerate(lines) if _RUNS_RECONCILER.search(line))
-        replaced = lines.index(
-            "cp ../reconciler.yaml reconciler.yaml"
-            if job_name == "accounts"
-            else "cp reconciler.yaml pull-request/reconciler.yaml"
-        )
-        assert replaced < first, "the pull request's reconciler.yaml is replaced before any use"
-        assert lines[replaced - 1].startswith("rm -f ")  # a link of theirs is not written through
-    plan_lines = [
-        line
-        for step in workflow["jobs"]["plan"]["steps"]
-        for line in step.get("run", "").replace("\\\n", " ").splitlines()
-        if line.strip().startswith("reconciler ") and "github step-summary" not in line
-    ]
-    assert plan_lines and all(
-        "--accounts-file pull-request/reconciler.yaml" in line for line in plan_lines
-    )
+        commands = [line for line in script.splitlines() if line.startswith("reconciler ")]
+        command = "matrix" if job_name == "accounts" else "plan-accounts"
+        assert len(commands) == 1 and commands[0].startswith(f"reconciler github {command} ")
+        assert "--pull-request-files pull-request" in script
 
 
 @pytest.mark.parametrize(
@@ -287,31 +274,15 @@ def test_applies_and_drift_checks_run_one_at_a_time_per_account() -> None:
     assert "vars.RECONCILER_CHUNK" in whole["group"] and whole["cancel-in-progress"] is False
 
 
-CHUNKED = [
-    ('{"include": [{"account": "eu"}, {"account": "us"}]}', "eu us"),
-    ('{"include": [{"accounts": "a b c"}, {"accounts": "d"}]}', "a b c d"),
-    ('{"include": []}', ""),
-]
-
-
-@pytest.mark.parametrize(("matrix", "names"), CHUNKED)
-@pytest.mark.parametrize(
-    "name", [p.name for p in WORKFLOWS if "pull-request" not in p.name and "apply" not in p.name]
-)
-def test_the_names_are_read_from_either_shape_of_the_matrix(
-    name: str, matrix: str, names: str
-) -> None:
-    """`--format github-matrix` gives `account` per job, or `accounts` with `--chunk` (the
-    apply's `reconciler github pending` prints its names itself)."""
-    assert shutil.which("jq"), "jq is on GitHub's runners; install it to run this test"
+@pytest.mark.parametrize("name", ["reconciler-accounts-plan.yml", "reconciler-accounts-drift.yml"])
+def test_the_matrix_comes_from_one_command_that_reads_the_chunk_variable(name: str) -> None:
+    """The names of either shape of the matrix: `reconciler github matrix` prints them
+    (tests/gitops/test_account_jobs.py), reading RECONCILER_CHUNK itself."""
     steps = load(name)["jobs"]["accounts"]["steps"]
-    (script,) = [step["run"] for step in steps if step.get("id") in ("all", "changed")]
-    assert '${CHUNK:+--chunk "$CHUNK"}' in script
-    (line,) = [line for line in script.splitlines() if line.strip().startswith("names=$(jq")]
-    program = re.search(r"jq -r '([^']*)'", line)
-    assert program
-    found = subprocess.run(["jq", "-r", program[1]], input=matrix, capture_output=True, text=True)
-    assert found.stdout.strip() == names
+    (step,) = [step for step in steps if step.get("id") in ("all", "changed")]
+    assert step["run"].lstrip().startswith("reconciler github matrix")
+    assert step["run"].rstrip().endswith('| tee -a "$GITHUB_OUTPUT"')
+    assert step["env"]["RECONCILER_CHUNK"] == "${{ vars.RECONCILER_CHUNK }}"
 
 
 def test_the_install_action_runs_nothing_of_the_workspace_and_installs_by_hash() -> None:

@@ -12,6 +12,7 @@ import json
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -73,6 +74,11 @@ def job(
     )
 
 
+def comment_writes(github: FakeGitHub) -> list[Any]:
+    """What the job wrote to GitHub but the commit statuses."""
+    return [r for r in github.writes() if "/statuses/" not in r.path]
+
+
 def pull_request_job(
     tmp_path: Path, server: SandboxServer, github: FakeGitHub, path: Path = QUICKSTART
 ) -> Job:
@@ -90,7 +96,12 @@ def test_pull_request_plans_keeps_the_plan_and_updates_one_comment(
     assert comment["body"].startswith("<!-- reconciler:plan -->\n### reconciler plan\n")
     assert f"\n\nPlanned at commit `{HEAD_SHA}`.\n" in comment["body"]
     assert "| 0 | 1 | 0 | 0 | 1 | 1 | 1 | 2 |" in comment["body"]
-    assert [r.method for r in github.writes()] == ["PATCH"]
+    assert [r.method for r in comment_writes(github)] == ["PATCH"]
+    # The check branch protection can require, on the head: pending, then the counts.
+    pending, planned = github.state.statuses[HEAD_SHA]
+    assert (pending["state"], pending["context"]) == ("pending", "reconciler/plan")
+    assert (planned["state"], planned["context"]) == ("success", "reconciler/plan")
+    assert planned["description"].startswith("plan: ") and "to invite" in planned["description"]
     artifact = done.artifacts[ARTIFACT]
     assert sorted(p.name for p in artifact.iterdir()) == ["comment.md", "plan.json", "plan.md"]
     assert is_saved_plan(artifact / "plan.json")
@@ -103,7 +114,7 @@ def test_pull_request_plans_keeps_the_plan_and_updates_one_comment(
     again = pull_request_job(tmp_path / "again", demo, github)
     assert again.failed is None
     assert "unchanged the plan comment" in again.step("Post or update the plan comment").stdout
-    assert [r.method for r in github.writes()] == ["PATCH"]
+    assert [r.method for r in comment_writes(github)] == ["PATCH"]
 
 
 def test_an_invalid_file_is_annotated_and_nothing_is_posted(
@@ -116,7 +127,9 @@ def test_an_invalid_file_is_annotated_and_nothing_is_posted(
 
     assert done.failed is not None and done.failed.name.startswith("Validate")
     assert f"::error file={broken},line=" in done.failed.stdout
-    assert github.writes() == [] and done.artifacts == {}
+    assert comment_writes(github) == [] and done.artifacts == {}
+    states = [status["state"] for status in github.state.statuses[HEAD_SHA]]
+    assert states == ["pending", "failure"]  # the head's check fails
 
 
 def merge_job(
@@ -259,7 +272,8 @@ def test_a_key_gives_an_account_its_own_comment_and_artifact(
 
     assert done.failed is None, done.failed
     assert list(done.artifacts) == [f"reconciler-plan-eu-{HEAD_SHA}"]
-    assert [r.method for r in github.writes()] == ["POST"]  # no comment of this key yet
+    assert [r.method for r in comment_writes(github)] == ["POST"]  # no comment of this key yet
+    assert {s["context"] for s in github.state.statuses[HEAD_SHA]} == {"reconciler/plan/eu"}
     created = github.state.comments[PR][-1]
     assert created["body"].startswith('<!-- reconciler:plan key="eu" -->\n### reconciler plan\n')
 

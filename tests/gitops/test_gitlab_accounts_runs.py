@@ -216,3 +216,27 @@ def test_the_jobs_run_only_in_their_pipelines(
     assert not runner.run("apply", schedule, matrix={"ACCOUNT": "eu"}).ran
     branch_push = {**_common(gitlab, main), "CI_PIPELINE_SOURCE": "push", "CI_COMMIT_BRANCH": "x"}
     assert not runner.run("apply", branch_push, matrix={"ACCOUNT": "eu"}).ran
+
+
+def test_a_push_with_no_merge_request_applies_nothing_and_fails_only_with_changes(
+    runner: GitLabRunner,
+    repo: Path,
+    sandbox: SandboxServer,
+    clients: dict[str, ClientAccess],
+    gitlab: FakeGitLab,
+) -> None:
+    """A direct push to the default branch: no merge request, no reviewed plan."""
+    before = git(repo, "rev-parse", "main")
+    merged = commit(repo, {"accounts/eu/workforce.yaml": state(["W-1"])}, "direct")
+    pipeline = {
+        **_common(gitlab, merged),
+        "CI_PIPELINE_SOURCE": "push",
+        "CI_COMMIT_BRANCH": "main",
+        "CI_COMMIT_BEFORE_SHA": before,
+    }
+    applies = {n: runner.run("apply", pipeline, matrix={"ACCOUNT": n}) for n in ("eu", "us")}
+
+    assert applies["eu"].returncode == 1, applies["eu"].log
+    assert "eu: no plan reviewed on a merge request: nothing applied" in applies["eu"].log
+    assert applies["us"].returncode == 0 and "us: not changed by this push" in applies["us"].log
+    assert live(sandbox, clients["eu"]) == []

@@ -132,7 +132,10 @@ def test_applies_and_drift_checks_run_one_at_a_time_per_account() -> None:
     ("name", "permissions"),
     [
         ("reconciler-pull-request.yml", {"actions": "write"}),
-        ("reconciler-plan.yml", {"contents": "read", "pull-requests": "write"}),
+        (
+            "reconciler-plan.yml",
+            {"contents": "read", "pull-requests": "write", "statuses": "write"},
+        ),
         ("reconciler-apply.yml", {"contents": "read", "actions": "read", "pull-requests": "write"}),
         # contents and pull-requests: the adoption pull request (docs/adopt.md)
         (

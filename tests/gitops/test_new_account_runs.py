@@ -1,0 +1,90 @@
+"""A pull request that adds an account plans it (issue 37): the plan workflow of
+examples/github/accounts/, run by the workflow runner against the sandbox and a fake GitHub.
+
+The new account's entry is the pull request's (main has none); main's accounts keep main's.
+Its environment `reconciler-<name>` is an administrator's to create, with its secrets: until
+then its plan job fails alone, naming the variable and the environment, and the comment says
+it was not planned.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reconciler.sandbox import SandboxServer
+from tests.gitops import test_accounts_workflow_runs as fleet
+from tests.gitops.fake_github import FakeGitHub
+from tests.gitops.test_accounts_workflow_runs import (
+    CLIENT_IDS,
+    PR,
+    accounts_file,
+    clients_seen,
+    plan_pull_request,
+    state,
+)
+from tests.gitops.workflow_runner import Runner
+from tests.sandbox.support import ClientAccess, Controls
+
+# The fleet's fixtures: two accounts eu and us on main, their environments, GitHub's fake.
+github, clients, repo, runner = fleet.github, fleet.clients, fleet.repo, fleet.runner
+
+
+def with_fr(url: str, token_env: str = "RECONCILER_TOKEN_FR") -> str:
+    return accounts_file(url, url) + (
+        f"  - name: fr\n    path: accounts/fr\n    baseUrl: {url}\n"
+        f"    tokenEnv: {token_env}\n    clientId: {CLIENT_IDS['eu'] + 100}\n"
+    )
+
+
+def test_an_account_a_pull_request_adds_is_planned_and_fails_alone_without_its_environment(
+    runner: Runner,
+    repo: Path,
+    sandbox: SandboxServer,
+    controls: Controls,
+    clients: dict[str, ClientAccess],
+    github: FakeGitHub,
+) -> None:
+    since = controls.last_seq()
+    _, runs = plan_pull_request(github, runner, repo, "add-fr", {
+        "reconciler.yaml": with_fr(sandbox.base_url),
+        "accounts/fr/workforce.yaml": state(["W-1"]),
+    })  # fmt: skip
+
+    (accounts,) = runs["accounts"]
+    assert accounts.outputs["names"] == "fr", accounts.logs  # eu and us are not changed
+    assert "fr: added by this pull request" in accounts.logs[-1]
+    (plan,) = runs["plan"]
+    assert plan.environment == "reconciler-fr" and plan.returncode == 1
+    said = plan.logs[-1].replace("\\_", "_")  # the report's Markdown, unescaped
+    assert "RECONCILER_TOKEN_FR" in said and "environment reconciler-fr" in said
+    assert clients_seen(controls, since) == set()  # no token sent anywhere
+    (comment,) = github.state.comments[PR]
+    assert "fr" in comment["body"]
+
+
+def test_a_new_account_that_names_another_account_s_token_is_refused(
+    runner: Runner,
+    repo: Path,
+    sandbox: SandboxServer,
+    controls: Controls,
+    clients: dict[str, ClientAccess],
+    github: FakeGitHub,
+) -> None:
+    """fr points at the pull request's own server with eu's token variable, while the pull
+    request moves eu to another variable (so its own file is valid): refused, nothing sent."""
+    runner.environments["reconciler-fr"] = dict(runner.environments["reconciler-eu"])
+    theirs = with_fr(github.api_url, "RECONCILER_TOKEN_EU").replace(
+        "tokenEnv: RECONCILER_TOKEN_EU\n    clientId", "tokenEnv: OTHER_TOKEN\n    clientId", 1
+    )
+    since = controls.last_seq()
+    _, runs = plan_pull_request(github, runner, repo, "borrow", {
+        "reconciler.yaml": theirs,
+        "accounts/fr/workforce.yaml": state(["W-1"]),
+    })  # fmt: skip
+
+    plans = {run.matrix["account"]: run for run in runs["plan"]}
+    assert plans["fr"].returncode == 1
+    assert "fr: not planned" in plans["fr"].logs[-1]
+    assert "RECONCILER_TOKEN_EU" in plans["fr"].logs[-1]
+    assert all(clients["eu"].token not in str(request) for request in github.requests)
+    assert clients_seen(controls, since) <= {clients["eu"].client_id}

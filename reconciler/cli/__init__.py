@@ -128,7 +128,7 @@ _COMMANDS = {
         "Keep the adoption merge request on GitLab (needs $GITLAB_TOKEN).",
     ),
     "plan-compare": (
-        "reconciler.cli.gitops",
+        "reconciler.cli.plan_compare",
         "plan_compare",
         "Exit 0 when the saved plan NEW changes exactly what REVIEWED did, 2 when it does not.",
     ),

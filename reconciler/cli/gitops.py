@@ -1,24 +1,21 @@
-"""GitOps commands: the GitHub side of the CI recipes, and the reviewed-plan check.
+"""GitOps commands: the GitHub (and GitLab) side of the CI recipes.
 
 `reconciler github ...` talks to GitHub's REST API with the token from $GITHUB_TOKEN (a
-workflow passes `secrets.GITHUB_TOKEN`), never from a flag. `reconciler plan-compare` needs no
-network: it tells whether a new saved plan asks for exactly what the reviewed one did.
+workflow passes `secrets.GITHUB_TOKEN`), never from a flag; `reconciler plan-compare`, the
+reviewed-plan check, is in `cli/plan_compare.py`.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import click
 
-from reconciler.accounts.owner import plan_owner
 from reconciler.adopt.model import Adoption
 from reconciler.cli import github_runs
 from reconciler.cli.comment import key_option, marker_for
 from reconciler.cli.review import COMMIT_SHA
-from reconciler.errors import ReconcilerError
 from reconciler.gitops.adoption import (
     add_link,
     read_adoption,
@@ -26,19 +23,11 @@ from reconciler.gitops.adoption import (
     sync_adoption_pr,
 )
 from reconciler.gitops.comments import ACTIONS_BOT, upsert_comment
-from reconciler.gitops.compare import compare_plans
 from reconciler.gitops.github import GitHub
 from reconciler.gitops.issues import DEFAULT_LABEL, DEFAULT_TITLE, sync_drift_issue
 from reconciler.gitops.runs import DEFAULT_WORKFLOW, check_pull_head, find_reviewed_plan
-from reconciler.plan.account import check_account
-from reconciler.plan.saved import SavedPlan, load_saved_plan
-from reconciler.plan.signing import PlanKey, UntrustedPlan
 from reconciler.render.comment_body import JOB_SUMMARY_LIMIT, fit_body, utf8_bytes
 from reconciler.render.marker import ADOPT, APPLY, DRIFT, PLAN
-from reconciler.session.plankey import offline_plan_key
-
-#: `plan-compare`: the new plan asks for something the review did not see.
-EXIT_DIFFERENT = 2
 
 _repository_option = click.option(
     "--repository",
@@ -306,84 +295,6 @@ def reviewed_plan(sha: str, artifact: str, workflow: str, repository: str | None
         f"run-id={found.run_id}\nartifact-id={found.artifact_id}\n"
         f"artifact-name={found.artifact_name}"
     )
-
-
-@click.command("plan-compare")
-@click.argument("reviewed", type=_text_file)
-@click.argument("new", type=_text_file)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "markdown"]),
-    default="text",
-    show_default=True,
-    help="markdown: a paragraph for a pull-request comment.",
-)
-@click.option(
-    "--accounts-file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="For an account's plans (`plan --all --out DIR`): the accounts file whose entry "
-    "names the account's plan key variable (default: reconciler.yaml, found as by --all).",
-)
-def plan_compare(reviewed: Path, new: Path, fmt: str, accounts_file: Path | None) -> None:
-    """Exit 0 when the saved plan NEW changes exactly what REVIEWED did, 2 when it does not."""
-    plans = load_saved_plan(reviewed), load_saved_plan(new)
-    key = _comparison_key(plans, (reviewed, new), accounts_file)
-    for saved in plans:  # a plan nobody made, or one edited since, compares with nothing
-        saved.verify(key)
-    reviewed_for, new_for = plans[0].account, plans[1].account
-    assert reviewed_for is not None and new_for is not None, "read from files"
-    check_account(reviewed_for, new_for, name=plans[0].name, doing="compares it with a plan for")
-    comparison = compare_plans(
-        [*plans[0].records, *plans[0].payruns], [*plans[1].records, *plans[1].payruns]
-    )
-    if comparison.equal:
-        click.echo("The new plan makes exactly the reviewed changes.")
-        return
-    click.echo(comparison.markdown() if fmt == "markdown" else comparison.text())
-    raise click.exceptions.Exit(EXIT_DIFFERENT)
-
-
-def _comparison_key(
-    plans: tuple[SavedPlan, SavedPlan], files: tuple[Path, Path], accounts_file: Path | None
-) -> PlanKey:
-    """The key both plans must be signed with: for an account's plans, the key its entry
-    names (`planKeyEnv`, else RECONCILER_PLAN_KEY, else its `tokenEnv`), as its plan read it;
-    else RECONCILER_PLAN_KEY, else the token."""
-    owners = plan_owner(plans[0].sources), plan_owner(plans[1].sources)
-    if owners[0] != owners[1]:
-        said = [
-            f"{file} is {'a single-account plan' if o is None else f'the plan of account {o}'}"
-            for file, o in zip(files, owners, strict=True)
-        ]
-        raise UntrustedPlan(
-            f"{said[0]}, {said[1]}: plans of one account compare, nothing else",
-            hint="compare the account's reviewed plan with its new plan",
-        )
-    name = owners[0]
-    if name is None:
-        return offline_plan_key()
-    from reconciler.accounts.environment import key_environment
-    from reconciler.accounts.file import find_accounts_file, load_accounts_file
-
-    accounts = load_accounts_file(find_accounts_file(accounts_file))
-    entry = accounts.named(name)
-    if entry is None:
-        raise UntrustedPlan(
-            f"{files[0]} is the plan of account {name}, which {accounts.path} does not have: "
-            "its plan key is unknown",
-            hint=f"its accounts: {', '.join(accounts.names)}",
-        )
-    environ = key_environment(entry, os.environ)
-    if not environ:
-        variables = [entry.plan_key_env or "RECONCILER_PLAN_KEY"]
-        variables += [entry.token_env] if entry.token_env is not None else []
-        raise ReconcilerError(
-            f"comparing plans of account {name} needs its plan key: {' or '.join(variables)} "
-            "is not set",
-            hint="set it as for the `reconciler plan --account NAME --out` that made the plans",
-        )
-    return offline_plan_key(environ)
 
 
 def _read(path: Path) -> str:

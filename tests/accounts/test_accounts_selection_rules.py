@@ -33,6 +33,8 @@ def _setup(root: Path, accounts: list[Account]) -> None:
         ("drift", "--all", "--changed-since", "main"),
         ("validate", "--account", "eu", "--changed-since", "main"),
         ("plan", "--changed-since", ""),
+        ("accounts", "--changed-since", ""),
+        ("accounts", "--changed-since", " ", "--format", "github-matrix"),
     ],
     ids=repr,
 )

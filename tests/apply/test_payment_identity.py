@@ -303,3 +303,24 @@ def test_a_payment_the_service_holds_for_the_payee_in_another_case_is_paid_befor
         assert paylist_posts(server, since) == []
         paid = [(p["worker_email"], p["status"]) for p in _payments(server)]
     assert paid == [(written, "SUCCESS")]
+
+
+def test_two_active_workers_at_one_mailbox_written_two_ways_are_refused_saying_what_to_do(
+    tmp_path: Path,
+) -> None:
+    """The service keys `rene@bücher.example` and `rene@xn--bcher-kva.example` apart; the
+    payee rule reads one mailbox in both. Whichever the file writes, it names both: the
+    payrun is refused, saying to end the other agreement (writing it otherwise cannot help),
+    and nothing is sent."""
+    unicode_form, ascii_form = "rene@bücher.example", "rene@xn--bcher-kva.example"
+    seed = _seeded(tmp_path, unicode_form, ascii_form)
+    for written in (unicode_form, ascii_form):
+        path = _file(tmp_path, _payrun("2026-12-bonus", "one", written), "idna.yaml")
+        with SandboxServer(seed=seed, process_delay_ms=0) as server:
+            since = request_seq(server)
+            applied = cli("apply", str(path), "--auto-approve", server=server)
+            said = " ".join(applied.stdout.split())
+            assert applied.returncode == 1, said + applied.stderr
+            assert "one mailbox written two ways" in said, said
+            assert "end the agreement that is not the payee's" in said, said
+            assert paylist_posts(server, since) == []

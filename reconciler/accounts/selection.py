@@ -45,14 +45,8 @@ def selection_of(every: bool, names: Iterable[str], changed_since: str | None) -
     empty `--changed-since`, or two options that each say which accounts (`--all` is every
     account, `--account` these, `--changed-since` the changed ones: one of them, never two)."""
     names = tuple(names)
-    blank = [value for value in names if not account_names([value])]
-    if blank:
-        raise SelectionError(
-            f"--account {blank[0]!r} names no account: an account name is 1 to 40 of a-z, 0-9 "
-            "and -",
-            hint="in a matrix job, check that the matrix gives the value (`matrix.account`, or "
-            "`matrix.accounts` with --chunk); to run every account, pass --all",
-        )
+    for value in names:
+        named_accounts(value, "--account")
     if changed_since is not None and not changed_since.strip():
         raise SelectionError(
             "--changed-since '' names no commit",
@@ -74,6 +68,20 @@ def selection_of(every: bool, names: Iterable[str], changed_since: str | None) -
             hint="give one of them",
         )
     return Selection(every, names, changed_since)
+
+
+def named_accounts(value: str, option: str) -> list[str]:
+    """The account names one option's value gives (`account_names`), refused when it gives
+    none (`""`, `" "`, `","`: what a matrix without that value gives), which would otherwise
+    run no account and succeed."""
+    names = account_names([value])
+    if not names:
+        raise SelectionError(
+            f"{option} {value!r} names no account: an account name is 1 to 40 of a-z, 0-9 and -",
+            hint="in a matrix job, check that the matrix gives the value (`matrix.account`, or "
+            "`matrix.accounts` with --chunk); to run every account, pass --all",
+        )
+    return names
 
 
 def account_names(values: Iterable[str]) -> list[str]:

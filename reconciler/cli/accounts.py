@@ -143,6 +143,7 @@ def accounts(
         raise click.BadParameter(
             "--chunk groups the names of --format github-matrix", param_hint="--chunk"
         )
+    selection_of(False, (), changed_since)  # an empty REF names no commit
     options = AccountOptions(Selection(every=True, changed_since=changed_since), accounts_file, 1)
     _, chosen = options.load()
     if fmt == "github-matrix":

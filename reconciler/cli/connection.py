@@ -121,6 +121,11 @@ def connection_options(command: F) -> F:
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         values = {name: kwargs.pop(name) for name in _OPTION_NAMES}
+        path = kwargs.get("path", kwargs.get("source"))  # PATH, or apply's and comment's SOURCE
+        if isinstance(path, Path):  # an account's folder reads only its own variables
+            from reconciler.accounts.environment import path_environment
+
+            values["environ"] = path_environment(path, os.environ)
         return command(*args, connection=ConnectionOptions(**values), **kwargs)
 
     decorators = [

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from reconciler.accounts.file import find_accounts_file, load_accounts_file
-from reconciler.accounts.selection import MAX_CHUNK, account_names
+from reconciler.accounts.selection import MAX_CHUNK, account_names, named_accounts
 from reconciler.cli.review import COMMIT_SHA
 from reconciler.gitops.deployments import DEFAULT_ENVIRONMENT
 from reconciler.gitops.github import GitHub
@@ -110,13 +110,14 @@ def apply_accounts(
     when one was refused or failed (after every one ran)."""
     from reconciler.gitops.landing import Reviewed, Where, land_accounts
 
+    wanted = named_accounts(names, "--accounts")
     accounts = load_accounts_file(find_accounts_file(accounts_file))
     folder = reviewed if reviewed is not None and reviewed.is_dir() else None
     with GitHub.from_environment() as client:
         landings = land_accounts(
             client,
             accounts,
-            account_names([names]),
+            wanted,
             Reviewed(folder, pull_request, head_sha),
             Where(sha, default_branch, environment, log_url, work_dir),
         )

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from reconciler.accounts.environment import path_environment
 from reconciler.accounts.options import AccountOptions
 from reconciler.accounts.validate import validate_accounts
 from reconciler.cli.accounts import refuse_path, selection_options
@@ -47,7 +48,9 @@ def validate(path: Path | None, output_format: str, no_env: bool, accounts: Acco
         message, hint = _missing_path()
         raise ReconcilerError(message, hint=hint)
     try:
-        state = load_desired_state(path, read_variables=not no_env)
+        state = load_desired_state(
+            path, path_environment(path, os.environ), read_variables=not no_env
+        )
     except InvalidDesiredState as error:
         click.echo(render_problems(error, output_format))
         if output_format != "text" and error.total > len(error.problems[: LISTED[output_format]]):

@@ -123,8 +123,9 @@ def _payee(payment: PayrunPayment, payees: Payees) -> tuple[Worker | None, str |
     if len(known) > 1:
         names = ", ".join(sorted(show(w.email) for w in known))
         return None, (
-            f"the account has an ACTIVE worker at each of {names}, which this address matches "
-            "alike: write the email exactly"
+            f"the account has an ACTIVE worker at each of {names}, one mailbox written two "
+            "ways (a domain and its IDNA form): no address tells them apart, so neither is "
+            "paid; end the agreement that is not the payee's"
         )
     alike = payees.look_alikes(payment.email)
     hint = f" ({', '.join(map(show, alike))} only looks alike: another mailbox)" if alike else ""

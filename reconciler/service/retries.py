@@ -9,11 +9,13 @@ on that port, so it is reported at once rather than retried for seconds.
 
 from __future__ import annotations
 
+import email.utils
 import errno
 import ipaddress
 import random
 import threading
 import time
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -65,6 +67,26 @@ def announce_retries(attempts: int) -> None:
         )
 
     stamina.instrumentation.set_on_retry_hooks([announce])
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """A `Retry-After` header in seconds, from a number or an HTTP date (a negative number or
+    a date past: 0); None when there is none, or it is neither."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        pass
+    else:
+        return max(0.0, seconds) if seconds == seconds else None  # NaN: no number
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def resend_wait(policy: RetryPolicy, retry: int, asked: float | None) -> float:

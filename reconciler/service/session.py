@@ -22,7 +22,7 @@ from reconciler.redaction import shown
 from reconciler.secrets import Secret
 from reconciler.service.errors import RateLimited, ServiceError, Unauthorized
 from reconciler.service.reach import reach
-from reconciler.service.retries import CONNECT_HINT
+from reconciler.service.retries import CONNECT_HINT, retry_after_seconds
 
 LOGIN_PATH = "login/login/v2"
 #: Where a real answer may put the token (the shape is not documented).
@@ -30,6 +30,11 @@ TOKEN_KEYS = ("token", "access_token", "accessToken", "jwt", "id_token")
 #: Renew this long before `exp` (at most a fifth of the token's whole life).
 RENEW_MARGIN_S = 60.0
 _MAX_LOGIN_WAIT_S = 60.0
+#: How often signing in is tried while the service is busy, and the first wait between.
+_MAX_LOGIN_ATTEMPTS = 6
+_FIRST_LOGIN_WAIT_S = 0.5
+#: What a busy service answers: wait and try again.
+_BUSY = frozenset({429, 502, 503, 504})
 
 _log = logs.get_logger("reconciler.service")
 
@@ -118,6 +123,9 @@ class TokenSource:
         self._credentials = credentials
         self._lock = threading.Lock()
         self._token = token
+        #: Why signing in failed, once it has: every request waiting on it fails the same way,
+        #: rather than each thread waiting out a busy service again.
+        self._failed: ServiceError | None = None
         self._renew_at: float | None = None
         self._timeout = timeout
         self._user_agent = user_agent
@@ -145,7 +153,13 @@ class TokenSource:
             if self._credentials is None:
                 assert stale is not None
                 return stale  # nothing to renew with: the 401 (or expiry) stands
-            self._token = self._login(self._credentials)
+            if self._failed is not None:
+                raise self._failed
+            try:
+                self._token = self._login(self._credentials)
+            except ServiceError as error:
+                self._failed = error
+                raise
             self._renew_at = self._renewal_time(self._token.reveal())
             return self._token
 
@@ -180,7 +194,7 @@ class TokenSource:
             follow_redirects=False,
             **reach(self._base_url),
         ) as http:
-            while True:
+            for attempt in range(1, _MAX_LOGIN_ATTEMPTS + 1):
                 try:
                     answer = http.post(LOGIN_PATH, json=body)
                 except httpx.TransportError as error:
@@ -189,19 +203,18 @@ class TokenSource:
                         f"{shown(str(error)) or type(error).__name__}",
                         hint=self._connect_hint if isinstance(error, httpx.ConnectError) else None,
                     ) from None
-                wait = _retry_after(answer)
-                if answer.status_code == 429 and wait is not None:
-                    if time.monotonic() + wait > deadline:
-                        raise RateLimited(
-                            f"signing in as {credentials.email} is refused for {wait:.0f} s "
-                            "(too many failed logins)",
-                            status=429,
-                            retry_after=wait,
-                        )
-                    time.sleep(wait)
-                    continue
-                break
+                if answer.status_code not in _BUSY:
+                    break
+                # Busy (429, 502-504): wait as asked (Retry-After), else exponentially.
+                wait = retry_after_seconds(answer.headers.get("retry-after"))
+                if wait is None:
+                    wait = min(_FIRST_LOGIN_WAIT_S * 2 ** (attempt - 1), _MAX_LOGIN_WAIT_S / 4)
+                if time.monotonic() + wait > deadline or attempt == _MAX_LOGIN_ATTEMPTS:
+                    raise self._busy(credentials, answer, wait, attempt)
+                time.sleep(wait)
         self.logins += 1
+        if answer.status_code in _BUSY:  # not reached: the last busy answer raised above
+            raise self._busy(credentials, answer, 0.0, _MAX_LOGIN_ATTEMPTS)
         if not answer.is_success:
             raise Unauthorized(
                 f"signing in as {credentials.email} (from {credentials.source}) failed: "
@@ -218,6 +231,28 @@ class TokenSource:
         logs.register_secret(token)
         _log.info("signed in", email=credentials.email, expires=token_expiry(token)[0])
         return Secret(token)
+
+    def _busy(
+        self, credentials: Credentials, answer: httpx.Response, wait: float, attempts: int
+    ) -> ServiceError:
+        """Why signing in gave up while the service was busy: its status, never the password
+        (it was not refused: the email and password were not judged)."""
+        status = f"{answer.status_code} {_reason(answer)}"
+        if answer.status_code == 429:
+            return RateLimited(
+                f"signing in as {credentials.email} is refused for {wait:.0f} s "
+                f"(too many failed logins, or too many requests): {status}",
+                status=429,
+                retry_after=wait,
+            )
+        return ServiceError(
+            f"signing in as {credentials.email} at {self._base_url}{LOGIN_PATH} failed: "
+            f"{status}, after {attempts} attempts",
+            status=answer.status_code,
+            retry_after=wait,
+            hint="the service is busy or down (the email and password were not judged): try "
+            "again later",
+        )
 
 
 def _json(answer: httpx.Response) -> Any:
@@ -245,11 +280,3 @@ def _reason(answer: httpx.Response) -> str:
                 return shown(body[key].strip())
     text = answer.text.strip().splitlines()
     return shown(text[0]) if text else answer.reason_phrase
-
-
-def _retry_after(answer: httpx.Response) -> float | None:
-    try:
-        value = float(answer.headers.get("retry-after", ""))
-    except ValueError:
-        return None
-    return value if 0 <= value <= 3600 else None

@@ -10,7 +10,6 @@ policy's total time; the error carries it, so a caller that sends again itself w
 
 from __future__ import annotations
 
-import email.utils
 import json
 import random
 import re
@@ -18,7 +17,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Generator, Mapping
-from datetime import UTC, datetime
 from decimal import Decimal
 from http import HTTPStatus
 from typing import Any
@@ -50,7 +48,12 @@ from reconciler.service.errors import (
     UnknownHost,
 )
 from reconciler.service.reach import reach
-from reconciler.service.retries import announce_retries, is_loopback, refused
+from reconciler.service.retries import (
+    announce_retries,
+    is_loopback,
+    refused,
+    retry_after_seconds,
+)
 from reconciler.service.session import TokenSource
 
 _log = logs.get_logger("reconciler.service")
@@ -358,20 +361,7 @@ _INDEXED = re.compile(r"\[(?P<index>[0-9]{1,9})\]\.?(?P<field>.*)")
 
 def _retry_after(response: httpx.Response) -> float | None:
     """Retry-After in seconds, from a number or an HTTP date."""
-    value = response.headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    return retry_after_seconds(response.headers.get("retry-after"))
 
 
 def _reason(status: int) -> str:

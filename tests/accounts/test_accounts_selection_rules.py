@@ -33,6 +33,8 @@ def _setup(root: Path, accounts: list[Account]) -> None:
         ("drift", "--all", "--changed-since", "main"),
         ("validate", "--account", "eu", "--changed-since", "main"),
         ("plan", "--changed-since", ""),
+        ("accounts", "--changed-since", ""),
+        ("accounts", "--changed-since", " ", "--format", "github-matrix"),
     ],
     ids=repr,
 )
@@ -99,3 +101,41 @@ def test_changed_since_counts_a_file_git_ignores(tmp_path: Path, three: list[Acc
     planned = run(tmp_path, three, "plan", "--changed-since", "main")
     assert planned.returncode == 0, planned.stderr
     assert "=== account eu ===" in planned.stdout and "W-999" in planned.stdout
+
+
+@pytest.mark.parametrize("value", ["", " ", ","], ids=repr)
+def test_the_apply_job_with_a_blank_accounts_value_fails_rather_than_apply_nothing(
+    tmp_path: Path, three: list[Account], value: str
+) -> None:
+    """`github apply-accounts --accounts "$ACCOUNTS"` from a matrix that gives no value named
+    no account, applied nothing and passed: now it fails, saying so, before GitHub or any
+    account is asked anything."""
+    _setup(tmp_path, three)
+    since = {account.name: account.controls.last_seq() for account in three}
+    github = {
+        "GITHUB_TOKEN": "t",
+        "GITHUB_REPOSITORY": "owner/repo",
+        "GITHUB_API_URL": "http://127.0.0.1:9",  # nothing listens: a request would fail
+    }
+    applied = run(
+        tmp_path,
+        three,
+        "github",
+        "apply-accounts",
+        "--accounts",
+        value,
+        "--sha",
+        HEAD,
+        "--default-branch",
+        "main",
+        "--work-dir",
+        str(tmp_path / "work"),
+        "--log-url",
+        "https://example.com/run",
+        **github,
+    )
+    assert applied.returncode == 1, applied.stdout + applied.stderr
+    assert f"--accounts {value!r} names no account" in applied.stderr, applied.stderr
+    assert "Traceback" not in applied.stderr
+    for account in three:
+        assert account.controls.requests(since[account.name]) == []

@@ -148,3 +148,36 @@ def test_base_url_never_names_a_credential(tmp_path: Path, three: list[Account])
         assert result.returncode == 1
         assert f"baseUrl names {variable}, which holds a credential" in result.stdout, variable
         assert PLAN_KEY not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("command", ["validate", "plan", "apply"])
+def test_an_account_s_folder_given_as_path_reads_only_its_own_variables(
+    tmp_path: Path, three: list[Account], command: str
+) -> None:
+    """Every variable in one shell, and us's folder given as PATH (no selection), connected
+    as us: its files still read only its `env:` list, so eu's webhook secret is refused at
+    its line and nothing of us is sent; a folder outside every account reads the shell."""
+    _eu, us, _ = three
+    _setup(tmp_path, three, eu={"env": "[WEBHOOK_TOKEN_EU]"})
+    _add_webhook(tmp_path, "us", "${WEBHOOK_TOKEN_EU}")
+    shell = {
+        "WEBHOOK_TOKEN_EU": EU_HOOK,
+        "RECONCILER_BASE_URL": us.server.base_url,
+        "RECONCILER_TOKEN": us.client.token,
+    }
+    args = ("--auto-approve",) if command == "apply" else ()
+    since = us.controls.last_seq()
+
+    ran = run(tmp_path, three, command, "accounts/us", *args, **shell)
+
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    said = ran.stdout + ran.stderr
+    assert "${WEBHOOK_TOKEN_EU} is not a variable account us may read" in said, said
+    assert EU_HOOK not in said
+    assert _posts(us, since) == []
+    outside = tmp_path / "scratch"
+    outside.mkdir()
+    (outside / "workforce.yaml").write_text(
+        (tmp_path / "accounts" / "us" / "workforce.yaml").read_text()
+    )
+    assert run(tmp_path, three, "validate", "scratch", **shell).returncode == 0

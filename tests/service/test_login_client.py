@@ -7,8 +7,10 @@ request log shows the logins; refused credentials and a 429 say so without the p
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import httpx
@@ -121,3 +123,26 @@ def test_refused_credentials_say_so_without_the_password(
     assert said in result.stderr
     assert "wrong-password-1" not in result.stderr and sandbox.password not in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_busy_service_at_sign_in_is_waited_out_and_never_called_bad_credentials(
+    sandbox: SandboxServer, tmp_path: Path
+) -> None:
+    """Every POST answers 503 with `Retry-After: 1`: signing in is tried again, each time at
+    least a second later, then fails naming the 503, never as refused credentials."""
+    desired = _desired(tmp_path / "desired.yaml", 1)
+    faults = {"error_rate": 1.0, "error_status": 503, "methods": ["POST"]}
+    httpx.post(f"{sandbox.base_url}/_sandbox/faults", json=faults).raise_for_status()
+    try:
+        planned = reconciler("plan", str(desired), **_login_env(sandbox))
+    finally:
+        httpx.post(f"{sandbox.base_url}/_sandbox/faults", json={}).raise_for_status()
+    said = planned.stdout + planned.stderr
+    assert planned.returncode == 1, said
+    assert "503" in said and "the email and password were not judged" in said, said
+    assert "check the email and password" not in said, said
+    logins = [e for e in _log(sandbox) if e["path"] == "/login/login/v2"]
+    assert 3 <= len(logins) <= 6, logins  # one sign-in's attempts, not one per thread
+    times = [datetime.fromisoformat(str(e["at"]).replace("Z", "+00:00")) for e in logins]
+    gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(times)]
+    assert min(gaps) >= 0.95, gaps  # Retry-After: 1, never sooner

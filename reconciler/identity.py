@@ -13,9 +13,8 @@ of Unicode TS #39 (ICU's, through PyICU), so `January  design review`, `Jаnuary
 with a Cyrillic `а` and `January design review` are one payment. The file's duplicate check,
 "paid before" (past SUCCESS and in-flight payments, in a plan and at apply), a paid paylist's
 content and drift's "paid again" all compare through it. Its payee is a mailbox as the service
-keys it (`reconciler.payee.payee_key`: lower-cased as the service does, the domain by IDNA,
-nothing else), not as workers compare: `Ada@` and `ada@` are one payee, `strasse@` and `straße@`
-two.
+keys it (`reconciler.payee.payee_key`: ASCII case and the domain by IDNA folded, nothing else),
+not as workers compare: `Ada@` and `ada@` are one payee, `strasse@` and `straße@` two.
 
 Unicode data: categories and NFKC come from Python's `unicodedata` (Unicode 14.0.0 in Python
 3.11); the Default_Ignorable_Code_Point property and the confusables come from the ICU that

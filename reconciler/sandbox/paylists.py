@@ -22,6 +22,7 @@ from reconciler.sandbox import payments
 from reconciler.sandbox.bodies import read_json
 from reconciler.sandbox.clients import authenticate
 from reconciler.sandbox.context import sandbox_of
+from reconciler.sandbox.emails import email_key
 from reconciler.sandbox.jsontext import JSONText
 from reconciler.sandbox.money import MAX_AMOUNT, to_cents
 from reconciler.sandbox.paging import spring_page
@@ -90,7 +91,7 @@ class NewPaylist:
         own key does.
         """
         lines = [
-            [item.description, to_cents(item.amount), item.worker_email.lower()]
+            [item.description, to_cents(item.amount), email_key(item.worker_email)]
             for item in self.items
         ]
         return json.dumps([self.description, lines], ensure_ascii=False)
@@ -175,7 +176,7 @@ def _active_workers(
     for index, item in enumerate(items):
         row = conn.execute(
             "SELECT id FROM agreements WHERE client_id = ? AND email_key = ? AND status = 'ACTIVE'",
-            (client_id, item.worker_email.lower()),
+            (client_id, email_key(item.worker_email)),
         ).fetchone()
         if row is None:
             errors.append(

@@ -14,6 +14,7 @@ from starlette.routing import Route
 
 from reconciler.sandbox.clients import authenticate
 from reconciler.sandbox.context import sandbox_of
+from reconciler.sandbox.emails import email_key
 from reconciler.sandbox.jsontext import JSONText, RawJSON
 from reconciler.sandbox.money import from_cents
 from reconciler.sandbox.paging import Paging, spring_page
@@ -61,7 +62,7 @@ SCHEMA = (
 
 def internal_key(amount: Decimal, worker_email: str, description: str) -> str:
     """The payment's own idempotence key: MD5 of `"{amount:.2f}|{email lower}|{description}"`."""
-    text = f"{amount:.2f}|{worker_email.lower()}|{description}"
+    text = f"{amount:.2f}|{email_key(worker_email)}|{description}"
     return hashlib.md5(text.encode("utf-8"), usedforsecurity=False).hexdigest()
 
 

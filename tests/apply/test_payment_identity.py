@@ -224,8 +224,9 @@ TWINS = [
     ("strasse@example.com", "straße@example.com"),
     ("sam@example.com", "\u017fam@example.com"),  # the long s
     ("fin@example.com", "\ufb01n@example.com"),  # the fi ligature
+    ("kim@example.com", "\u212aim@example.com"),  # the Kelvin sign
 ]
-TWIN_IDS = ["sharp-s", "long-s", "fi-ligature"]
+TWIN_IDS = ["sharp-s", "long-s", "fi-ligature", "kelvin-sign"]
 
 
 @pytest.mark.parametrize(("plain", "twin"), TWINS, ids=TWIN_IDS)
@@ -244,12 +245,14 @@ def test_a_payee_whose_only_active_look_alike_is_another_mailbox_is_refused(
         assert paylist_posts(server, since) == []
 
 
-@pytest.mark.parametrize(("plain", "twin"), TWINS, ids=TWIN_IDS)
+@pytest.mark.parametrize(("plain", "twin"), TWINS[:3], ids=TWIN_IDS[:3])
 def test_two_active_mailboxes_that_look_alike_are_two_payees_flagged_for_review(
     tmp_path: Path, plain: str, twin: str
 ) -> None:
     """Unicode case folding or compatibility forms would join them; the service keeps them
-    apart, so the payment goes to the mailbox written, and the plan flags the twin, escaped."""
+    apart, so the payment goes to the mailbox written, and the plan flags the twin, escaped.
+    (The sandbox lower-cases as Python does, which joins the Kelvin sign with `k`: it holds
+    no two open agreements for those, so that pair is only refused, above.)"""
     seed = _seeded(tmp_path, plain, twin)
     path = _file(tmp_path, _payrun("2026-12-bonus", "one", plain.capitalize()), "both.yaml")
     with SandboxServer(seed=seed, process_delay_ms=0) as server:
@@ -264,45 +267,6 @@ def test_two_active_mailboxes_that_look_alike_are_two_payees_flagged_for_review(
         assert applied.returncode == 0, applied.stdout + applied.stderr
         paid = [(p["worker_email"], p["status"]) for p in _payments(server)]
     assert paid == [(plain, "SUCCESS")]
-
-
-SERVICE_FOLDS = [
-    ("kim@example.com", "\u212aim@example.com"),  # the Kelvin sign: lower-cased, it is `k`
-    ("\u00e9lise@example.com", "\u00c9lise@example.com"),  # a capital beyond A-Z
-]
-
-
-@pytest.mark.parametrize(("payee", "written"), SERVICE_FOLDS, ids=["kelvin-sign", "e-acute"])
-def test_a_payment_the_service_holds_for_the_payee_in_another_case_is_paid_before(
-    tmp_path: Path, payee: str, written: str
-) -> None:
-    """Someone with API access paid the payee, writing its email in a case only Unicode has:
-    the service lower-cases it, pays the one ACTIVE agreement and keys the payment as the
-    payee's. The same payment in a payrun is "paid before" (refused, nothing sent), never a
-    new paylist the service fails as DUPLICATE_PAYMENT."""
-    seed = _seeded(tmp_path, payee)
-    path = _file(tmp_path, _payrun("2026-12-bonus", "one", payee), "payee.yaml")
-    with SandboxServer(seed=seed, process_delay_ms=0) as server:
-        body = {
-            "description": "paid by hand",
-            "idempotence_key": "paid-by-hand".ljust(32, "0"),
-            "payments": [{"description": "one", "amount": 1500, "worker_email": written}],
-        }
-        made = httpx.post(
-            f"{server.base_url}/payment-agent/paylists", json=body, headers=_headers(server)
-        )
-        assert made.is_success, made.text
-        httpx.post(f"{server.base_url}/_sandbox/process")
-        since = request_seq(server)
-
-        applied = cli("apply", str(path), "--auto-approve", server=server)
-
-        assert applied.returncode == 1, applied.stdout + applied.stderr
-        said = " ".join(applied.stdout.split())
-        assert "paid already in paylist 1 with the same amount, email and description" in said, said
-        assert paylist_posts(server, since) == []
-        paid = [(p["worker_email"], p["status"]) for p in _payments(server)]
-    assert paid == [(written, "SUCCESS")]
 
 
 def test_two_active_workers_at_one_mailbox_written_two_ways_are_refused_saying_what_to_do(

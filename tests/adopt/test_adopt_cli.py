@@ -333,3 +333,24 @@ def test_an_unanswered_invitation_is_listed_not_adopted(tmp_path: Path) -> None:
     assert path.read_text() == "version: 1\nworkers: []\n"
     assert 'worker["ENG-009"]: the service does not show its typeOfWorker' in result.stderr
     assert "until the worker answers the invitation" in result.stderr
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_block_scalar_is_replaced_and_the_blank_lines_after_it_stay(
+    account: SandboxServer, tmp_path: Path, newline: str
+) -> None:
+    # A block scalar's end mark lies past the blank lines after it: they are the file's own.
+    path = tmp_path / "state.yaml"
+    folded = WORKERS.replace(
+        '    jobTitle: "Staff Engineer"   # promoted?\n',
+        "    jobTitle: >-\n      Staff\n      Engineer\n\n",
+    )
+    text = SETTINGS + folded + WEBHOOK
+    path.write_bytes(text.replace("\n", newline).encode())
+    only = 'worker["ENG-002"].jobTitle'
+    result = run("adopt", str(path), "--only", only, server=account, HOOK_TOKEN="x")
+    assert result.returncode == 0, result.stderr
+    wanted = text.replace(
+        "    jobTitle: >-\n      Staff\n      Engineer\n", "    jobTitle: Principal Engineer\n"
+    )
+    assert path.read_bytes() == wanted.replace("\n", newline).encode()

@@ -354,3 +354,51 @@ def test_a_block_scalar_is_replaced_and_the_blank_lines_after_it_stay(
         "    jobTitle: >-\n      Staff\n      Engineer\n", "    jobTitle: Principal Engineer\n"
     )
     assert path.read_bytes() == wanted.replace("\n", newline).encode()
+
+
+def test_a_live_value_no_file_can_hold_is_listed_and_the_rest_adopted(tmp_path: Path) -> None:
+    # The service's screens took what a file refuses (a line break, a tab, only
+    # spaces): that item is listed with why; the others are still adopted.
+    seed = tmp_path / "seed.yaml"
+    seed.write_text(
+        "workers:\n"
+        "  - {externalId: ENG-001, firstName: Ada, lastName: Lovelace, email: ada@example.com,\n"
+        '     country: GB, jobTitle: "Principal\\nEngineer", status: ACTIVE}\n'
+        "  - {externalId: ENG-002, firstName: Grace, lastName: Hopper, email: grace@example.com,\n"
+        "     country: US, jobTitle: Director, status: ACTIVE}\n"
+        "  - {externalId: ENG-003, firstName: Alan, lastName: Turing, email: alan@example.com,\n"
+        '     country: GB, jobTitle: "   ", status: ACTIVE}\n'
+        '  - {externalId: ENG-004, firstName: "Kat\\tJ", lastName: Johnson,\n'
+        "     email: kat@example.com, country: US, status: ACTIVE}\n"
+        "  - {externalId: ENG-005, firstName: Edsger, lastName: Dijkstra,\n"
+        "     email: edsger@example.com, country: NL, status: ACTIVE}\n"
+    )
+    path = tmp_path / "state.yaml"
+    text = "version: 1\nworkers:\n" + "".join(
+        f"  - externalId: ENG-00{n}\n    typeOfWorker: Worker\n    workerName: {first}\n"
+        f"    workerSurname: {last}\n    workerEmail: {email}\n    countryIso: {country}\n"
+        "    jobTitle: Engineer\n"
+        for n, first, last, email, country in [
+            (1, "Ada", "Lovelace", "ada@example.com", "GB"),
+            (2, "Grace", "Hopper", "grace@example.com", "US"),
+            (3, "Alan", "Turing", "alan@example.com", "GB"),
+        ]
+    )
+    path.write_text(text)
+    with SandboxServer(seed=seed) as server:
+        result = run("adopt", str(path), server=server)
+    assert result.returncode == 0, result.stderr
+    removed, added = changed_lines(text, path.read_text())
+    assert removed == ["    jobTitle: Engineer"]
+    assert added[0] == "    jobTitle: Director"
+    assert "externalId: ENG-005" in added[1] and "ENG-004" not in path.read_text()
+    assert (
+        'worker["ENG-001"].jobTitle: the service\'s value "Principal\\nEngineer" holds the '
+        "control character U+000A" in result.stderr
+    )
+    assert 'worker["ENG-003"].jobTitle: the service\'s value' in result.stderr
+    assert "is empty or blank" in result.stderr
+    assert (
+        'worker["ENG-004"]: the service\'s workerName "Kat\\tJ" holds the control character'
+        " U+0009" in result.stderr
+    )

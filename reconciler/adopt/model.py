@@ -61,6 +61,7 @@ class Adoption:
     variables: tuple[Variable, ...] = ()
     ignored: int = 0  # drift an ignore rule keeps out (counted, never adopted)
     diff_text: str | None = None  # the diff, for an adoption read back from its document
+    passed_over: int = 0  # what `--only` left out (for people only: not in the document)
 
     @property
     def anything(self) -> bool:
@@ -135,7 +136,7 @@ class Adoption:
                 f"  {_SIGNS[item.kind]} {item.address}: {item.detail}" for item in self.adopted
             )
         else:
-            lines.append("Nothing to adopt: the files already say what the account has.")
+            lines.append(self._nothing())
         if self.ignored:
             lines.append(f"{plural(self.ignored, 'drifted field')} kept out by ignore rules.")
         if self.not_adopted:
@@ -145,6 +146,16 @@ class Adoption:
             lines.append("Set these variables wherever the files are planned (never in a file):")
             lines += (f"  {variable.name}: {variable.holds}" for variable in self.variables)
         return "\n".join(lines) + "\n"
+
+    def _nothing(self) -> str:
+        """Why nothing was adopted, as far as it is known: the files agree only when there
+        was nothing to leave out, nothing to list and nothing ignored."""
+        if self.passed_over:
+            left = plural(self.passed_over, "live change")
+            return f"Nothing to adopt that --only names: it leaves out {left}."
+        if self.not_adopted or self.ignored:
+            return "Nothing to adopt."
+        return "Nothing to adopt: the files already say what the account has."
 
 
 _SIGNS = {CHANGED: "~", ADDED: "+", REMOVED: "-"}

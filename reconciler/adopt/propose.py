@@ -97,6 +97,7 @@ def propose(
         not_adopted=tuple(proposal.not_adopted),
         variables=tuple(proposal.variables),
         ignored=len(plan.ignored),
+        passed_over=proposal.passed_over,
     )
 
 

@@ -59,12 +59,12 @@ def _url(proposal: Proposal, document: YamlDocument, node: yaml.MappingNode, liv
     written = _REFERENCE.search(url.value)
     if written is not None:
         holds = "the webhook URL the service has"
-        proposal.variables.append(Variable(written.group(1), holds))
+        proposal.need("webhook.url", Variable(written.group(1), holds))
         proposal.leave("webhook.url", f"the file reads it from ${{{written.group(1)}}}: set that")
         return
     if may_hold_a_secret(live.url):
         variable = "WEBHOOK_URL"
-        proposal.variables.append(Variable(variable, "the webhook URL the service has"))
+        proposal.need("webhook.url", Variable(variable, "the webhook URL the service has"))
         detail = f"written as ${{{variable}}} (its path or query may be a credential)"
         text = "${" + variable + "}"
         proposal.take("webhook.url", CHANGED, detail, lambda: document.set_scalar(url, text))
@@ -134,16 +134,16 @@ def _header(
             else:
                 document.insert_pair(node, "headers", [item])
 
-        proposal.variables.append(Variable(variable, holds))
+        proposal.need(address, Variable(variable, holds))
         proposal.take(address, ADDED, f"value read from ${{{variable}}}", add)
         return
     value = YamlDocument.get(written, "value")
     assert isinstance(value, yaml.ScalarNode)
     found = _REFERENCE.search(value.value)
     if found is not None:  # the reference stays: the variable must hold the new value
-        proposal.variables.append(Variable(found.group(1), holds))
+        proposal.need(address, Variable(found.group(1), holds))
         return
-    proposal.variables.append(Variable(variable, holds))
+    proposal.need(address, Variable(variable, holds))
     proposal.take(
         address,
         CHANGED,

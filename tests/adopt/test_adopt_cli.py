@@ -402,3 +402,17 @@ def test_a_live_value_no_file_can_hold_is_listed_and_the_rest_adopted(tmp_path: 
         'worker["ENG-004"]: the service\'s workerName "Kat\\tJ" holds the control character'
         " U+0009" in result.stderr
     )
+
+
+def test_an_only_that_names_nothing_does_not_say_the_files_agree(
+    account: SandboxServer, tmp_path: Path
+) -> None:
+    path = single(tmp_path)
+    before = path.read_text()
+    only = 'worker["ENG-02"]'  # a typo for ENG-002, which has drifted
+    typo = run("adopt", str(path), "--dry-run", "--only", only, server=account, HOOK_TOKEN="x")
+    assert typo.returncode == 0 and typo.stdout == "" and path.read_text() == before
+    assert "Nothing to adopt that --only names: it leaves out" in typo.stderr
+    assert "already say what the account has" not in typo.stderr
+    # The webhook is not what --only names: no variable of its headers is asked for either.
+    assert "HOOK_TOKEN" not in typo.stderr and "WEBHOOK_HEADER" not in typo.stderr

@@ -219,12 +219,10 @@ class YamlDocument:
         if sequence.flow_style and not sequence.value and key is not None and self._block(key):
             indent = " " * (self.column(key) + 2)
             lines = [f"{indent}- {item[0]}", *(f"{indent}  {line}" for line in item[1:])]
-            nl = self.newline
             end = self.offset(sequence.end_mark)
-            if again:  # after the block the first item made of `[]`
-                self._add(end, end, nl + nl.join(lines))
-            else:
-                self._add(self.offset(key.end_mark), end, ":" + nl + nl.join(lines))
+            if not again:  # `key: []` becomes `key:`, a comment after it left on its line
+                self._add(self.offset(key.end_mark), end, ":")
+            self._insert_lines(end, lines)
             return
         if sequence.flow_style:
             text = _flow(item)

@@ -416,3 +416,18 @@ def test_an_only_that_names_nothing_does_not_say_the_files_agree(
     assert "already say what the account has" not in typo.stderr
     # The webhook is not what --only names: no variable of its headers is asked for either.
     assert "HOOK_TOKEN" not in typo.stderr and "WEBHOOK_HEADER" not in typo.stderr
+
+
+def test_an_empty_list_given_its_first_worker_keeps_its_comment_on_its_line(
+    account: SandboxServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "state.yaml"
+    text = SETTINGS + "workers: []   # none yet\n" + WEBHOOK
+    path.write_text(text)
+    only = 'worker["ENG-006"]'
+    result = run("adopt", str(path), "--only", only, server=account, HOOK_TOKEN="x")
+    assert result.returncode == 0, result.stderr
+    removed, added = changed_lines(text, path.read_text())
+    assert removed == ["workers: []   # none yet"]
+    assert added[:2] == ["workers:   # none yet", "  - externalId: ENG-006"]
+    assert added[-1] == "    jobTitle: Researcher"

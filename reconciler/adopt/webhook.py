@@ -35,10 +35,14 @@ def adopt_webhook(proposal: Proposal, plan: Plan, documents: list[YamlDocument])
     node = YamlDocument.get(document.root, "webhook")
     assert isinstance(node, yaml.MappingNode)
     live = change.live
-    names = {variable.header.lower(): variable.variable for variable in header_variables(live)}
+    # A new variable is never one the files already read: that would give it two values.
+    taken = {found.group(1) for d in documents for found in _REFERENCE.finditer(d.text)}
+    variables = header_variables(live, taken)
+    names = {v.header.lower(): v.variable for v in variables if not v.in_url}
+    url_variable = next((v.variable for v in variables if v.in_url), "WEBHOOK_URL")
     for field_change in change.fields:
         if field_change.name == "url":
-            _url(proposal, document, node, live)
+            _url(proposal, document, node, live, url_variable)
         elif field_change.name == "enabled":
             detail = f"{like(None, not live.enabled)} -> {like(None, live.enabled)}"
             proposal.take(
@@ -53,7 +57,13 @@ def adopt_webhook(proposal: Proposal, plan: Plan, documents: list[YamlDocument])
             _header(proposal, document, node, live, field_change, names)
 
 
-def _url(proposal: Proposal, document: YamlDocument, node: yaml.MappingNode, live: Webhook) -> None:
+def _url(
+    proposal: Proposal,
+    document: YamlDocument,
+    node: yaml.MappingNode,
+    live: Webhook,
+    variable: str,
+) -> None:
     url = YamlDocument.get(node, "url")
     assert isinstance(url, yaml.ScalarNode)
     written = _REFERENCE.search(url.value)
@@ -63,7 +73,6 @@ def _url(proposal: Proposal, document: YamlDocument, node: yaml.MappingNode, liv
         proposal.leave("webhook.url", f"the file reads it from ${{{written.group(1)}}}: set that")
         return
     if may_hold_a_secret(live.url):
-        variable = "WEBHOOK_URL"
         proposal.need("webhook.url", Variable(variable, "the webhook URL the service has"))
         detail = f"written as ${{{variable}}} (its path or query may be a credential)"
         text = "${" + variable + "}"

@@ -431,3 +431,22 @@ def test_an_empty_list_given_its_first_worker_keeps_its_comment_on_its_line(
     assert removed == ["workers: []   # none yet"]
     assert added[:2] == ["workers:   # none yet", "  - externalId: ENG-006"]
     assert added[-1] == "    jobTitle: Researcher"
+
+
+def test_a_new_header_never_reads_a_variable_the_files_already_read(
+    account: SandboxServer, tmp_path: Path
+) -> None:
+    # X-Hook-Token reads the very name adopt would give X-Extra: sharing it would send one
+    # header's secret as the other's (or change both when the variable is set as told).
+    path = tmp_path / "state.yaml"
+    text = WEBHOOK.replace("${HOOK_TOKEN}", "${WEBHOOK_HEADER_X_EXTRA}")
+    path.write_text("version: 1\n" + text)
+    environ = {"WEBHOOK_HEADER_X_EXTRA": LIVE_TOKEN}
+    result = run("adopt", str(path), "--only", "webhook.headers*", server=account, **environ)
+    assert result.returncode == 0, result.stderr
+    assert '    - name: X-Extra\n      value: "${WEBHOOK_HEADER_X_EXTRA_2}"' in path.read_text()
+    assert 'WEBHOOK_HEADER_X_EXTRA_2: the value of the webhook header "X-Extra"' in result.stderr
+    environ |= {"WEBHOOK_HEADER_X_EXTRA_2": LIVE_EXTRA}
+    planned = run("plan", str(path), server=account, **environ)
+    assert planned.returncode == 0, planned.stderr
+    assert "headers[" not in planned.stdout

@@ -95,13 +95,16 @@ def _event_types(
     key = next(k for k, v in node.value if v is sequence)
 
     def edit() -> None:
-        if sequence.flow_style or len(gone) == len(written):
+        if sequence.flow_style:
             kept = [scalar(kind) for kind in written if kind in wanted]
             document.replace_node(sequence, "[" + ", ".join(kept + list(map(scalar, added))) + "]")
             return
+        fresh = list(added)
+        if len(gone) == len(written):  # a block list keeps its first line, given a new kind
+            document.set_scalar(sequence.value[gone.pop(0)], fresh.pop(0))
         for index in gone:
             proposal.remove(document, sequence, key, index)
-        for kind in added:
+        for kind in fresh:
             document.append_item(sequence, [scalar(kind)])
 
     proposal.take("webhook.event_types", CHANGED, detail, edit)

@@ -450,3 +450,16 @@ def test_a_new_header_never_reads_a_variable_the_files_already_read(
     planned = run("plan", str(path), server=account, **environ)
     assert planned.returncode == 0, planned.stderr
     assert "headers[" not in planned.stdout
+
+
+def test_a_block_list_of_event_types_all_replaced_stays_a_block_list(
+    account: SandboxServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "state.yaml"
+    text = "version: 1\n" + WEBHOOK.replace("    - KYC\n", "    - CLIENT_WALLET_TOP_UP\n")
+    path.write_text(text)
+    only = "webhook.event_types"
+    result = run("adopt", str(path), "--only", only, server=account, HOOK_TOKEN=LIVE_TOKEN)
+    assert result.returncode == 0, result.stderr
+    removed, added = changed_lines(text, path.read_text())
+    assert (removed, added) == (["    - CLIENT_WALLET_TOP_UP"], ["    - KYC", "    - PAYMENT"])

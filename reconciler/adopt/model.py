@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.desired.ignore import address_matches
+from reconciler.render.base import clean
 from reconciler.words import plural
 
 #: What each adopted item does to the files.
@@ -127,13 +128,16 @@ class Adoption:
         return tuple(item for item in self.adopted if item.kind == REMOVED and _is_worker(item))
 
     def report(self) -> str:
-        """What was adopted, what was not and why, and the variables to set: for people."""
+        """What was adopted, what was not and why, and the variables to set: for people (an
+        address or a value from the service with a control character or a bidi override shows
+        it escaped, as the plan does, never acting on the terminal)."""
         lines: list[str] = []
         if self.adopted:
             files = plural(len(self.files), "file")
             lines.append(f"Adopted {plural(len(self.adopted), 'live change')} into {files}:")
             lines += (
-                f"  {_SIGNS[item.kind]} {item.address}: {item.detail}" for item in self.adopted
+                f"  {_SIGNS[item.kind]} {clean(item.address)}: {clean(item.detail)}"
+                for item in self.adopted
             )
         else:
             lines.append(self._nothing())
@@ -141,10 +145,10 @@ class Adoption:
             lines.append(f"{plural(self.ignored, 'drifted field')} kept out by ignore rules.")
         if self.not_adopted:
             lines.append("Not adopted:")
-            lines += (f"  ! {item.address}: {item.why}" for item in self.not_adopted)
+            lines += (f"  ! {clean(item.address)}: {clean(item.why)}" for item in self.not_adopted)
         if self.variables:
             lines.append("Set these variables wherever the files are planned (never in a file):")
-            lines += (f"  {variable.name}: {variable.holds}" for variable in self.variables)
+            lines += (f"  {variable.name}: {clean(variable.holds)}" for variable in self.variables)
         return "\n".join(lines) + "\n"
 
     def _nothing(self) -> str:

@@ -28,7 +28,7 @@ from reconciler.adopt.yamledit import YamlDocument
 from reconciler.desired.rules import worker_value_problem
 from reconciler.export.render import worker_entry
 from reconciler.export.yamltext import quoted
-from reconciler.identity import email_key
+from reconciler.identity import email_key, external_id_problem
 from reconciler.money import grouped
 from reconciler.plan.changes import FieldChange, worker_address
 from reconciler.plan.model import LiveState, Plan
@@ -236,7 +236,7 @@ def _new_workers(
                 "externalId is right by hand (the files cannot hold an email twice)",
             )
             continue
-        unheld = _unheld(agreements[0])
+        unheld = _unheld(external_id, agreements[0])
         if unheld is not None:
             proposal.leave(address, unheld)
             continue
@@ -258,8 +258,11 @@ def _new_workers(
         proposal.take(address, ADDED, detail, add)
 
 
-def _unheld(agreement: Worker) -> str | None:
+def _unheld(external_id: str, agreement: Worker) -> str | None:
     """Why a file cannot hold what the service shows of a new worker, or None."""
+    reason = external_id_problem(external_id)
+    if reason is not None:
+        return f"the service's externalId {reason}{_UNHELD}"
     values = {
         "workerName": agreement.first_name,
         "workerSurname": agreement.last_name,

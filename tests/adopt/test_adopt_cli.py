@@ -463,3 +463,28 @@ def test_a_block_list_of_event_types_all_replaced_stays_a_block_list(
     assert result.returncode == 0, result.stderr
     removed, added = changed_lines(text, path.read_text())
     assert (removed, added) == (["    - CLIENT_WALLET_TOP_UP"], ["    - KYC", "    - PAYMENT"])
+
+
+def test_what_the_service_holds_is_shown_escaped_never_acting_on_the_terminal(
+    tmp_path: Path,
+) -> None:
+    # A right-to-left override in an externalId reorders what a terminal shows after it;
+    # a Cyrillic letter makes it read as another id: neither can be written, both are shown.
+    seed = tmp_path / "seed.yaml"
+    seed.write_text(
+        "workers:\n"
+        '  - {externalId: "ENG-\\u202e10", firstName: Ada, lastName: Lovelace,\n'
+        "     email: ada@example.com, country: GB, status: ACTIVE}\n"
+        '  - {externalId: "ENG-\\u041001", firstName: Alan, lastName: Turing,\n'
+        "     email: alan@example.com, country: GB, status: ACTIVE}\n"
+        "  - {externalId: ENG-002, firstName: Grace, lastName: Hopper, email: grace@example.com,\n"
+        "     country: US, status: ACTIVE}\n"
+    )
+    path = tmp_path / "state.yaml"
+    path.write_text("version: 1\nscope:\n  externalIdPrefix: ENG-\nworkers: []\n")
+    with SandboxServer(seed=seed) as server:
+        result = run("adopt", str(path), server=server)
+    assert result.returncode == 0, result.stderr
+    assert "\u202e" not in result.stderr and 'worker["ENG-\\u202e10"]: ' in result.stderr
+    assert "the service's externalId mixes the Latin and Cyrillic scripts" in result.stderr
+    assert "externalId: ENG-002" in path.read_text() and "ENG-\u0410" not in path.read_text()

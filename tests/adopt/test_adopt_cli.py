@@ -488,3 +488,25 @@ def test_what_the_service_holds_is_shown_escaped_never_acting_on_the_terminal(
     assert "\u202e" not in result.stderr and 'worker["ENG-\\u202e10"]: ' in result.stderr
     assert "the service's externalId mixes the Latin and Cyrillic scripts" in result.stderr
     assert "externalId: ENG-002" in path.read_text() and "ENG-\u0410" not in path.read_text()
+
+
+def test_a_bidi_control_in_a_live_value_is_written_escaped(tmp_path: Path) -> None:
+    # Raw, U+202E would reorder what the diff, an editor or a review shows after it.
+    seed = tmp_path / "seed.yaml"
+    seed.write_text(
+        "workers:\n"
+        '  - {externalId: ENG-001, firstName: "Ad\\u202ea", lastName: Lovelace,\n'
+        "     email: ada@example.com, country: GB, status: ACTIVE}\n"
+    )
+    path = tmp_path / "state.yaml"
+    path.write_text(
+        "version: 1\nworkers:\n  - {externalId: ENG-001, typeOfWorker: Worker, workerName: Ada,"
+        " workerSurname: Lovelace, workerEmail: ada@example.com, countryIso: GB}\n"
+    )
+    with SandboxServer(seed=seed) as server:
+        result = run("adopt", str(path), server=server)
+        assert result.returncode == 0, result.stderr
+        assert "\u202e" not in result.stdout + result.stderr + path.read_text()
+        assert 'workerName: "Ad\\u202ea"' in path.read_text()
+        planned = run("plan", str(path), "--detailed-exitcode", server=server)
+    assert planned.returncode == 0, planned.stdout + planned.stderr

@@ -154,6 +154,8 @@ class Adoption:
     def _nothing(self) -> str:
         """Why nothing was adopted, as far as it is known: the files agree only when there
         was nothing to leave out, nothing to list and nothing ignored."""
+        if self.variables:
+            return "Nothing to adopt into the files: the variables below must change."
         if self.passed_over:
             left = plural(self.passed_over, "live change")
             return f"Nothing to adopt that --only names: it leaves out {left}."

@@ -151,9 +151,15 @@ def _header(
         return
     value = YamlDocument.get(written, "value")
     assert isinstance(value, yaml.ScalarNode)
-    found = _REFERENCE.search(value.value)
-    if found is not None:  # the reference stays: the variable must hold the new value
-        proposal.need(address, Variable(found.group(1), holds))
+    found = [reference.group(1) for reference in _REFERENCE.finditer(value.value)]
+    if found:  # the references stay: the variables must make the new value
+        if not _REFERENCE.fullmatch(value.value):  # `Bearer ${TOKEN}`: TOKEN is a part
+            holds = (
+                f'its part of the value of the webhook header "{name}" the service has (the '
+                "file writes text around it)"
+            )
+        for reference in dict.fromkeys(found):
+            proposal.need(address, Variable(reference, holds))
         return
     proposal.need(address, Variable(variable, holds))
     proposal.take(

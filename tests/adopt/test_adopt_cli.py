@@ -510,3 +510,20 @@ def test_a_bidi_control_in_a_live_value_is_written_escaped(tmp_path: Path) -> No
         assert 'workerName: "Ad\\u202ea"' in path.read_text()
         planned = run("plan", str(path), "--detailed-exitcode", server=server)
     assert planned.returncode == 0, planned.stdout + planned.stderr
+
+
+def test_a_header_written_around_a_reference_asks_for_its_part_only(
+    account: SandboxServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "state.yaml"
+    text = "version: 1\n" + WEBHOOK.replace("${HOOK_TOKEN}", '"Bearer ${HOOK_TOKEN}"')
+    path.write_text(text)
+    only = 'webhook.headers["X-Hook-Token"]'
+    result = run("adopt", str(path), "--only", only, server=account, HOOK_TOKEN="old")
+    assert result.returncode == 0 and path.read_text() == text, result.stderr
+    # Set to the header's whole value, HOOK_TOKEN would send "Bearer Bearer ...".
+    assert 'HOOK_TOKEN: its part of the value of the webhook header "X-Hook-Token"' in (
+        result.stderr
+    )
+    assert "already say what the account has" not in result.stderr
+    assert "the variables below must change" in result.stderr

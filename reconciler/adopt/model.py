@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.desired.ignore import address_matches
+from reconciler.render.base import clean
 from reconciler.words import plural
 
 #: What each adopted item does to the files.
@@ -61,6 +62,7 @@ class Adoption:
     variables: tuple[Variable, ...] = ()
     ignored: int = 0  # drift an ignore rule keeps out (counted, never adopted)
     diff_text: str | None = None  # the diff, for an adoption read back from its document
+    passed_over: int = 0  # what `--only` left out (for people only: not in the document)
 
     @property
     def anything(self) -> bool:
@@ -126,25 +128,40 @@ class Adoption:
         return tuple(item for item in self.adopted if item.kind == REMOVED and _is_worker(item))
 
     def report(self) -> str:
-        """What was adopted, what was not and why, and the variables to set: for people."""
+        """What was adopted, what was not and why, and the variables to set: for people (an
+        address or a value from the service with a control character or a bidi override shows
+        it escaped, as the plan does, never acting on the terminal)."""
         lines: list[str] = []
         if self.adopted:
             files = plural(len(self.files), "file")
             lines.append(f"Adopted {plural(len(self.adopted), 'live change')} into {files}:")
             lines += (
-                f"  {_SIGNS[item.kind]} {item.address}: {item.detail}" for item in self.adopted
+                f"  {_SIGNS[item.kind]} {clean(item.address)}: {clean(item.detail)}"
+                for item in self.adopted
             )
         else:
-            lines.append("Nothing to adopt: the files already say what the account has.")
+            lines.append(self._nothing())
         if self.ignored:
             lines.append(f"{plural(self.ignored, 'drifted field')} kept out by ignore rules.")
         if self.not_adopted:
             lines.append("Not adopted:")
-            lines += (f"  ! {item.address}: {item.why}" for item in self.not_adopted)
+            lines += (f"  ! {clean(item.address)}: {clean(item.why)}" for item in self.not_adopted)
         if self.variables:
             lines.append("Set these variables wherever the files are planned (never in a file):")
-            lines += (f"  {variable.name}: {variable.holds}" for variable in self.variables)
+            lines += (f"  {variable.name}: {clean(variable.holds)}" for variable in self.variables)
         return "\n".join(lines) + "\n"
+
+    def _nothing(self) -> str:
+        """Why nothing was adopted, as far as it is known: the files agree only when there
+        was nothing to leave out, nothing to list and nothing ignored."""
+        if self.variables:
+            return "Nothing to adopt into the files: the variables below must change."
+        if self.passed_over:
+            left = plural(self.passed_over, "live change")
+            return f"Nothing to adopt that --only names: it leaves out {left}."
+        if self.not_adopted or self.ignored:
+            return "Nothing to adopt."
+        return "Nothing to adopt: the files already say what the account has."
 
 
 _SIGNS = {CHANGED: "~", ADDED: "+", REMOVED: "-"}

@@ -32,6 +32,7 @@ class Proposal:
     adopted: list[Adopted] = field(default_factory=list)
     not_adopted: list[NotAdopted] = field(default_factory=list)
     variables: list[Variable] = field(default_factory=list)
+    passed_over: int = 0  # the changes and reasons `--only` leaves out
     created: dict[str, list[list[str]]] = field(default_factory=dict)  # new files' items
     new_lists: dict[str, list[list[str]]] = field(default_factory=dict)  # a `workers:` to add
     # The items to remove, by sequence: removed together, so an emptied list is written `[]`.
@@ -49,7 +50,16 @@ class Proposal:
         if selects(self.options.only, address):
             edit()
             self.adopted.append(Adopted(address, kind, detail))
+        else:
+            self.passed_over += 1
+
+    def need(self, address: str, variable: Variable) -> None:
+        """Record that the files read `variable` for `address`, when `--only` selects it."""
+        if selects(self.options.only, address):
+            self.variables.append(variable)
 
     def leave(self, address: str, why: str) -> None:
         if selects(self.options.only, address):
             self.not_adopted.append(NotAdopted(address, why))
+        else:
+            self.passed_over += 1

@@ -25,15 +25,17 @@ from reconciler.adopt.model import (
 from reconciler.adopt.proposal import AdoptOptions, Proposal
 from reconciler.adopt.webhook import adopt_webhook
 from reconciler.adopt.yamledit import YamlDocument
+from reconciler.desired.rules import worker_value_problem
 from reconciler.export.render import worker_entry
 from reconciler.export.yamltext import quoted
-from reconciler.identity import email_key
+from reconciler.identity import email_key, external_id_problem
 from reconciler.money import grouped
 from reconciler.plan.changes import FieldChange, worker_address
 from reconciler.plan.model import LiveState, Plan
 from reconciler.service.models import Worker, WorkerStatus
 
 _CLOSED = frozenset({WorkerStatus.ENDED, WorkerStatus.INACTIVATED})
+_UNHELD = ", which a file cannot hold: correct it in the service"
 
 
 @dataclass(slots=True)
@@ -95,6 +97,7 @@ def propose(
         not_adopted=tuple(proposal.not_adopted),
         variables=tuple(proposal.variables),
         ignored=len(plan.ignored),
+        passed_over=proposal.passed_over,
     )
 
 
@@ -159,6 +162,11 @@ def _field(proposal: Proposal, item: _Item, agreement: Worker, change: FieldChan
                 _set_type(document, node, "Worker")
 
         proposal.take(address, REMOVED, shown, remove)
+        return
+
+    reason = worker_value_problem(change.name, str(value))
+    if reason is not None:
+        proposal.leave(address, f"the service's value {_shown(value)} {reason}{_UNHELD}")
         return
 
     def write() -> None:
@@ -228,6 +236,10 @@ def _new_workers(
                 "externalId is right by hand (the files cannot hold an email twice)",
             )
             continue
+        unheld = _unheld(external_id, agreements[0])
+        if unheld is not None:
+            proposal.leave(address, unheld)
+            continue
         entry = worker_entry(external_id, agreements[0])
         if entry.unfinished is not None:
             missing = ", ".join(entry.unfinished.fields)
@@ -244,6 +256,25 @@ def _new_workers(
             _add_item(proposal, items, lines)
 
         proposal.take(address, ADDED, detail, add)
+
+
+def _unheld(external_id: str, agreement: Worker) -> str | None:
+    """Why a file cannot hold what the service shows of a new worker, or None."""
+    reason = external_id_problem(external_id)
+    if reason is not None:
+        return f"the service's externalId {reason}{_UNHELD}"
+    values = {
+        "workerName": agreement.first_name,
+        "workerSurname": agreement.last_name,
+        "workerLegalName": agreement.legal_name,
+        "workerEmail": agreement.email,
+        "jobTitle": agreement.job_title,
+    }
+    for name, value in values.items():
+        reason = None if not value else worker_value_problem(name, value)
+        if reason is not None:
+            return f"the service's {name} {_shown(value)} {reason}{_UNHELD}"
+    return None
 
 
 def _add_item(proposal: Proposal, items: dict[str, _Item], lines: list[str]) -> None:

@@ -35,10 +35,14 @@ def adopt_webhook(proposal: Proposal, plan: Plan, documents: list[YamlDocument])
     node = YamlDocument.get(document.root, "webhook")
     assert isinstance(node, yaml.MappingNode)
     live = change.live
-    names = {variable.header.lower(): variable.variable for variable in header_variables(live)}
+    # A new variable is never one the files already read: that would give it two values.
+    taken = {found.group(1) for d in documents for found in _REFERENCE.finditer(d.text)}
+    variables = header_variables(live, taken)
+    names = {v.header.lower(): v.variable for v in variables if not v.in_url}
+    url_variable = next((v.variable for v in variables if v.in_url), "WEBHOOK_URL")
     for field_change in change.fields:
         if field_change.name == "url":
-            _url(proposal, document, node, live)
+            _url(proposal, document, node, live, url_variable)
         elif field_change.name == "enabled":
             detail = f"{like(None, not live.enabled)} -> {like(None, live.enabled)}"
             proposal.take(
@@ -53,18 +57,23 @@ def adopt_webhook(proposal: Proposal, plan: Plan, documents: list[YamlDocument])
             _header(proposal, document, node, live, field_change, names)
 
 
-def _url(proposal: Proposal, document: YamlDocument, node: yaml.MappingNode, live: Webhook) -> None:
+def _url(
+    proposal: Proposal,
+    document: YamlDocument,
+    node: yaml.MappingNode,
+    live: Webhook,
+    variable: str,
+) -> None:
     url = YamlDocument.get(node, "url")
     assert isinstance(url, yaml.ScalarNode)
     written = _REFERENCE.search(url.value)
     if written is not None:
         holds = "the webhook URL the service has"
-        proposal.variables.append(Variable(written.group(1), holds))
+        proposal.need("webhook.url", Variable(written.group(1), holds))
         proposal.leave("webhook.url", f"the file reads it from ${{{written.group(1)}}}: set that")
         return
     if may_hold_a_secret(live.url):
-        variable = "WEBHOOK_URL"
-        proposal.variables.append(Variable(variable, "the webhook URL the service has"))
+        proposal.need("webhook.url", Variable(variable, "the webhook URL the service has"))
         detail = f"written as ${{{variable}}} (its path or query may be a credential)"
         text = "${" + variable + "}"
         proposal.take("webhook.url", CHANGED, detail, lambda: document.set_scalar(url, text))
@@ -86,13 +95,16 @@ def _event_types(
     key = next(k for k, v in node.value if v is sequence)
 
     def edit() -> None:
-        if sequence.flow_style or len(gone) == len(written):
+        if sequence.flow_style:
             kept = [scalar(kind) for kind in written if kind in wanted]
             document.replace_node(sequence, "[" + ", ".join(kept + list(map(scalar, added))) + "]")
             return
+        fresh = list(added)
+        if len(gone) == len(written):  # a block list keeps its first line, given a new kind
+            document.set_scalar(sequence.value[gone.pop(0)], fresh.pop(0))
         for index in gone:
             proposal.remove(document, sequence, key, index)
-        for kind in added:
+        for kind in fresh:
             document.append_item(sequence, [scalar(kind)])
 
     proposal.take("webhook.event_types", CHANGED, detail, edit)
@@ -134,16 +146,22 @@ def _header(
             else:
                 document.insert_pair(node, "headers", [item])
 
-        proposal.variables.append(Variable(variable, holds))
+        proposal.need(address, Variable(variable, holds))
         proposal.take(address, ADDED, f"value read from ${{{variable}}}", add)
         return
     value = YamlDocument.get(written, "value")
     assert isinstance(value, yaml.ScalarNode)
-    found = _REFERENCE.search(value.value)
-    if found is not None:  # the reference stays: the variable must hold the new value
-        proposal.variables.append(Variable(found.group(1), holds))
+    found = [reference.group(1) for reference in _REFERENCE.finditer(value.value)]
+    if found:  # the references stay: the variables must make the new value
+        if not _REFERENCE.fullmatch(value.value):  # `Bearer ${TOKEN}`: TOKEN is a part
+            holds = (
+                f'its part of the value of the webhook header "{name}" the service has (the '
+                "file writes text around it)"
+            )
+        for reference in dict.fromkeys(found):
+            proposal.need(address, Variable(reference, holds))
         return
-    proposal.variables.append(Variable(variable, holds))
+    proposal.need(address, Variable(variable, holds))
     proposal.take(
         address,
         CHANGED,

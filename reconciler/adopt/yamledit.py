@@ -101,7 +101,15 @@ class YamlDocument:
             node = last[1] if isinstance(last, tuple) else last
         end = self.offset(node.end_mark)
         if isinstance(node, yaml.ScalarNode) and node.style in ("|", ">"):
-            end = self.line_start(end) - 1 if end == self.line_start(end) else end
+            # A block scalar's end mark lies past the blank lines after it (the scanner reads
+            # them for its chomping): it ends with its last line that holds text, before that
+            # line's break (`\r\n` too), so the blank lines and the break stay the file's own.
+            start = self.offset(node.start_mark)
+            lines = self.text[start:end].splitlines(keepends=True)
+            while len(lines) > 1 and not lines[-1].strip():
+                lines.pop()
+            last = lines[-1]
+            end = start + sum(map(len, lines)) - (len(last) - len(last.rstrip("\r\n")))
         return end
 
     @staticmethod
@@ -211,12 +219,10 @@ class YamlDocument:
         if sequence.flow_style and not sequence.value and key is not None and self._block(key):
             indent = " " * (self.column(key) + 2)
             lines = [f"{indent}- {item[0]}", *(f"{indent}  {line}" for line in item[1:])]
-            nl = self.newline
             end = self.offset(sequence.end_mark)
-            if again:  # after the block the first item made of `[]`
-                self._add(end, end, nl + nl.join(lines))
-            else:
-                self._add(self.offset(key.end_mark), end, ":" + nl + nl.join(lines))
+            if not again:  # `key: []` becomes `key:`, a comment after it left on its line
+                self._add(self.offset(key.end_mark), end, ":")
+            self._insert_lines(end, lines)
             return
         if sequence.flow_style:
             text = _flow(item)

@@ -22,6 +22,8 @@ from reconciler.identity import control_problem, email_key, external_id_problem,
 PLACEHOLDER = "TODO(export)"
 #: Text a plan and the service show as it is: no control character may hide in it.
 _SHOWN_TEXT_FIELDS = ("workerName", "workerSurname", "workerLegalName", "jobTitle")
+#: The most characters the schema lets a text field of a worker hold.
+_MAX_TEXT = 255
 #: Header names the service refuses (its own framing headers), in lower case.
 REFUSED_HEADER_NAMES = frozenset({"host", "content-length", "content-type", "transfer-encoding"})
 #: Keys that may appear in one file only when a directory is merged.
@@ -123,6 +125,20 @@ def _worker_problems(worker: dict[Any, Any], path: YamlPath) -> list[PathProblem
                 PathProblem((*path, "workerEmail"), f"invalid email {email!r}: {reason}")
             )
     return problems
+
+
+def worker_value_problem(field: str, value: str) -> str | None:
+    """Why a worker's `field` in a file cannot hold `value` (what the schema and `validate`
+    refuse in it), or None: `adopt` asks before writing a value the service's screens took."""
+    if not value.strip():
+        return "is empty or blank"
+    if len(value) > _MAX_TEXT:
+        return f"is longer than {_MAX_TEXT} characters"
+    if field in _SHOWN_TEXT_FIELDS and (reason := control_problem(value)):
+        return reason
+    if field == "workerEmail" and (reason := email_problem(value)):
+        return f"is not a valid email: {reason}"
+    return None
 
 
 def email_problem(address: str) -> str | None:

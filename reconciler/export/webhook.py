@@ -10,19 +10,22 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from reconciler.export.model import HeaderVariable
 from reconciler.export.yamltext import quoted, scalar
 from reconciler.service.models import Webhook
 
 
-def header_variables(webhook: Webhook | None) -> tuple[HeaderVariable, ...]:
+def header_variables(
+    webhook: Webhook | None, taken: Iterable[str] = ()
+) -> tuple[HeaderVariable, ...]:
     """Each header's `WEBHOOK_HEADER_<NAME>` variable, then `WEBHOOK_URL` for a URL that may
-    hold a credential, made unique in that order."""
+    hold a credential, made unique in that order and apart from the names `taken` (those the
+    files already read, which another value holds)."""
     if webhook is None:
         return ()
-    taken: set[str] = set()
+    taken = set(taken)
 
     def unique(base: str) -> str:
         base = re.sub(r"[^A-Za-z0-9]", "_", base).upper()

@@ -58,12 +58,22 @@ def _escape(char: str) -> str:
     return f"\\U{code:08x}"
 
 
+#: The bidirectional controls: printed raw they reorder what an editor, a terminal or a diff
+#: shows around them ("Trojan Source"), so they are written as escapes.
+_BIDI_CONTROLS = frozenset({0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)})
+
+
 def _printable(char: str) -> bool:
-    """YAML's printable set, minus the characters a parser may take as a line break or a BOM."""
+    """YAML's printable set, minus the characters a parser may take as a line break or a BOM,
+    and the bidirectional controls."""
     code = ord(char)
     return (
-        0x20 <= code <= 0x7E
-        or 0xA0 <= code <= 0xD7FF
-        or (0xE000 <= code <= 0xFFFD and code != 0xFEFF)
-        or 0x10000 <= code <= 0x10FFFF
-    ) and code not in (0x2028, 0x2029)
+        (
+            0x20 <= code <= 0x7E
+            or 0xA0 <= code <= 0xD7FF
+            or (0xE000 <= code <= 0xFFFD and code != 0xFEFF)
+            or 0x10000 <= code <= 0x10FFFF
+        )
+        and code not in (0x2028, 0x2029)
+        and code not in _BIDI_CONTROLS
+    )

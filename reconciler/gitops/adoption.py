@@ -25,6 +25,7 @@ from reconciler.errors import ReconcilerError
 from reconciler.gitops.drift import DRIFTED, IN_SYNC
 from reconciler.gitops.github import GitHub, GitHubError
 from reconciler.render.comment_body import fit_body
+from reconciler.render.markdown import code_span, prose
 from reconciler.render.marker import Marker
 from reconciler.words import plural
 
@@ -113,25 +114,27 @@ def adoption_body(adoption: Adoption, marker: Marker, *, base_sha: str) -> str:
     added, removed = adoption.added(), adoption.removed()
     if added or removed:
         lines.append("### :warning: Who is added or removed")
-        lines += [f"- **added** `{item.address}`: {item.detail}" for item in added]
-        lines += [f"- **removed** `{item.address}`: {item.detail}" for item in removed]
+        lines += [f"- **added** {code_span(i.address)}: {prose(i.detail)}" for i in added]
+        lines += [f"- **removed** {code_span(i.address)}: {prose(i.detail)}" for i in removed]
         lines.append("")
     changed = [item for item in adoption.adopted if item not in added and item not in removed]
     if changed:
         lines.append("### What changed live")
         lines += [
-            f"- `{item.address}`: {item.detail}"
+            f"- {code_span(item.address)}: {prose(item.detail)}"
             + ("" if item.kind == CHANGED else f" ({item.kind})")
             for item in changed
         ]
         lines.append("")
     if adoption.variables:
         lines.append("### Variables to set before merging")
-        lines += [f"- `{v.name}`: {v.holds} (never in a file)" for v in adoption.variables]
+        lines += [
+            f"- {code_span(v.name)}: {prose(v.holds)} (never in a file)" for v in adoption.variables
+        ]
         lines.append("")
     if adoption.not_adopted:
         lines.append(f"### Not adopted ({plural(len(adoption.not_adopted), 'item')})")
-        lines += [f"- `{item.address}`: {item.why}" for item in adoption.not_adopted]
+        lines += [f"- {code_span(i.address)}: {prose(i.why)}" for i in adoption.not_adopted]
         lines.append("")
     if adoption.ignored:
         lines += [f"{plural(adoption.ignored, 'drifted field')} hidden by ignore rules.", ""]

@@ -27,10 +27,15 @@ from reconciler.render.marker import Marker
 
 
 def find_adoption_mr(gitlab: GitLab, marker: Marker, branch: str) -> OpenPull | None:
-    """The opened merge request from `branch` whose description starts with the marker."""
+    """The opened merge request from `branch` of the project itself whose description starts
+    with the marker. GitLab lists a fork's merge requests into the project by the name of their
+    source branch too: one from a fork (anyone can open it, with any description) is never
+    the bot's, so it is never updated, linked or closed as the adoption."""
     found = gitlab.get("/merge_requests", {"state": "opened", "source_branch": branch})
     for request in found:
-        if request.get("source_branch") == branch and marker.matches(request.get("description")):
+        own = request.get("source_project_id") == request.get("target_project_id")
+        mine = own and request.get("source_branch") == branch
+        if mine and marker.matches(request.get("description")):
             return OpenPull(request["iid"], request["description"], request["web_url"])
     return None
 

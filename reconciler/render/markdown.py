@@ -291,3 +291,20 @@ def _note(left_out: list[tuple[Section, int]]) -> str:
 def escape(text: str) -> str:
     """Free text placed in Markdown: no markup, no HTML, no control characters."""
     return re.sub(r"([\\`*_{}\[\]()<>#+!|~])", r"\\\1", clean(text))
+
+
+def code_span(text: str) -> str:
+    """Text from outside (an address holding a live id) as inline code: a run of backticks
+    longer than any inside, so nothing in it closes it, and no markup, HTML or @mention in it
+    acts."""
+    text = clean(text)
+    ticks = "`" * (1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    if "`" in text or (text.startswith(" ") and text.endswith(" ")):
+        text = f" {text} "  # one space each side is taken off again by the reader
+    return ticks + text + ticks
+
+
+def prose(text: str) -> str:
+    """Free text holding live values (a name, a title) placed in Markdown: `escape`d, and an
+    `@` in code, so a value such as `@org/everyone` mentions no one."""
+    return escape(text).replace("@", "`@`")

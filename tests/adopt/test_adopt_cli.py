@@ -333,3 +333,197 @@ def test_an_unanswered_invitation_is_listed_not_adopted(tmp_path: Path) -> None:
     assert path.read_text() == "version: 1\nworkers: []\n"
     assert 'worker["ENG-009"]: the service does not show its typeOfWorker' in result.stderr
     assert "until the worker answers the invitation" in result.stderr
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_block_scalar_is_replaced_and_the_blank_lines_after_it_stay(
+    account: SandboxServer, tmp_path: Path, newline: str
+) -> None:
+    # A block scalar's end mark lies past the blank lines after it: they are the file's own.
+    path = tmp_path / "state.yaml"
+    folded = WORKERS.replace(
+        '    jobTitle: "Staff Engineer"   # promoted?\n',
+        "    jobTitle: >-\n      Staff\n      Engineer\n\n",
+    )
+    text = SETTINGS + folded + WEBHOOK
+    path.write_bytes(text.replace("\n", newline).encode())
+    only = 'worker["ENG-002"].jobTitle'
+    result = run("adopt", str(path), "--only", only, server=account, HOOK_TOKEN="x")
+    assert result.returncode == 0, result.stderr
+    wanted = text.replace(
+        "    jobTitle: >-\n      Staff\n      Engineer\n", "    jobTitle: Principal Engineer\n"
+    )
+    assert path.read_bytes() == wanted.replace("\n", newline).encode()
+
+
+def test_a_live_value_no_file_can_hold_is_listed_and_the_rest_adopted(tmp_path: Path) -> None:
+    # The service's screens took what a file refuses (a line break, a tab, only
+    # spaces): that item is listed with why; the others are still adopted.
+    seed = tmp_path / "seed.yaml"
+    seed.write_text(
+        "workers:\n"
+        "  - {externalId: ENG-001, firstName: Ada, lastName: Lovelace, email: ada@example.com,\n"
+        '     country: GB, jobTitle: "Principal\\nEngineer", status: ACTIVE}\n'
+        "  - {externalId: ENG-002, firstName: Grace, lastName: Hopper, email: grace@example.com,\n"
+        "     country: US, jobTitle: Director, status: ACTIVE}\n"
+        "  - {externalId: ENG-003, firstName: Alan, lastName: Turing, email: alan@example.com,\n"
+        '     country: GB, jobTitle: "   ", status: ACTIVE}\n'
+        '  - {externalId: ENG-004, firstName: "Kat\\tJ", lastName: Johnson,\n'
+        "     email: kat@example.com, country: US, status: ACTIVE}\n"
+        "  - {externalId: ENG-005, firstName: Edsger, lastName: Dijkstra,\n"
+        "     email: edsger@example.com, country: NL, status: ACTIVE}\n"
+    )
+    path = tmp_path / "state.yaml"
+    text = "version: 1\nworkers:\n" + "".join(
+        f"  - externalId: ENG-00{n}\n    typeOfWorker: Worker\n    workerName: {first}\n"
+        f"    workerSurname: {last}\n    workerEmail: {email}\n    countryIso: {country}\n"
+        "    jobTitle: Engineer\n"
+        for n, first, last, email, country in [
+            (1, "Ada", "Lovelace", "ada@example.com", "GB"),
+            (2, "Grace", "Hopper", "grace@example.com", "US"),
+            (3, "Alan", "Turing", "alan@example.com", "GB"),
+        ]
+    )
+    path.write_text(text)
+    with SandboxServer(seed=seed) as server:
+        result = run("adopt", str(path), server=server)
+    assert result.returncode == 0, result.stderr
+    removed, added = changed_lines(text, path.read_text())
+    assert removed == ["    jobTitle: Engineer"]
+    assert added[0] == "    jobTitle: Director"
+    assert "externalId: ENG-005" in added[1] and "ENG-004" not in path.read_text()
+    assert (
+        'worker["ENG-001"].jobTitle: the service\'s value "Principal\\nEngineer" holds the '
+        "control character U+000A" in result.stderr
+    )
+    assert 'worker["ENG-003"].jobTitle: the service\'s value' in result.stderr
+    assert "is empty or blank" in result.stderr
+    assert (
+        'worker["ENG-004"]: the service\'s workerName "Kat\\tJ" holds the control character'
+        " U+0009" in result.stderr
+    )
+
+
+def test_an_only_that_names_nothing_does_not_say_the_files_agree(
+    account: SandboxServer, tmp_path: Path
+) -> None:
+    path = single(tmp_path)
+    before = path.read_text()
+    only = 'worker["ENG-02"]'  # a typo for ENG-002, which has drifted
+    typo = run("adopt", str(path), "--dry-run", "--only", only, server=account, HOOK_TOKEN="x")
+    assert typo.returncode == 0 and typo.stdout == "" and path.read_text() == before
+    assert "Nothing to adopt that --only names: it leaves out" in typo.stderr
+    assert "already say what the account has" not in typo.stderr
+    # The webhook is not what --only names: no variable of its headers is asked for either.
+    assert "HOOK_TOKEN" not in typo.stderr and "WEBHOOK_HEADER" not in typo.stderr
+
+
+def test_an_empty_list_given_its_first_worker_keeps_its_comment_on_its_line(
+    account: SandboxServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "state.yaml"
+    text = SETTINGS + "workers: []   # none yet\n" + WEBHOOK
+    path.write_text(text)
+    only = 'worker["ENG-006"]'
+    result = run("adopt", str(path), "--only", only, server=account, HOOK_TOKEN="x")
+    assert result.returncode == 0, result.stderr
+    removed, added = changed_lines(text, path.read_text())
+    assert removed == ["workers: []   # none yet"]
+    assert added[:2] == ["workers:   # none yet", "  - externalId: ENG-006"]
+    assert added[-1] == "    jobTitle: Researcher"
+
+
+def test_a_new_header_never_reads_a_variable_the_files_already_read(
+    account: SandboxServer, tmp_path: Path
+) -> None:
+    # X-Hook-Token reads the very name adopt would give X-Extra: sharing it would send one
+    # header's secret as the other's (or change both when the variable is set as told).
+    path = tmp_path / "state.yaml"
+    text = WEBHOOK.replace("${HOOK_TOKEN}", "${WEBHOOK_HEADER_X_EXTRA}")
+    path.write_text("version: 1\n" + text)
+    environ = {"WEBHOOK_HEADER_X_EXTRA": LIVE_TOKEN}
+    result = run("adopt", str(path), "--only", "webhook.headers*", server=account, **environ)
+    assert result.returncode == 0, result.stderr
+    assert '    - name: X-Extra\n      value: "${WEBHOOK_HEADER_X_EXTRA_2}"' in path.read_text()
+    assert 'WEBHOOK_HEADER_X_EXTRA_2: the value of the webhook header "X-Extra"' in result.stderr
+    environ |= {"WEBHOOK_HEADER_X_EXTRA_2": LIVE_EXTRA}
+    planned = run("plan", str(path), server=account, **environ)
+    assert planned.returncode == 0, planned.stderr
+    assert "headers[" not in planned.stdout
+
+
+def test_a_block_list_of_event_types_all_replaced_stays_a_block_list(
+    account: SandboxServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "state.yaml"
+    text = "version: 1\n" + WEBHOOK.replace("    - KYC\n", "    - CLIENT_WALLET_TOP_UP\n")
+    path.write_text(text)
+    only = "webhook.event_types"
+    result = run("adopt", str(path), "--only", only, server=account, HOOK_TOKEN=LIVE_TOKEN)
+    assert result.returncode == 0, result.stderr
+    removed, added = changed_lines(text, path.read_text())
+    assert (removed, added) == (["    - CLIENT_WALLET_TOP_UP"], ["    - KYC", "    - PAYMENT"])
+
+
+def test_what_the_service_holds_is_shown_escaped_never_acting_on_the_terminal(
+    tmp_path: Path,
+) -> None:
+    # A right-to-left override in an externalId reorders what a terminal shows after it;
+    # a Cyrillic letter makes it read as another id: neither can be written, both are shown.
+    seed = tmp_path / "seed.yaml"
+    seed.write_text(
+        "workers:\n"
+        '  - {externalId: "ENG-\\u202e10", firstName: Ada, lastName: Lovelace,\n'
+        "     email: ada@example.com, country: GB, status: ACTIVE}\n"
+        '  - {externalId: "ENG-\\u041001", firstName: Alan, lastName: Turing,\n'
+        "     email: alan@example.com, country: GB, status: ACTIVE}\n"
+        "  - {externalId: ENG-002, firstName: Grace, lastName: Hopper, email: grace@example.com,\n"
+        "     country: US, status: ACTIVE}\n"
+    )
+    path = tmp_path / "state.yaml"
+    path.write_text("version: 1\nscope:\n  externalIdPrefix: ENG-\nworkers: []\n")
+    with SandboxServer(seed=seed) as server:
+        result = run("adopt", str(path), server=server)
+    assert result.returncode == 0, result.stderr
+    assert "\u202e" not in result.stderr and 'worker["ENG-\\u202e10"]: ' in result.stderr
+    assert "the service's externalId mixes the Latin and Cyrillic scripts" in result.stderr
+    assert "externalId: ENG-002" in path.read_text() and "ENG-\u0410" not in path.read_text()
+
+
+def test_a_bidi_control_in_a_live_value_is_written_escaped(tmp_path: Path) -> None:
+    # Raw, U+202E would reorder what the diff, an editor or a review shows after it.
+    seed = tmp_path / "seed.yaml"
+    seed.write_text(
+        "workers:\n"
+        '  - {externalId: ENG-001, firstName: "Ad\\u202ea", lastName: Lovelace,\n'
+        "     email: ada@example.com, country: GB, status: ACTIVE}\n"
+    )
+    path = tmp_path / "state.yaml"
+    path.write_text(
+        "version: 1\nworkers:\n  - {externalId: ENG-001, typeOfWorker: Worker, workerName: Ada,"
+        " workerSurname: Lovelace, workerEmail: ada@example.com, countryIso: GB}\n"
+    )
+    with SandboxServer(seed=seed) as server:
+        result = run("adopt", str(path), server=server)
+        assert result.returncode == 0, result.stderr
+        assert "\u202e" not in result.stdout + result.stderr + path.read_text()
+        assert 'workerName: "Ad\\u202ea"' in path.read_text()
+        planned = run("plan", str(path), "--detailed-exitcode", server=server)
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+
+
+def test_a_header_written_around_a_reference_asks_for_its_part_only(
+    account: SandboxServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "state.yaml"
+    text = "version: 1\n" + WEBHOOK.replace("${HOOK_TOKEN}", '"Bearer ${HOOK_TOKEN}"')
+    path.write_text(text)
+    only = 'webhook.headers["X-Hook-Token"]'
+    result = run("adopt", str(path), "--only", only, server=account, HOOK_TOKEN="old")
+    assert result.returncode == 0 and path.read_text() == text, result.stderr
+    # Set to the header's whole value, HOOK_TOKEN would send "Bearer Bearer ...".
+    assert 'HOOK_TOKEN: its part of the value of the webhook header "X-Hook-Token"' in (
+        result.stderr
+    )
+    assert "already say what the account has" not in result.stderr
+    assert "the variables below must change" in result.stderr

@@ -80,3 +80,32 @@ def test_the_core_reaching_into_the_sandbox_breaks_the_contract(tree: Path) -> N
     result = _lint(tree)
     assert result.returncode == 1, result.stdout
     assert "reconciler.service.client -> reconciler.sandbox.store" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "imported", "refused"),
+    [
+        ("reconciler.session.reading", "reconciler.accounts.run", "reconciler.accounts"),
+        ("reconciler.adopt.files", "reconciler.gitops.adoption", "reconciler.gitops"),
+    ],
+)
+def test_the_new_packages_cannot_call_up_either(
+    tree: Path, module: str, imported: str, refused: str
+) -> None:
+    """The packages the command line's logic moved to sit in the layers like the others."""
+    _add_import(tree, module, f"import {imported}  # noqa: F401")
+    result = _lint(tree)
+    assert result.returncode == 1, result.stdout
+    package = module.rsplit(".", 1)[0]
+    assert f"{package} is not allowed to import {refused}" in result.stdout
+    assert f"{module} -> {imported}" in result.stdout
+
+
+def test_adopt_and_the_sandbox_stay_apart_by_name(tree: Path) -> None:
+    """Named in both sandbox contracts, not only caught through a package that imports adopt."""
+    _add_import(tree, "reconciler.adopt.files", "import reconciler.sandbox.store  # noqa: F401")
+    _add_import(tree, "reconciler.sandbox.store", "import reconciler.adopt.model  # noqa: F401")
+    result = _lint(tree)
+    assert result.returncode == 1, result.stdout
+    assert "reconciler.adopt is not allowed to import reconciler.sandbox" in result.stdout
+    assert "reconciler.sandbox is not allowed to import reconciler.adopt" in result.stdout

@@ -155,6 +155,8 @@ class FakeGitLab(FakeServer):
             "description": body["description"],
             "source_branch": body["source_branch"],
             "target_branch": body["target_branch"],
+            "source_project_id": PROJECT_ID,  # a fork's merge request names the fork here
+            "target_project_id": PROJECT_ID,
             "web_url": f"https://gitlab.example.com/platform/workforce/-/merge_requests/{iid}",
         }
         return 201, requests[iid]

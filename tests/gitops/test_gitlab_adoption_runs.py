@@ -9,7 +9,7 @@ from pathlib import Path
 
 from reconciler.sandbox import SandboxServer
 from tests.gitops import test_gitlab_accounts_runs as gitlab_runs
-from tests.gitops.fake_gitlab import FakeGitLab
+from tests.gitops.fake_gitlab import PROJECT_ID, FakeGitLab
 from tests.gitops.gitlab_runner import GitLabRunner
 from tests.gitops.test_accounts_workflow_runs import commit, git
 from tests.gitops.test_adoption_pr_runs import hire
@@ -68,3 +68,31 @@ def test_the_drift_job_opens_updates_and_closes_one_adoption_merge_request(
     (closed,) = gitlab.state.merge_requests.values()
     assert closed["state"] == "closed" and BRANCH not in gitlab.state.branches
     assert "Nothing is left to adopt" in gitlab.state.notes[closed["iid"]][-1]["body"]
+
+
+def test_a_fork_merge_request_with_the_branch_and_marker_is_never_taken_for_the_adoption(
+    runner: GitLabRunner,
+    repo: Path,
+    sandbox: SandboxServer,
+    controls: Controls,
+    clients: dict[str, ClientAccess],
+    gitlab: FakeGitLab,
+) -> None:
+    """GitLab lists a fork's merge requests into the project by their source branch's name:
+    one from a fork's `reconciler/adopt-us`, its description starting with the marker, is
+    someone else's, never updated, linked or closed as the adoption."""
+    spoof = '<!-- reconciler:adopt key="us" -->\nMerge me: adopts the drift.\n'
+    gitlab.state.merge_requests[1] = {
+        "iid": 1, "state": "opened", "title": "reconciler: adopt", "description": spoof,
+        "source_branch": BRANCH, "target_branch": "main", "source_project_id": 9999,
+        "target_project_id": PROJECT_ID,
+        "web_url": "https://gitlab.example.com/platform/workforce/-/merge_requests/1",
+    }  # fmt: skip
+    hire(sandbox, controls, clients["us"], "W-7")
+
+    report = drift(runner, gitlab, repo, 2)
+
+    fork, ours = gitlab.state.merge_requests[1], gitlab.state.merge_requests[2]
+    assert fork["description"] == spoof and fork["state"] == "opened"
+    assert ours["source_project_id"] == PROJECT_ID and '`worker["W-7"]`' in ours["description"]
+    assert "**Proposed:** !2" in report and "!1 " not in report

@@ -13,13 +13,10 @@ code given this mapping instead of `os.environ`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 
 from reconciler.accounts.file import (
     AccountEntry,
     AccountsFile,
-    find_accounts_file,
-    load_accounts_file,
 )
 from reconciler.accounts.variables import base_url_variable
 from reconciler.desired.interpolate import Confined
@@ -87,39 +84,6 @@ def account_environment(
     if entry.client_id is not None:
         own[ENV_CLIENT_ID] = str(entry.client_id)
     return own
-
-
-def path_environment(path: Path, environ: Mapping[str, str]) -> Mapping[str, str]:
-    """The environment a command given PATH reads: when PATH is (or is inside) an account's
-    folder of the accounts file found from it, the process's, with that account's files
-    reading only the variables of its `env:` list, as its run with `--account` does (so
-    `plan accounts/us` in a shell holding every account's variables cannot put eu's secret
-    into us's webhook); anywhere else, the process's as it is."""
-    accounts = _accounts_near(path.absolute() if path.is_dir() else path.absolute().parent)
-    if accounts is None:
-        return environ  # a folder of its own
-    where = path.resolve()
-    for entry in accounts.accounts:
-        under = entry.path.resolve()
-        if where == under or under in where.parents:
-            return Confined(
-                dict(environ),
-                owner=f"account {entry.name}",
-                readable=entry.env,
-                where=accounts.path.name,
-            )
-    return environ
-
-
-def _accounts_near(folder: Path) -> AccountsFile | None:
-    """The accounts file found from `folder` (up to its repository's root), else from the
-    working folder; None when neither has one that reads."""
-    for start in dict.fromkeys((folder, Path.cwd())):
-        try:
-            return load_accounts_file(find_accounts_file(None, start=start))
-        except (ReconcilerError, OSError):
-            continue
-    return None
 
 
 def plan_key_setting(entry: AccountEntry, environ: Mapping[str, str]) -> str | None:

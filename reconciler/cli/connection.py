@@ -123,7 +123,7 @@ def connection_options(command: F) -> F:
         values = {name: kwargs.pop(name) for name in _OPTION_NAMES}
         path = kwargs.get("path", kwargs.get("source"))  # PATH, or apply's and comment's SOURCE
         if isinstance(path, Path):  # an account's folder reads only its own variables
-            from reconciler.accounts.environment import path_environment
+            from reconciler.accounts.confine import path_environment
 
             values["environ"] = path_environment(path, os.environ)
         return command(*args, connection=ConnectionOptions(**values), **kwargs)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from reconciler.accounts.environment import path_environment
+from reconciler.accounts.confine import path_environment
 from reconciler.accounts.options import AccountOptions
 from reconciler.accounts.validate import validate_accounts
 from reconciler.cli.accounts import refuse_path, selection_options

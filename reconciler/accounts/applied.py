@@ -22,8 +22,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -33,7 +31,7 @@ from typing import Any
 from reconciler.accounts.file import AccountEntry
 from reconciler.errors import ReconcilerError, Refused
 from reconciler.plan.account import Account, check_account
-from reconciler.plan.saved import SavedPlan
+from reconciler.plan.saved import SavedPlan, write_private_json
 from reconciler.plan.signing import PREFIX, PlanKey, canonical
 from reconciler.service.config import ENV_BASE_URL, ENV_CLIENT_ID, ENV_EMAIL
 
@@ -126,17 +124,9 @@ def write_record(folder: Path, saved: SavedPlan, key: PlanKey, actions: str) -> 
     }
     document["mac"] = _mac(document, key)
     path = record_path(folder, owner)
-    temporary: str | None = None
     try:
-        handle, temporary = tempfile.mkstemp(prefix=".applied-", dir=folder)
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(document, stream, indent=2, ensure_ascii=False)
-            stream.write("\n")
-        os.chmod(temporary, 0o600)
-        os.replace(temporary, path)
+        write_private_json(path, document, prefix=".applied-")
     except OSError as error:
-        if temporary is not None:
-            Path(temporary).unlink(missing_ok=True)
         raise ReconcilerError(
             f"the plan was applied, but its record {path} could not be written "
             f"({error.strerror}): `apply` again would refuse the plan as stale",

@@ -176,18 +176,24 @@ def write_saved_plan(path: Path, document: Mapping[str, Any]) -> None:
             "saved plan",
         )
     try:
-        handle, temporary = tempfile.mkstemp(prefix=".plan-", dir=path.parent)
+        write_private_json(path, document, prefix=".plan-")
     except OSError as error:
         raise ReconcilerError(f"cannot write the saved plan {path}: {error.strerror}") from None
+
+
+def write_private_json(path: Path, document: Mapping[str, Any], *, prefix: str) -> None:
+    """`document` as indented JSON at `path`, readable by its owner only, written beside it and
+    moved into place (never half-written); on an OSError nothing of it is left behind."""
+    handle, temporary = tempfile.mkstemp(prefix=prefix, dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             json.dump(document, stream, indent=2, ensure_ascii=False)
             stream.write("\n")
         os.chmod(temporary, 0o600)
         os.replace(temporary, path)
-    except OSError as error:
+    except OSError:
         Path(temporary).unlink(missing_ok=True)
-        raise ReconcilerError(f"cannot write the saved plan {path}: {error.strerror}") from None
+        raise
 
 
 def _change_record(change: Change, value_key: bytes) -> dict[str, Any]:

@@ -124,10 +124,12 @@ def changed_accounts(accounts: AccountsFile, ref: str) -> list[str]:
     changed = {(root / name).resolve() for name in (files + untracked).split("\0") if name.strip()}
     file_path = accounts.path.resolve()
     relative = file_path.relative_to(root).as_posix()
-    before = _old_entries(folder, base, relative) if file_path in changed else None
+    before = file_at(folder, base, relative) if file_path in changed else None
     names = []
     for entry in accounts.accounts:
-        if file_path in changed and _entry_changed(accounts.data, before, entry.name):
+        if file_path in changed and (
+            account_settings(accounts.data, entry.name) != account_settings(before, entry.name)
+        ):
             names.append(entry.name)
             continue
         under = entry.path.resolve()
@@ -150,27 +152,28 @@ def _untracked(root: Path, accounts: AccountsFile) -> str:
     return _git(root, "ls-files", "--others", "-z", "--", *inside)
 
 
-def _old_entries(folder: Path, base: str, relative: str) -> dict[str, Any] | None:
-    """The accounts file as it was at `base` (None: it did not exist or could not be read)."""
+def file_at(folder: Path, sha: str, relative: str) -> dict[str, Any] | None:
+    """The accounts file as it was at commit `sha` (None: it did not exist or could not be
+    read)."""
     from reconciler.desired.parse import parse
     from reconciler.desired.source import SourceText
 
     try:
-        text = _git(folder, "show", f"{base}:{relative}")
+        text = _git(folder, "show", f"{sha}:{relative}")
     except SelectionError:
         return None
     data, _ = parse(SourceText(relative, text))
     return data if isinstance(data, dict) else None
 
 
-def _entry_changed(now: dict[str, Any], before: dict[str, Any] | None, name: str) -> bool:
-    if before is None:
-        return True  # a new accounts file: every account is new
-    shared_now = {key: value for key, value in now.items() if key != "accounts"}
-    shared_before = {key: value for key, value in before.items() if key != "accounts"}
-    if shared_now != shared_before:
-        return True
-    return _entry_of(now, name) != _entry_of(before, name)
+def account_settings(data: dict[str, Any] | None, name: str) -> object:
+    """What of an accounts file is `name`'s: the file's shared settings and `name`'s entry
+    (None: no file, so a new accounts file changes every account). Two files give `name` the
+    same account when these are equal."""
+    if data is None:
+        return None
+    shared = {key: value for key, value in data.items() if key != "accounts"}
+    return shared, _entry_of(data, name)
 
 
 def _entry_of(data: dict[str, Any], name: str) -> object:

@@ -12,8 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reconciler.accounts.file import AccountEntry, AccountsFile
-from reconciler.desired.parse import parse
-from reconciler.desired.source import SourceText
+from reconciler.accounts.selection import account_settings, file_at
 from reconciler.errors import ReconcilerError
 
 
@@ -64,19 +63,7 @@ def _paths(accounts: AccountsFile, entry: AccountEntry | None) -> tuple[Path, tu
 
 def _entry_at(root: Path, sha: str, file: str, name: str) -> object:
     """The accounts file's shared settings and `name`'s entry at `sha` (None: no such file)."""
-    try:
-        text = _git(root, "show", f"{sha}:{file}")
-    except HistoryError:
-        return None
-    data, _ = parse(SourceText(file, text))
-    if not isinstance(data, dict):
-        return None
-    shared = {key: value for key, value in data.items() if key != "accounts"}
-    items = data.get("accounts")
-    mine = [i for i in items if isinstance(i, dict) and i.get("name") == name] if isinstance(
-        items, list
-    ) else []  # fmt: skip
-    return shared, mine
+    return account_settings(file_at(root, sha, file), name)
 
 
 def _git(folder: Path, *args: str) -> str:

@@ -13,7 +13,6 @@ is added or removed, then what changed live), and the GitHub calls are in `sync_
 
 from __future__ import annotations
 
-import enum
 import json
 import os
 from collections.abc import Mapping
@@ -22,7 +21,7 @@ from pathlib import Path
 
 from reconciler.adopt.model import CHANGED, Adoption, FileChange
 from reconciler.errors import ReconcilerError
-from reconciler.gitops.drift import DRIFTED, IN_SYNC
+from reconciler.gitops.drift import DRIFTED, IN_SYNC, DriftAction
 from reconciler.gitops.github import GitHub, GitHubError
 from reconciler.render.comment_body import fit_body
 from reconciler.render.markdown import code_span, prose
@@ -32,13 +31,6 @@ from reconciler.words import plural
 BRANCH_PREFIX = "reconciler/adopt-"
 CLOSING_NOTE = "Nothing is left to adopt: the account and the files agree again; closing."
 _DIFF_FENCE = "````"
-
-
-class PrAction(enum.Enum):
-    OPEN = "open"
-    UPDATE = "update"
-    CLOSE = "close"
-    NOTHING = "nothing"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,14 +44,14 @@ class OpenPull:
 
 @dataclass(frozen=True, slots=True)
 class AdoptionPrResult:
-    action: PrAction
+    action: DriftAction
     number: int | None
     url: str | None
 
 
 def decide_adoption_pr(
     drift_exit_status: int, adoption: Adoption | None, existing: OpenPull | None, body: str
-) -> PrAction:
+) -> DriftAction:
     """Open, update, close or leave the adoption pull request.
 
     In sync closes it. A failed drift check, or drift where adopt did not run or failed
@@ -67,14 +59,14 @@ def decide_adoption_pr(
     adopt opens it, or updates it when its body (which names the commit it is built on, and
     carries the diff) changed; drift with nothing adoptable closes it."""
     if drift_exit_status == IN_SYNC:
-        return PrAction.CLOSE if existing is not None else PrAction.NOTHING
+        return DriftAction.CLOSE if existing is not None else DriftAction.NOTHING
     if drift_exit_status != DRIFTED or adoption is None:
-        return PrAction.NOTHING
+        return DriftAction.NOTHING
     if adoption.anything:
         if existing is None:
-            return PrAction.OPEN
-        return PrAction.NOTHING if existing.body == body else PrAction.UPDATE
-    return PrAction.CLOSE if existing is not None else PrAction.NOTHING
+            return DriftAction.OPEN
+        return DriftAction.NOTHING if existing.body == body else DriftAction.UPDATE
+    return DriftAction.CLOSE if existing is not None else DriftAction.NOTHING
 
 
 def next_step(
@@ -83,7 +75,7 @@ def next_step(
     existing: OpenPull | None,
     marker: Marker,
     base_sha: str | None,
-) -> tuple[PrAction, str]:
+) -> tuple[DriftAction, str]:
     """What to do to the pull (or merge) request, and the body it is to have."""
     body = ""
     if adoption is not None and adoption.anything:
@@ -187,7 +179,7 @@ def add_link(report: Path | None, result: AdoptionPrResult, sign: str = "#") -> 
     (`!` for a GitLab merge request), when one is open."""
     if report is None or not report.is_file() or result.number is None:
         return
-    if result.action is PrAction.CLOSE:
+    if result.action is DriftAction.CLOSE:
         return
     with report.open("a", encoding="utf-8") as stream:
         stream.write(
@@ -222,10 +214,10 @@ def sync_adoption_pr(
     branch = branch_for(account)
     existing = find_adoption_pr(github, marker, branch)
     action, body = next_step(drift_exit_status, adoption, existing, marker, base_sha)
-    if action in (PrAction.OPEN, PrAction.UPDATE):
+    if action in (DriftAction.OPEN, DriftAction.UPDATE):
         assert base_sha is not None  # the body above needed it
         _push(github, branch, base_sha, files, title_for(account))
-    if action is PrAction.OPEN:
+    if action is DriftAction.OPEN:
         base = github.get(f"/repos/{github.repository}")["default_branch"]
         created = github.post(
             github.repo_path("pulls"),
@@ -234,9 +226,9 @@ def sync_adoption_pr(
         return AdoptionPrResult(action, created["number"], created["html_url"])
     if existing is None:
         return AdoptionPrResult(action, None, None)
-    if action is PrAction.UPDATE:
+    if action is DriftAction.UPDATE:
         github.patch(github.repo_path(f"pulls/{existing.number}"), {"body": body})
-    elif action is PrAction.CLOSE:
+    elif action is DriftAction.CLOSE:
         github.post(github.repo_path(f"issues/{existing.number}/comments"), {"body": CLOSING_NOTE})
         github.patch(github.repo_path(f"pulls/{existing.number}"), {"state": "closed"})
         github.delete(github.repo_path(f"git/refs/heads/{branch}"))

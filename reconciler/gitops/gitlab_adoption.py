@@ -17,11 +17,11 @@ from reconciler.gitops.adoption import (
     CLOSING_NOTE,
     AdoptionPrResult,
     OpenPull,
-    PrAction,
     branch_for,
     next_step,
     title_for,
 )
+from reconciler.gitops.drift import DriftAction
 from reconciler.gitops.gitlab import GitLab
 from reconciler.render.marker import Marker
 
@@ -55,7 +55,7 @@ def sync_adoption_mr(
     branch = branch_for(account)
     existing = find_adoption_mr(gitlab, marker, branch)
     action, body = next_step(drift_exit_status, adoption, existing, marker, base_sha)
-    if action in (PrAction.OPEN, PrAction.UPDATE):
+    if action in (DriftAction.OPEN, DriftAction.UPDATE):
         actions = [
             {
                 "action": "create" if change.before is None else "update",
@@ -66,7 +66,7 @@ def sync_adoption_mr(
         ]
         commit = {"branch": branch, "start_sha": base_sha, "force": True, "actions": actions}
         gitlab.post("/repository/commits", {**commit, "commit_message": title_for(account)})
-    if action is PrAction.OPEN:
+    if action is DriftAction.OPEN:
         created = gitlab.post(
             "/merge_requests",
             {
@@ -80,9 +80,9 @@ def sync_adoption_mr(
         return AdoptionPrResult(action, created["iid"], created["web_url"])
     if existing is None:
         return AdoptionPrResult(action, None, None)
-    if action is PrAction.UPDATE:
+    if action is DriftAction.UPDATE:
         gitlab.put(f"/merge_requests/{existing.number}", {"description": body})
-    elif action is PrAction.CLOSE:
+    elif action is DriftAction.CLOSE:
         gitlab.post(f"/merge_requests/{existing.number}/notes", {"body": CLOSING_NOTE})
         gitlab.put(f"/merge_requests/{existing.number}", {"state_event": "close"})
         gitlab.delete(f"/repository/branches/{quote(branch, safe='')}")

@@ -9,12 +9,12 @@ import pytest
 from reconciler.adopt.model import ADDED, CHANGED, REMOVED, Adopted, Adoption, FileChange, Variable
 from reconciler.gitops.adoption import (
     OpenPull,
-    PrAction,
     adoption_body,
     branch_for,
     decide_adoption_pr,
     read_adoption,
 )
+from reconciler.gitops.drift import DriftAction
 from reconciler.render.marker import ADOPT, Marker
 
 SOME = Adoption(
@@ -33,19 +33,23 @@ OPEN = OpenPull(12, "the body", "https://github.com/o/r/pull/12")
 @pytest.mark.parametrize(
     ("status", "adoption", "existing", "body", "action"),
     [
-        (2, SOME, None, "b", PrAction.OPEN),
-        (2, SOME, OPEN, "the body", PrAction.NOTHING),  # same commit, same diff
-        (2, SOME, OPEN, "another", PrAction.UPDATE),
-        (2, NONE, OPEN, "", PrAction.CLOSE),  # drift left, nothing of it adoptable
-        (2, NONE, None, "", PrAction.NOTHING),
-        (0, None, OPEN, "", PrAction.CLOSE),  # in sync: adopt did not even run
-        (0, None, None, "", PrAction.NOTHING),
-        (2, None, OPEN, "", PrAction.NOTHING),  # adopt failed: an error is not "nothing"
-        (1, SOME, OPEN, "x", PrAction.NOTHING),  # the drift check failed
+        (2, SOME, None, "b", DriftAction.OPEN),
+        (2, SOME, OPEN, "the body", DriftAction.NOTHING),  # same commit, same diff
+        (2, SOME, OPEN, "another", DriftAction.UPDATE),
+        (2, NONE, OPEN, "", DriftAction.CLOSE),  # drift left, nothing of it adoptable
+        (2, NONE, None, "", DriftAction.NOTHING),
+        (0, None, OPEN, "", DriftAction.CLOSE),  # in sync: adopt did not even run
+        (0, None, None, "", DriftAction.NOTHING),
+        (2, None, OPEN, "", DriftAction.NOTHING),  # adopt failed: an error is not "nothing"
+        (1, SOME, OPEN, "x", DriftAction.NOTHING),  # the drift check failed
     ],
 )
 def test_what_is_done_to_the_pull_request(
-    status: int, adoption: Adoption | None, existing: OpenPull | None, body: str, action: PrAction
+    status: int,
+    adoption: Adoption | None,
+    existing: OpenPull | None,
+    body: str,
+    action: DriftAction,
 ) -> None:
     assert decide_adoption_pr(status, adoption, existing, body) is action
 

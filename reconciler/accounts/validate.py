@@ -19,7 +19,7 @@ def validate_accounts(options: AccountOptions, output_format: str, no_env: bool)
     from reconciler.accounts.file import InvalidAccountsFile
     from reconciler.accounts.run import Job
     from reconciler.desired import InvalidDesiredState, load_desired_state
-    from reconciler.desired.report import LISTED, render_problems
+    from reconciler.desired.report import LISTED, expired_rules, render_problems
 
     try:
         accounts, chosen = options.load()
@@ -29,6 +29,8 @@ def validate_accounts(options: AccountOptions, output_format: str, no_env: bool)
 
     def check(job: Job) -> str:
         state = load_desired_state(job.entry.path, job.environ, read_variables=not no_env)
+        if expired := expired_rules(state, output_format, account=job.entry.name):
+            click.echo(expired, err=output_format != "github")
         webhook = "a webhook" if state.webhook is not None else "no webhook"
         return f"({plural(len(state.workers), 'worker')}, {webhook})"
 

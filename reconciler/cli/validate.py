@@ -12,8 +12,7 @@ from reconciler.accounts.options import AccountOptions
 from reconciler.accounts.validate import validate_accounts
 from reconciler.cli.accounts import refuse_path, selection_options
 from reconciler.desired import InvalidDesiredState, load_desired_state
-from reconciler.desired.ignore import IgnoreRules
-from reconciler.desired.report import LISTED, render_problems
+from reconciler.desired.report import LISTED, expired_rules, render_problems
 from reconciler.errors import ReconcilerError
 from reconciler.words import plural
 
@@ -56,9 +55,8 @@ def validate(path: Path | None, output_format: str, no_env: bool, accounts: Acco
         if output_format != "text" and error.total > len(error.problems[: LISTED[output_format]]):
             click.echo(error.count_line(LISTED[output_format]), err=True)
         raise click.exceptions.Exit(1) from None
-    for rule in IgnoreRules(state.ignore).expired():  # reported, not failing: a plan still runs
-        prefix = "::warning::" if output_format == "github" else "Warning: "
-        click.echo(prefix + rule.expired_line(), err=output_format != "github")
+    if expired := expired_rules(state, output_format):
+        click.echo(expired, err=output_format != "github")
     if output_format == "json":
         click.echo("[]")
     elif output_format == "text":

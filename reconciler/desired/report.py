@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 
-from reconciler.desired import InvalidDesiredState, Problem
+from reconciler.desired import DesiredState, InvalidDesiredState, Problem
+from reconciler.desired.ignore import IgnoreRules
 from reconciler.desired.problems import KEPT, SHOWN
 
 #: How many problems each format lists (the rest are counted): a person reads the first few,
@@ -50,3 +51,13 @@ def _escape(text: str, *, properties: bool) -> str:
     if properties:
         text = text.replace(":", "%3A").replace(",", "%2C")
     return text
+
+
+def expired_rules(state: DesiredState, output_format: str, *, account: str | None = None) -> str:
+    """The ignore rules past their day, as `validate` reports them (they fail nothing: a plan
+    still runs, and their drift is shown again): GitHub warning annotations, or `Warning:`
+    lines for stderr; "" when none has expired."""
+    named = f"account {account}: " if account is not None else ""
+    prefix = "::warning::" if output_format == "github" else "Warning: "
+    lines = [prefix + named + rule.expired_line() for rule in IgnoreRules(state.ignore).expired()]
+    return "\n".join(lines)

@@ -85,3 +85,21 @@ def test_a_rule_must_say_who_why_and_until_a_real_day(tmp_path: Path) -> None:
     result = run("validate", str(path))
     assert result.returncode == 1
     assert "reason" in result.stdout and "owner" in result.stdout and "until" in result.stdout
+
+
+def test_validate_of_accounts_reports_an_account_s_expired_rule(tmp_path: Path) -> None:
+    """`validate --all` reports an expired rule as `validate PATH` does, naming the account."""
+    until = (TODAY - timedelta(days=1)).isoformat()
+    folder = tmp_path / "accounts" / "eu"
+    folder.mkdir(parents=True)
+    with_rule(folder, 'worker["ENG-002"].jobTitle', until)
+    (tmp_path / "reconciler.yaml").write_text(
+        "version: 1\naccounts:\n  - name: eu\n    path: accounts/eu\n"
+        "    baseUrl: https://api.example.com\n    tokenEnv: RECONCILER_TOKEN_EU\n"
+    )
+    expired = f'the ignore rule for worker["ENG-002"].jobTitle (owner @ana) expired on {until}'
+    validated = run("validate", "--all", cwd=tmp_path)
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    assert f"Warning: account eu: {expired}" in validated.stderr
+    github = run("validate", "--all", "--format", "github", cwd=tmp_path)
+    assert f"::warning::account eu: {expired}" in github.stdout

@@ -325,20 +325,77 @@ def gitlab_note(iid: int, plans: Path) -> None:
         click.echo(f"{post_plan_note(client, iid, plans)} the plan note")
 
 
+_default_branch = click.option("--default-branch", envvar="CI_DEFAULT_BRANCH", required=True,
+                               help="The default branch ($CI_DEFAULT_BRANCH).")  # fmt: skip
+
+
 @click.command("apply-account")
 @click.option("--account", "name", required=True, help="The account of this job.")
-@click.option("--before", required=True, metavar="SHA", help="The push's before commit.")
 @click.option("--sha", type=COMMIT_SHA, required=True, help="The commit merged.")
 @click.option("--work-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option("--outcomes", type=click.Path(file_okay=False, path_type=Path), default="outcomes")
+@click.option("--job-url", envvar="CI_JOB_URL", default="", help="This job's page.")
+@_default_branch
+@_environment
 @_accounts_file
 def gitlab_apply(
-    name: str, before: str, sha: str, work_dir: Path, accounts_file: Path | None
-) -> None:
-    """Apply the account as reviewed on the merged merge request, if the push changed it."""
+    name: str, sha: str, work_dir: Path, outcomes: Path, job_url: str, default_branch: str,
+    environment: str, accounts_file: Path | None,
+) -> None:  # fmt: skip
+    """Apply the account as the default branch says, from its last successful apply."""
     from reconciler.gitops.gitlab import GitLab
-    from reconciler.gitops.gitlab_jobs import apply_account
+    from reconciler.gitops.gitlab_landing import ApplyJob, apply_account
+
+    accounts = load_accounts_file(find_accounts_file(accounts_file))
+    job = ApplyJob(sha, default_branch, environment, job_url, work_dir, outcomes)
+    with GitLab.from_environment() as client:
+        raise click.exceptions.Exit(apply_account(client, accounts, name, job))
+
+
+@click.command("outcome-note")
+@click.option("--sha", type=COMMIT_SHA, required=True, help="The commit merged.")
+@click.option("--outcomes", type=click.Path(file_okay=False, path_type=Path), default="outcomes")
+@click.option("--pipeline-url", envvar="CI_PIPELINE_URL", required=True, help="This pipeline.")
+@_environment
+@_accounts_file
+def gitlab_outcome(
+    sha: str, outcomes: Path, pipeline_url: str, environment: str, accounts_file: Path | None
+) -> None:
+    """One outcome note on each merge request applied (or tried), updated in place."""
+    from reconciler.gitops.gitlab import GitLab
+    from reconciler.gitops.gitlab_landing import OutcomeJob, post_outcome_notes
 
     accounts = load_accounts_file(find_accounts_file(accounts_file))
     with GitLab.from_environment() as client:
-        status = apply_account(client, accounts, name, (before, sha), work_dir)
-    raise click.exceptions.Exit(status)
+        done = post_outcome_notes(
+            client, accounts, outcomes, OutcomeJob(sha, environment, pipeline_url)
+        )
+    for iid, action in done.items():
+        click.echo(f"!{iid}: {action} the outcome note")
+
+
+@click.command("pending")
+@click.option("--account", "name", required=True, help="The account of this job.")
+@click.option("--sha", type=COMMIT_SHA, required=True, help="The default branch's commit.")
+@_environment
+@_accounts_file
+def gitlab_pending(name: str, sha: str, environment: str, accounts_file: Path | None) -> None:
+    """Say whether the account's files at SHA are applied (else since when, which merges)."""
+    from reconciler.gitops.gitlab import GitLab
+    from reconciler.gitops.gitlab_landing import pending_report
+
+    accounts = load_accounts_file(find_accounts_file(accounts_file))
+    with GitLab.from_environment() as client:
+        click.echo(pending_report(client, accounts, name, sha, environment))
+
+
+@click.command("child-pipeline")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@_accounts_file
+def gitlab_child(out: Path, accounts_file: Path | None) -> None:
+    """Write the accounts' child pipeline, one job per account of reconciler.yaml."""
+    from reconciler.gitops.gitlab_child import child_pipeline
+
+    names = load_accounts_file(find_accounts_file(accounts_file)).names
+    out.write_text(child_pipeline(names), encoding="utf-8")
+    click.echo(f"{out}: {plural(len(names), 'account')}: {' '.join(names)}")

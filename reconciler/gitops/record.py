@@ -1,0 +1,86 @@
+"""Where an account stands against the record of its last successful apply: superseded by a
+newer merge, already applied, or pending since which apply and by which merges.
+
+The record is kept outside the runner, where every later run reads it and people see it: a
+GitHub deployment with its statuses (`deployments`), or GitLab's own deployments of the
+environment `production-<name>` (`gitlab_record`). Each answers the two questions of
+`ApplyRecord`; the decisions taken from them, and the words that say them, are the same for
+both, here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from reconciler.accounts.file import AccountEntry, AccountsFile
+from reconciler.gitops.history import changed_between, merges_between
+
+
+class ApplyRecord(Protocol):
+    """An account's last successful apply, and the requests merges came from."""
+
+    @property
+    def sign(self) -> str:
+        """How a request is written before its number: '#' (GitHub) or '!' (GitLab)."""
+        ...
+
+    def last_applied(self, account: str) -> str | None:
+        """The commit of the account's last successful apply; None: never applied."""
+        ...
+
+    def requests_of(self, merges: Sequence[str]) -> list[int]:
+        """The pull or merge requests merged as `merges`, in order, each once."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """One account at the commit a run applies."""
+
+    account: str
+    sign: str
+    since: str | None = None  # the last successful apply's commit; None: never applied
+    merges: tuple[str, ...] = ()  # the merges not applied, oldest first
+    requests: tuple[int, ...] = ()  # their requests
+    applied: bool = False  # its files at the commit are those of its last apply
+    superseded_by: str | None = None  # the newer merge that changed its files
+    superseding_request: int | None = None
+
+    def pending(self) -> str:
+        """'pending since 9fceb02d0ae5, !31, !32' (or 'never applied, ...')."""
+        said = f"pending since {self.since[:12]}" if self.since else "never applied"
+        return "".join([said, *(f", {self.sign}{number}" for number in self.requests)])
+
+    def superseded(self, sha: str) -> str:
+        """Why nothing was applied at `sha`, naming the merge that supersedes it."""
+        by = (self.superseded_by or "")[:12]
+        if self.superseding_request is not None:
+            by += f" ({self.sign}{self.superseding_request})"
+        return (
+            f"superseded by {by}, which changed its files since {sha[:12]}: nothing was "
+            "applied; the newer merge's apply applies it"
+        )
+
+
+def standing(
+    record: ApplyRecord, accounts: AccountsFile, entry: AccountEntry, sha: str, head: str
+) -> Standing:
+    """Where `entry` stands at `sha` when the default branch is at `head`."""
+    if head != sha and changed_between(accounts, entry, sha, head):
+        later = merges_between(accounts, entry, sha, head)
+        merge = later[0] if later else head
+        found = record.requests_of([merge])
+        return Standing(
+            entry.name,
+            record.sign,
+            superseded_by=merge,
+            superseding_request=found[0] if found else None,
+        )
+    since = record.last_applied(entry.name)
+    if since is not None and not changed_between(accounts, entry, since, sha):
+        return Standing(entry.name, record.sign, since=since, applied=True)
+    merges = merges_between(accounts, entry, since, sha)
+    requests = tuple(record.requests_of(merges))
+    return Standing(entry.name, record.sign, since, tuple(merges), requests)

@@ -71,7 +71,7 @@ def apply_account(
     where = standing(record, accounts, entry, job.sha, head_of(accounts, job.default_branch))
     if where.superseded_by is not None:
         landing, status = Landing(name, SUPERSEDED, where.superseded(job.sha)), SUPERSEDED_EXIT
-        requests = record.requests_of([job.sha])
+        requests = record.requests_of([job.sha])  # its own merge request is told
     elif where.applied:
         since = (where.since or "")[:12]
         landing, status, requests = (

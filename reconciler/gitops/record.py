@@ -67,20 +67,25 @@ class Standing:
 def standing(
     record: ApplyRecord, accounts: AccountsFile, entry: AccountEntry, sha: str, head: str
 ) -> Standing:
-    """Where `entry` stands at `sha` when the default branch is at `head`."""
-    if head != sha and changed_between(accounts, entry, sha, head):
-        later = merges_between(accounts, entry, sha, head)
-        merge = later[0] if later else head
-        found = record.requests_of([merge])
-        return Standing(
-            entry.name,
-            record.sign,
-            superseded_by=merge,
-            superseding_request=found[0] if found else None,
-        )
+    """Where `entry` stands at `sha` when the default branch is at `head`: applied when its
+    files there are its last apply's; else superseded when they are not the head's; else
+    pending, by the merges since its last apply (every one: never applied)."""
     since = record.last_applied(entry.name)
     if since is not None and not changed_between(accounts, entry, since, sha):
         return Standing(entry.name, record.sign, since=since, applied=True)
     merges = merges_between(accounts, entry, since, sha)
     requests = tuple(record.requests_of(merges))
-    return Standing(entry.name, record.sign, since, tuple(merges), requests)
+    if head == sha or not changed_between(accounts, entry, sha, head):
+        return Standing(entry.name, record.sign, since, tuple(merges), requests)
+    later = merges_between(accounts, entry, sha, head)
+    merge = later[0] if later else head
+    found = record.requests_of([merge])
+    return Standing(
+        entry.name,
+        record.sign,
+        since,
+        tuple(merges),
+        requests,
+        superseded_by=merge,
+        superseding_request=found[0] if found else None,
+    )

@@ -33,9 +33,9 @@ from reconciler.accounts.file import AccountEntry, AccountsFile
 from reconciler.gitops import deployments
 from reconciler.gitops.comments import upsert_comment
 from reconciler.gitops.github import GitHub
-from reconciler.gitops.history import changed_between, head_of, merges_between
+from reconciler.gitops.history import head_of
 from reconciler.gitops.outcome import APPLIED, FAILED, NOTHING, REFUSED, SUPERSEDED, Landing
-from reconciler.gitops.pending import pulls_of
+from reconciler.gitops.record import GitHubRecord, standing
 from reconciler.gitops.statuses import counts
 from reconciler.render.marker import APPLY, Marker
 
@@ -98,40 +98,22 @@ def _land(
 ) -> Landing:
     environment = deployments.environment_of(where.environment, entry.name)
     head = head_of(accounts, where.default_branch)
-    if head != where.sha and changed_between(accounts, entry, where.sha, head):
-        landing = _superseded(github, accounts, entry, where.sha, head)
+    at = standing(GitHubRecord(github, where.environment), accounts, entry, where.sha, head)
+    if at.superseded_by is not None:
+        landing = Landing(entry.name, SUPERSEDED, at.superseded(where.sha))
         _record(github, environment, where, landing, None)
         return landing
-    record = deployments.last_applied(github, environment)
-    if record is not None and not changed_between(accounts, entry, record.sha, where.sha):
-        landing = Landing(entry.name, NOTHING, f"nothing to do: applied at {record.sha[:12]}")
-        _record(github, environment, where, landing, record.pull_request)
+    if at.applied:
+        landing = Landing(entry.name, NOTHING, f"nothing to do: applied at {str(at.since)[:12]}")
+        _record(github, environment, where, landing, None)
         return landing
-    since = record.sha if record is not None else None
-    pulls = pulls_of(github, merges_between(accounts, entry, since, where.sha))
-    pending = f"pending since {since[:12]}" if since else "never applied"
-    pending += "".join(f", #{number}" for number in pulls)
+    pending = at.pending()
     plan = reviewed.folder / f"{entry.name}.json" if reviewed.folder is not None else None
     if plan is None or not plan.is_file():
         landing = _unreviewed(entry.name, where, pending, run)
         _record(github, environment, where, landing, None)
         return landing
     return _reviewed(github, entry.name, plan, reviewed, where, environment, pending, run)
-
-
-def _superseded(
-    github: GitHub, accounts: AccountsFile, entry: AccountEntry, sha: str, head: str
-) -> Landing:
-    later = merges_between(accounts, entry, sha, head)
-    merge = later[0] if later else head
-    pulls = pulls_of(github, [merge])
-    by = f"{merge[:12]}" + (f" (#{pulls[0]})" if pulls else "")
-    return Landing(
-        entry.name,
-        SUPERSEDED,
-        f"superseded by {by}, which changed its files since {sha[:12]}: nothing was applied; "
-        "the run of the newer merge applies it",
-    )
 
 
 def _unreviewed(name: str, where: Where, pending: str, run: Run) -> Landing:

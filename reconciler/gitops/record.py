@@ -15,7 +15,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from reconciler.accounts.file import AccountEntry, AccountsFile
+from reconciler.gitops.deployments import environment_of, last_applied
+from reconciler.gitops.github import GitHub
 from reconciler.gitops.history import changed_between, merges_between
+from reconciler.gitops.pending import pulls_of
 
 
 class ApplyRecord(Protocol):
@@ -33,6 +36,24 @@ class ApplyRecord(Protocol):
     def requests_of(self, merges: Sequence[str]) -> list[int]:
         """The pull or merge requests merged as `merges`, in order, each once."""
         ...
+
+
+class GitHubRecord:
+    """The `ApplyRecord` of a GitHub repository: the tool's deployments (task
+    `deploy:reconciler`) of `production-<name>` and their statuses, and its pull requests."""
+
+    sign = "#"
+
+    def __init__(self, github: GitHub, environment: str) -> None:
+        self.github = github
+        self.environment = environment  # `production-{account}`
+
+    def last_applied(self, account: str) -> str | None:
+        found = last_applied(self.github, environment_of(self.environment, account))
+        return found.sha if found is not None else None
+
+    def requests_of(self, merges: Sequence[str]) -> list[int]:
+        return pulls_of(self.github, merges)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,32 +81,29 @@ class Standing:
             by += f" ({self.sign}{self.superseding_request})"
         return (
             f"superseded by {by}, which changed its files since {sha[:12]}: nothing was "
-            "applied; the newer merge's apply applies it"
+            "applied; the apply of the newer merge applies it"
         )
 
 
 def standing(
     record: ApplyRecord, accounts: AccountsFile, entry: AccountEntry, sha: str, head: str
 ) -> Standing:
-    """Where `entry` stands at `sha` when the default branch is at `head`: applied when its
-    files there are its last apply's; else superseded when they are not the head's; else
-    pending, by the merges since its last apply (every one: never applied)."""
+    """Where `entry` stands at `sha` when the default branch is at `head`: superseded when its
+    files there are not the head's; else applied when they are its last apply's; else pending,
+    by the merges since its last apply (every one: never applied)."""
+    if head != sha and changed_between(accounts, entry, sha, head):
+        later = merges_between(accounts, entry, sha, head)
+        merge = later[0] if later else head
+        found = record.requests_of([merge])
+        return Standing(
+            entry.name,
+            record.sign,
+            superseded_by=merge,
+            superseding_request=found[0] if found else None,
+        )
     since = record.last_applied(entry.name)
     if since is not None and not changed_between(accounts, entry, since, sha):
         return Standing(entry.name, record.sign, since=since, applied=True)
     merges = merges_between(accounts, entry, since, sha)
     requests = tuple(record.requests_of(merges))
-    if head == sha or not changed_between(accounts, entry, sha, head):
-        return Standing(entry.name, record.sign, since, tuple(merges), requests)
-    later = merges_between(accounts, entry, sha, head)
-    merge = later[0] if later else head
-    found = record.requests_of([merge])
-    return Standing(
-        entry.name,
-        record.sign,
-        since,
-        tuple(merges),
-        requests,
-        superseded_by=merge,
-        superseding_request=found[0] if found else None,
-    )
+    return Standing(entry.name, record.sign, since, tuple(merges), requests)

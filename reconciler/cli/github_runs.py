@@ -325,17 +325,14 @@ def gitlab_note(iid: int, plans: Path) -> None:
         click.echo(f"{post_plan_note(client, iid, plans)} the plan note")
 
 
-_default_branch = click.option("--default-branch", envvar="CI_DEFAULT_BRANCH", required=True,
-                               help="The default branch ($CI_DEFAULT_BRANCH).")  # fmt: skip
-
-
 @click.command("apply-account")
 @click.option("--account", "name", required=True, help="The account of this job.")
 @click.option("--sha", type=COMMIT_SHA, required=True, help="The commit merged.")
 @click.option("--work-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
 @click.option("--outcomes", type=click.Path(file_okay=False, path_type=Path), default="outcomes")
 @click.option("--job-url", envvar="CI_JOB_URL", default="", help="This job's page.")
-@_default_branch
+@click.option("--default-branch", envvar="CI_DEFAULT_BRANCH", required=True,
+              help="The default branch ($CI_DEFAULT_BRANCH).")  # fmt: skip
 @_environment
 @_accounts_file
 def gitlab_apply(
@@ -365,11 +362,12 @@ def gitlab_outcome(
     from reconciler.gitops.gitlab import GitLab
     from reconciler.gitops.gitlab_landing import OutcomeJob, post_outcome_notes
 
-    accounts = load_accounts_file(find_accounts_file(accounts_file))
+    accounts, job = (
+        load_accounts_file(find_accounts_file(accounts_file)),
+        OutcomeJob(sha, environment, pipeline_url),
+    )
     with GitLab.from_environment() as client:
-        done = post_outcome_notes(
-            client, accounts, outcomes, OutcomeJob(sha, environment, pipeline_url)
-        )
+        done = post_outcome_notes(client, accounts, outcomes, job)
     for iid, action in done.items():
         click.echo(f"!{iid}: {action} the outcome note")
 

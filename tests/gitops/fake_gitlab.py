@@ -1,8 +1,9 @@
-"""A fake of GitLab's REST API (v4) on a loopback port: the few endpoints the pipeline's
-`comment` and `apply` jobs call (examples/gitlab/accounts.gitlab-ci.yml).
+"""A fake of GitLab's REST API (v4) on a loopback port: the few endpoints the pipeline's jobs
+call (examples/gitlab/accounts.gitlab-ci.yml and its child pipeline).
 
 It answers in GitLab's documented shapes (merge request notes, a commit's merge requests, a
-merge request, a pipeline's jobs, a job's artifacts archive as a zip), refuses a request
+merge request, a pipeline's jobs and trigger jobs, a job's artifacts archive as a zip, an
+environment's deployments, which the runner makes as GitLab does), refuses a request
 without the expected `PRIVATE-TOKEN` as GitLab does (401), and records every request.
 """
 

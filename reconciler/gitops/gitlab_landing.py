@@ -69,19 +69,15 @@ def apply_account(
         raise ReconcilerError(f"no account named {name} in {accounts.path}")
     record = GitLabRecord(client, job.environment)
     where = standing(record, accounts, entry, job.sha, head_of(accounts, job.default_branch))
+    requests = list(where.requests)  # applied: the merges since undid each other's changes
     if where.superseded_by is not None:
         landing, status = Landing(name, SUPERSEDED, where.superseded(job.sha)), SUPERSEDED_EXIT
         requests = record.requests_of([job.sha])  # its own merge request is told
     elif where.applied:
         since = (where.since or "")[:12]
-        landing, status, requests = (
-            Landing(name, NOTHING, f"nothing to do: applied at {since}"),
-            0,
-            [],
-        )
+        landing, status = Landing(name, NOTHING, f"nothing to do: applied at {since}"), 0
     else:
         landing, status = _land(client, where, job, run or run_reconciler)
-        requests = list(where.requests)
     print(f"{name}: {landing.summary}", flush=True)
     job.outcomes.mkdir(parents=True, exist_ok=True)
     kept = {"account": name, "kind": landing.kind, "description": landing.description,

@@ -89,8 +89,9 @@ def standing(
     record: ApplyRecord, accounts: AccountsFile, entry: AccountEntry, sha: str, head: str
 ) -> Standing:
     """Where `entry` stands at `sha` when the default branch is at `head`: superseded when its
-    files there are not the head's; else applied when they are its last apply's; else pending,
-    by the merges since its last apply (every one: never applied)."""
+    files there are not the head's; else applied when they are its last apply's (the merges
+    since, if any, undid each other); else pending, by the merges since its last apply (every
+    one: never applied)."""
     if head != sha and changed_between(accounts, entry, sha, head):
         later = merges_between(accounts, entry, sha, head)
         merge = later[0] if later else head
@@ -102,8 +103,7 @@ def standing(
             superseding_request=found[0] if found else None,
         )
     since = record.last_applied(entry.name)
-    if since is not None and not changed_between(accounts, entry, since, sha):
-        return Standing(entry.name, record.sign, since=since, applied=True)
-    merges = merges_between(accounts, entry, since, sha)
+    applied = since is not None and not changed_between(accounts, entry, since, sha)
+    merges = merges_between(accounts, entry, since, sha)  # applied: those that undid each other
     requests = tuple(record.requests_of(merges))
-    return Standing(entry.name, record.sign, since, tuple(merges), requests)
+    return Standing(entry.name, record.sign, since, tuple(merges), requests, applied)

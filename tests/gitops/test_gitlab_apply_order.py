@@ -108,6 +108,7 @@ def test_a_retried_apply_of_an_older_merge_pays_nothing_a_later_merge_removed(
     assert applied["eu"].returncode == 0, applied["eu"].log
     assert "eu: nothing to do: applied at" in applied["eu"].log
     assert paylists(sandbox, eu) == []
+    assert "| `eu` | :white_check_mark: nothing to do: applied at" in note(gitlab, 31)
 
     since = controls.last_seq()
     retried = _apply(runner, b_pipeline, "eu")
@@ -171,6 +172,29 @@ def test_three_quick_merges_with_the_middle_apply_lost_are_all_applied_in_order(
 
     again, _ = push_pipeline(runner, gitlab, merged_3)  # nothing pending any more
     assert all("nothing to do: applied at" in job.log for job in again.values()), again
+
+
+def test_a_pending_merge_no_reviewed_plan_covers_fails_naming_its_merge_requests(
+    runner: GitLabRunner,
+    repo: Path,
+    sandbox: SandboxServer,
+    clients: dict[str, ClientAccess],
+    gitlab: FakeGitLab,
+) -> None:
+    """!31 hires W-1 in eu, merged, its apply cancelled; then a direct push to main hires W-2:
+    the newest merge has no reviewed plan, so nothing is applied, and the job fails naming eu
+    and !31, which its note tells."""
+    first = git(repo, "rev-parse", "main")
+    propose(runner, gitlab, repo, "one", {"accounts/eu/workforce.yaml": state(["W-1"])}, 31)
+    push_pipeline(runner, gitlab, merge(runner, gitlab, repo, "one", 31), cancel=("eu",))
+    pushed = commit(repo, {"accounts/eu/workforce.yaml": state(["W-1", "W-2"])}, "direct")
+
+    applies, _ = push_pipeline(runner, gitlab, pushed)
+
+    assert applies["eu"].returncode == 1, applies["eu"].log
+    assert f"nothing was applied (pending since {first[:12]}, !31)" in applies["eu"].log
+    assert "| `eu` | :no_entry: refused: no plan reviewed on a merge request" in note(gitlab, 31)
+    assert live(sandbox, clients["eu"]) == []
 
 
 def test_a_pipeline_out_of_order_applies_no_older_state(

@@ -188,6 +188,15 @@ def commit_status(
     click.echo(f"{context}: {said}")
 
 
+_chunk = click.option("--chunk", type=click.IntRange(1, MAX_CHUNK), metavar="K",
+                      envvar="RECONCILER_CHUNK", help="K accounts a job.")  # fmt: skip
+_pull_request_files = click.option(
+    "--pull-request-files", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+    help="The pull request's checkout: its reconciler.yaml becomes the default branch's with "
+    "the accounts it adds (reconciler.gitops.pull_accounts).",
+)  # fmt: skip
+
+
 @click.command("plan-comment")
 @click.option("--pr", "number", type=click.IntRange(min=1), required=True, help="The PR number.")
 @click.option("--head-sha", type=COMMIT_SHA, required=True, help="The commit planned.")
@@ -197,27 +206,25 @@ def commit_status(
 @click.option("--run-url", required=True, help="This run's page.")
 @click.option("--body-out", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="Where to write the body too (for the job summary).")  # fmt: skip
+@_pull_request_files
 def plan_comment(
-    number: int, head_sha: str, names: str, plans: Path, run_url: str, body_out: Path
+    number: int,
+    head_sha: str,
+    names: str,
+    plans: Path,
+    run_url: str,
+    body_out: Path,
+    pull_request_files: Path | None,
 ) -> None:
     """Post or update the one plan comment of every account's plan on the pull request."""
     from reconciler.gitops.plan_comment import post_plan_comment
 
     with GitHub.from_environment() as client:
         result, body = post_plan_comment(
-            client, account_names([names]), plans, number, head_sha, run_url
+            client, account_names([names]), plans, number, head_sha, run_url, pull_request_files
         )
     body_out.write_text(body, encoding="utf-8")
     click.echo(f"{result.action} the plan comment: {result.url}")
-
-
-_chunk = click.option("--chunk", type=click.IntRange(1, MAX_CHUNK), metavar="K",
-                      envvar="RECONCILER_CHUNK", help="K accounts a job.")  # fmt: skip
-_pull_request_files = click.option(
-    "--pull-request-files", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
-    help="The pull request's checkout: its reconciler.yaml becomes the default branch's with "
-    "the accounts it adds (reconciler.gitops.pull_accounts).",
-)  # fmt: skip
 
 
 @click.command("matrix")

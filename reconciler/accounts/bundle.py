@@ -9,9 +9,11 @@ the variables its entry names, such as `{"RECONCILER_TOKEN_FR": "...", "WEBHOOK_
 "..."}`; the workflows name that one secret, and the environment decides whose it is.
 
 An account's run reads its variables from the process's environment or from the bundle. A
-variable in both with different values is refused (which one was meant?), and so is a name that
-no entry of the accounts file gives (a typo would otherwise read as "not set"). Nothing of a
-value is ever shown: the JSON's own errors say where, never what.
+variable in both with different values is refused (which one was meant?). A name that no entry
+of the accounts file gives is kept out of every account and named when a variable is missing (a
+typo), but refuses nothing: a variable renamed in an entry is in the bundle under both names
+until the rename is merged. Nothing of a value is ever shown: the JSON's own errors say where,
+never what.
 """
 
 from __future__ import annotations
@@ -53,19 +55,17 @@ def with_bundle(environ: Mapping[str, str]) -> Mapping[str, str]:
     return merged
 
 
-def check_names(environ: Mapping[str, str], accounts: AccountsFile) -> None:
-    """Refuse a RECONCILER_SECRETS that holds a name no entry of `accounts` gives."""
+def unnamed(environ: Mapping[str, str], accounts: AccountsFile) -> str | None:
+    """What RECONCILER_SECRETS holds that no entry of `accounts` names, said for the error of a
+    variable that is missing (a typo, or a rename half done); None: nothing."""
     raw = environ.get(BUNDLE, "")
     if not raw.strip():
-        return
+        return None
     given = named_variables(accounts)
     stray = sorted(name for name in _parse(raw) if name not in given)
-    if stray:
-        raise BundleError(
-            f"{BUNDLE} holds {', '.join(stray)}, which no entry of {accounts.path.name} names",
-            hint="name each variable in its account's entry (tokenEnv, emailEnv, passwordEnv, "
-            "planKeyEnv, a baseUrl of ${VAR}, or env:), or remove it from the secret",
-        )
+    if not stray:
+        return None
+    return f"{BUNDLE} holds {', '.join(stray)}, which no entry of {accounts.path.name} names"
 
 
 def named_variables(accounts: AccountsFile) -> frozenset[str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from reconciler.accounts.bundle import check_names, with_bundle
+from reconciler.accounts.bundle import unnamed, with_bundle
 from reconciler.accounts.file import (
     AccountEntry,
     AccountsFile,
@@ -65,8 +65,18 @@ def account_environment(
     of its `env:` list, as the process has them, with the entry's own connection in the usual
     names (`connect` False: none, for `validate`, which needs no credentials). Its files may
     read its `env:` variables only."""
-    check_names(environ, accounts)
-    environ = with_bundle(environ)
+    try:
+        return _account_environment(entry, accounts, with_bundle(environ), connect)
+    except AccountSettingError as error:
+        note = unnamed(environ, accounts)
+        if note is None:
+            raise
+        raise AccountSettingError(error.message, hint=f"{error.hint}; {note}") from None
+
+
+def _account_environment(
+    entry: AccountEntry, accounts: AccountsFile, environ: Mapping[str, str], connect: bool
+) -> Confined:
     names = (*SETTINGS, *entry.env)
     own = Confined(
         {name: environ[name] for name in names if name in environ},

@@ -117,3 +117,18 @@ def test_an_entry_naming_the_bundle_itself_is_refused_at_its_line(
     assert "reconciler.yaml:6" in checked.stdout
     assert status == 1 and "tokenEnv names RECONCILER_SECRETS" in said, said
     assert eu.controls.requests(since) == []
+
+
+def test_a_name_no_entry_gives_refuses_nothing_while_a_rename_is_under_way(
+    tmp_path: Path, three: list[Account]
+) -> None:
+    """eu's token variable is being renamed: the bundle holds it under both names until the
+    entry's rename is merged, and every account is planned meanwhile."""
+    _setup(tmp_path, three)
+    variables = {account.variable: account.client.token for account in three}
+    renamed = {**variables, "TOKEN_EU_NEXT": three[0].client.token, "WEBHOOK_TOKEN_EU": HOOK}
+
+    status, said = _plan(tmp_path, json.dumps(renamed))
+
+    assert status == 0, said
+    assert "3 accounts: 3 planned" in said

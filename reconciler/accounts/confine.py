@@ -40,9 +40,10 @@ def path_environment(path: Path, environ: Mapping[str, str]) -> Mapping[str, str
 
 def _accounts_near(folder: Path) -> AccountsFile | None:
     """The accounts file found from `folder` (up to its repository's root), else from the
-    working folder; None when neither has one that reads. One that cannot be read, in a folder
-    that holds `folder`, is refused: whether PATH is an account's folder, and which variables its files may
-    read, is then unknown, and the whole environment is not given to it meanwhile."""
+    working folder; None when neither has one that reads. One that cannot be read, in a
+    folder that holds `folder`, is refused: whether PATH is an account's folder, and which
+    variables its files may read, is then unknown, and the whole environment is not given to
+    it meanwhile."""
     for start in dict.fromkeys((folder, Path.cwd())):
         try:
             found = find_accounts_file(None, start=start)

@@ -136,6 +136,9 @@ def apply_accounts(
 
     if (names is None) == (desired is None):
         raise click.UsageError("give --accounts or --path, one of them")
+    if names is not None:
+        wanted = named_accounts(names, "--accounts")
+        accounts = load_accounts_file(find_accounts_file(accounts_file))
     folder = reviewed if reviewed is not None and reviewed.is_dir() else None
     plans = Reviewed(folder, pull_request, head_sha)
     where = Where(sha, default_branch, environment, log_url, work_dir)
@@ -143,8 +146,6 @@ def apply_accounts(
         if desired is not None:
             landings = [land_path(client, desired, key, plans, where)]
         else:
-            accounts = load_accounts_file(find_accounts_file(accounts_file))
-            wanted = named_accounts(names or "", "--accounts")
             landings = land_accounts(client, accounts, wanted, plans, where)
     for landing in landings:
         if landing.plan:

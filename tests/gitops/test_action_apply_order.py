@@ -259,3 +259,28 @@ def test_a_merge_not_covered_by_a_reviewed_plan_fails_naming_the_pull_requests_p
     assert live(sandbox) == ["W-1"]
     assert ":no_entry: refused: the plan at merge differs" in outcome(github, 33)
     assert last_state(github, merged_3) == "failure"
+
+
+def test_a_run_queued_out_of_order_applies_no_older_state(
+    repository: Repository, sandbox: SandboxServer, controls: Controls, github: FakeGitHub
+) -> None:
+    """PR 31 hires W-1 (merged as B), PR 32 from B adds W-2 (merged as C); C's run starts
+    first and applies both; B's run, queued behind it (or approved late), then starts: it is
+    superseded by C, changes nothing in the account (B's files would leave W-2 out) and passes."""
+    one = repository.propose("one", state(["W-1"]), 31)
+    merged_b = repository.merge("one", one, 31)
+    two = repository.propose("two", state(["W-1", "W-2"]), 32)
+    merged_c = repository.merge("two", two, 32)
+    first = repository.apply(merged_c, "7032")
+    assert first.failed is None, logs(first)
+    assert live(sandbox) == ["W-1", "W-2"]
+
+    since = controls.last_seq()
+    late = repository.apply(merged_b, "7031")
+
+    assert late.failed is None, logs(late)
+    assert f"default: superseded by {merged_c[:12]} (#32)" in logs(late)
+    assert not [e for e in controls.requests(since) if e["method"] != "GET"]
+    assert live(sandbox) == ["W-1", "W-2"]
+    assert "applied: the reviewed plan was applied: 2 to invite" in outcome(github, 32)
+    assert last_state(github, merged_b) == "inactive"

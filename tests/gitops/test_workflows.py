@@ -144,7 +144,7 @@ def test_applies_and_drift_checks_run_one_at_a_time_per_account() -> None:
                 "pull-requests": "write",
                 "deployments": "write",
             },
-        ),  # fmt: skip
+        ),
         # contents and pull-requests: the adoption pull request (docs/adopt.md)
         (
             "reconciler-drift.yml",
@@ -153,7 +153,7 @@ def test_applies_and_drift_checks_run_one_at_a_time_per_account() -> None:
                 "issues": "write",
                 "pull-requests": "write",
                 "deployments": "read",
-            },  # fmt: skip
+            },
         ),
     ],
 )

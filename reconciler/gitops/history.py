@@ -57,9 +57,8 @@ def changed_between(scope: Scope, old: str, new: str) -> bool:
     """Whether `scope`'s files at commit `new` differ from its files at commit `old`."""
     if _git(scope.root, "diff", "--name-only", old, new, "--", scope.files).strip():
         return True
-    if scope.accounts_file is None:
-        return False
-    return _entry_at(scope, old) != _entry_at(scope, new)
+    file = scope.accounts_file
+    return file is not None and _entry_at(scope, file, old) != _entry_at(scope, file, new)
 
 
 def merges_between(scope: Scope, old: str | None, new: str) -> list[str]:
@@ -92,10 +91,9 @@ def _relative(root: Path, path: Path) -> str:
     return (under.relative_to(root).as_posix() or ".") if under.is_relative_to(root) else str(under)
 
 
-def _entry_at(scope: Scope, sha: str) -> object:
+def _entry_at(scope: Scope, file: str, sha: str) -> object:
     """The accounts file's shared settings and the account's entry at `sha` (None: no file)."""
-    assert scope.accounts_file is not None
-    return account_settings(file_at(scope.root, sha, scope.accounts_file), scope.name)
+    return account_settings(file_at(scope.root, sha, file), scope.name)
 
 
 def _git(folder: Path, *args: str) -> str:

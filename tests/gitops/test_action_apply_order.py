@@ -169,6 +169,12 @@ def test_a_re_run_of_an_older_merge_s_apply_pays_nothing_a_later_merge_removed(
     assert first.failed is None, logs(first)
     assert first.outputs["apply"]["applied"] == "reviewed"
     assert last_state(github, merged_a) == "success"
+    (record,) = [d for d in github.state.deployments if d["sha"] == merged_a]
+    assert record["payload"]["pull_request"] == 30
+    assert record["payload"]["plan_digest"].startswith("hmac-sha256:")
+    (said,) = github.state.deployment_statuses[record["id"]][-1:]
+    assert said["description"].startswith("applied: the reviewed plan was applied: 1 to invite")
+    assert said["log_url"] == "https://github.com/octo-org/workforce/actions/runs/7030"
     activate(sandbox, controls)
 
     head_b = repository.propose("pay", state(["W-1"], PAYRUN), 31)

@@ -29,6 +29,13 @@ _environment = click.option(
     "{account} is its name.",
 )
 _ACCOUNTS_PLAN = "reconciler-accounts-plan.yml"
+_path = click.option(
+    "--path",
+    "desired",
+    type=click.Path(exists=True, path_type=Path),
+    help="The single account's desired state (the action's), not the accounts.",
+)
+_key = click.option("--key", help="The single account's key (the action's), if it has one.")
 
 
 @click.command("pending")
@@ -49,6 +56,8 @@ _ACCOUNTS_PLAN = "reconciler-accounts-plan.yml"
 )
 @_environment
 @_accounts_file
+@_path
+@_key
 def pending(
     sha: str,
     chunk: int | None,
@@ -57,11 +66,22 @@ def pending(
     fmt: str,
     environment: str,
     accounts_file: Path | None,
+    desired: Path | None,
+    key: str | None,
 ) -> None:
     """The accounts whose files at SHA are not their last successful apply's, with the plan
     reviewed for each (GITHUB_OUTPUT lines), or a report of them (the drift check)."""
-    from reconciler.gitops.pending import matrix, pending_accounts, pulls_by_account
+    from reconciler.gitops.history import path_scope
+    from reconciler.gitops.landing import DEFAULT_NAME
+    from reconciler.gitops.pending import matrix, pending_accounts, pending_path, pulls_by_account
 
+    if desired is not None:
+        with GitHub.from_environment() as client:
+            lines = pending_path(client, path_scope(key or DEFAULT_NAME, desired), sha,
+                                 environment=environment, artifact=artifact, workflow=workflow,
+                                 report=fmt == "report")  # fmt: skip
+        click.echo("\n".join(lines))
+        return
     accounts = load_accounts_file(find_accounts_file(accounts_file))
     with GitHub.from_environment() as client:
         found = pending_accounts(
@@ -82,7 +102,7 @@ def pending(
 
 
 @click.command("apply-accounts")
-@click.option("--accounts", "names", required=True, help="The accounts, separated by spaces.")
+@click.option("--accounts", "names", help="The accounts, separated by spaces (or give --path).")
 @click.option("--sha", type=COMMIT_SHA, required=True, help="The commit the run applies.")
 @click.option("--default-branch", required=True, help="The repository's default branch.")
 @click.option("--reviewed", type=click.Path(file_okay=False, path_type=Path),
@@ -94,8 +114,10 @@ def pending(
 @click.option("--log-url", required=True, help="This run's page, for the records.")
 @_environment
 @_accounts_file
+@_path
+@_key
 def apply_accounts(
-    names: str,
+    names: str | None,
     sha: str,
     default_branch: str,
     reviewed: Path | None,
@@ -105,22 +127,29 @@ def apply_accounts(
     log_url: str,
     environment: str,
     accounts_file: Path | None,
+    desired: Path | None,
+    key: str | None,
 ) -> None:
-    """Apply each account as the default branch says, from its last successful apply; exit 1
-    when one was refused or failed (after every one ran)."""
-    from reconciler.gitops.landing import Reviewed, Where, land_accounts
+    """Apply each account (or the single account at --path) as the default branch says, from
+    its last successful apply; exit 1 when one was refused or failed (after every one ran)."""
+    from reconciler.gitops.landing import Reviewed, Where, land_accounts, land_path
 
-    wanted = named_accounts(names, "--accounts")
-    accounts = load_accounts_file(find_accounts_file(accounts_file))
+    if (names is None) == (desired is None):
+        raise click.UsageError("give --accounts or --path, one of them")
+    if names is not None:
+        wanted = named_accounts(names, "--accounts")
+        accounts = load_accounts_file(find_accounts_file(accounts_file))
     folder = reviewed if reviewed is not None and reviewed.is_dir() else None
+    plans = Reviewed(folder, pull_request, head_sha)
+    where = Where(sha, default_branch, environment, log_url, work_dir)
     with GitHub.from_environment() as client:
-        landings = land_accounts(
-            client,
-            accounts,
-            wanted,
-            Reviewed(folder, pull_request, head_sha),
-            Where(sha, default_branch, environment, log_url, work_dir),
-        )
+        if desired is not None:
+            landings = [land_path(client, desired, key, plans, where)]
+        else:
+            landings = land_accounts(client, accounts, wanted, plans, where)
+    for landing in landings:
+        if landing.plan:
+            click.echo(f"applied={landing.plan}")  # the action's output `applied`
     failed = [landing.account for landing in landings if landing.failed]
     if failed:
         click.echo(f"::error::Not applied, or applied in part: {' '.join(failed)}")
@@ -132,7 +161,8 @@ def apply_accounts(
 @click.option("--pulls", required=True, help='`pending`\'s pulls= line: {"eu": [31], ...}.')
 @click.option("--run-url", required=True, help="This run's page.")
 @_environment
-def outcome(sha: str, pulls: str, run_url: str, environment: str) -> None:
+@click.option("--key", default="accounts", show_default=True, help="The comment's key.")
+def outcome(sha: str, pulls: str, run_url: str, environment: str, key: str) -> None:
     """Keep one comment on each pull request this run applied: a row per account."""
     from reconciler.gitops.outcome import post_outcomes
 
@@ -149,7 +179,7 @@ def outcome(sha: str, pulls: str, run_url: str, environment: str) -> None:
             param_hint="--pulls",
         )
     with GitHub.from_environment() as client:
-        results = post_outcomes(client, wanted, sha, environment, run_url)
+        results = post_outcomes(client, wanted, sha, environment, run_url, key)
     for result in results:
         click.echo(f"{result.action} the outcome comment: {result.url}")
 

@@ -76,6 +76,7 @@ def fill(server: SandboxServer, inside: int, outside: int) -> None:
             f"/_sandbox/agreements/{invited[0]['agreementId']}/status", json={"status": "ACTIVE"}
         )
         back = (datetime.now(UTC) - timedelta(days=100)).isoformat()
+        made_ids = []
         for number in range(outside + inside):
             body = {
                 "description": f"outside the files {number}",
@@ -90,13 +91,15 @@ def fill(server: SandboxServer, inside: int, outside: int) -> None:
             }
             made = api.post("/payment-agent/paylists", json=body)
             made.raise_for_status()
-            if number < outside:
-                dated = api.post(
-                    f"/_sandbox/paylists/{made.json()['id']}/creation-date",
-                    json={"creation_date": back},
-                )
-                dated.raise_for_status()
+            made_ids.append(made.json()["id"])
+        # Settled first, then dated: a payment settled after its paylist is dated moves its
+        # money now, in the window (and drift rightly reports its paylist as untraced).
         api.post("/_sandbox/process").raise_for_status()
+        for paylist_id in made_ids[:outside]:
+            dated = api.post(
+                f"/_sandbox/paylists/{paylist_id}/creation-date", json={"creation_date": back}
+            )
+            dated.raise_for_status()
 
 
 def one_run(server: SandboxServer, desired: Path, inside: int) -> float:

@@ -40,10 +40,24 @@ def path_environment(path: Path, environ: Mapping[str, str]) -> Mapping[str, str
 
 def _accounts_near(folder: Path) -> AccountsFile | None:
     """The accounts file found from `folder` (up to its repository's root), else from the
-    working folder; None when neither has one that reads."""
+    working folder; None when neither has one that reads. One that cannot be read, in a
+    folder that holds `folder`, is refused: whether PATH is an account's folder, and which
+    variables its files may read, is then unknown, and the whole environment is not given to
+    it meanwhile."""
     for start in dict.fromkeys((folder, Path.cwd())):
         try:
-            return load_accounts_file(find_accounts_file(None, start=start))
-        except (ReconcilerError, OSError):
+            found = find_accounts_file(None, start=start)
+        except ReconcilerError:
             continue
+        try:
+            return load_accounts_file(found)
+        except (ReconcilerError, OSError) as error:
+            if found.parent.resolve() not in (folder.resolve(), *folder.resolve().parents):
+                continue  # PATH is outside its folder: none of its accounts
+            why = error.message if isinstance(error, ReconcilerError) else str(error)
+            raise ReconcilerError(
+                f"{found} cannot be read, so whether {folder} is an account's folder, and "
+                f"which variables its files may read, is unknown: {why}",
+                hint=f"fix {found.name} (`reconciler validate --all` says where)",
+            ) from None
     return None

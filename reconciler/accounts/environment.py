@@ -7,18 +7,20 @@ read the variables of its `env:` list; nothing else of the process's environment
 (but the settings that hold no secret: timeout, parallelism, retries). So with every
 account's variables in one shell, neither an account's client nor a `${VAR}` of its files can
 read another's: the mapping does not hold them. The account's run is then the single-account
-code given this mapping instead of `os.environ`.
+code given this mapping instead of `os.environ`. In CI the variables may also come in one
+secret of the account's environment, `RECONCILER_SECRETS` (`reconciler.accounts.bundle`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from reconciler.accounts.bundle import unnamed, with_bundle
 from reconciler.accounts.file import (
     AccountEntry,
     AccountsFile,
 )
-from reconciler.accounts.variables import base_url_variable
+from reconciler.accounts.variables import BUNDLE, base_url_variable
 from reconciler.desired.interpolate import Confined
 from reconciler.errors import ReconcilerError
 from reconciler.service.config import (
@@ -63,6 +65,18 @@ def account_environment(
     of its `env:` list, as the process has them, with the entry's own connection in the usual
     names (`connect` False: none, for `validate`, which needs no credentials). Its files may
     read its `env:` variables only."""
+    try:
+        return _account_environment(entry, accounts, with_bundle(environ), connect)
+    except AccountSettingError as error:
+        note = unnamed(environ, accounts)
+        if note is None:
+            raise
+        raise AccountSettingError(error.message, hint=f"{error.hint}; {note}") from None
+
+
+def _account_environment(
+    entry: AccountEntry, accounts: AccountsFile, environ: Mapping[str, str], connect: bool
+) -> Confined:
     names = (*SETTINGS, *entry.env)
     own = Confined(
         {name: environ[name] for name in names if name in environ},
@@ -89,6 +103,7 @@ def account_environment(
 def plan_key_setting(entry: AccountEntry, environ: Mapping[str, str]) -> str | None:
     """The account's plan key: the variable its `planKeyEnv` names (which must then be set),
     else RECONCILER_PLAN_KEY (None: neither is set, and its token keys its plans)."""
+    environ = with_bundle(environ)
     key_variable = entry.plan_key_env or ENV_PLAN_KEY
     own = entry.plan_key_env is not None
     if key_variable in environ and (environ[key_variable].strip() or not own):
@@ -97,8 +112,8 @@ def plan_key_setting(entry: AccountEntry, environ: Mapping[str, str]) -> str | N
         state = "is empty" if key_variable in environ else "is not set"
         raise AccountSettingError(
             f"{entry.plan_key_env} (planKeyEnv of account {entry.name}) {state}",
-            hint=f"set it (in CI: a secret of the environment reconciler-{entry.name}; a "
-            "secret that does not exist is passed as '')",
+            hint=f"set it (in CI: in {BUNDLE}, the secret of the environments "
+            f"reconciler-{entry.name} and production-{entry.name})",
         )
     return None
 
@@ -107,6 +122,7 @@ def key_environment(entry: AccountEntry, environ: Mapping[str, str]) -> dict[str
     """What reading the account's plan key needs where no client is opened (`plan-compare`
     of its saved plans), in the usual names: its plan key as its run reads it, else its
     token (empty: neither is set)."""
+    environ = with_bundle(environ)
     key = plan_key_setting(entry, environ)
     if key is not None:
         return {ENV_PLAN_KEY: key}
@@ -123,8 +139,9 @@ def _required(
         state = "is empty" if variable in environ else "is not set"
         raise AccountSettingError(
             f"{variable} ({field} of account {entry.name}, its {holds}) {state}",
-            hint=f"set {variable} for this account (in CI: a secret of the environment "
-            f"reconciler-{entry.name}); the other accounts do not need it",
+            hint=f"set {variable} for this account (in CI: in {BUNDLE}, the secret of the "
+            f"environments reconciler-{entry.name} and production-{entry.name}); the other "
+            "accounts do not need it",
         )
     return value
 

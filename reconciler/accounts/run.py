@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from reconciler import logs, redaction, threads
+from reconciler.accounts.bundle import with_bundle
 from reconciler.accounts.environment import account_environment
 from reconciler.accounts.file import AccountEntry, AccountsFile
 from reconciler.accounts.naming import account_names
@@ -73,10 +74,14 @@ def run_accounts(
     account's work is mostly the interpreter's (its file, its pages), and one interpreter
     runs one thread at a time. What `work` returns must then be picklable.
     """
+    try:
+        variables = with_bundle(environ)
+    except ReconcilerError:
+        variables = {}  # each account's environment says why, and none runs
     for entry in accounts.accounts:  # no output of any account may show another's secret
         for variable in (entry.token_env, entry.password_env, entry.plan_key_env):
-            if variable is not None and environ.get(variable):
-                redaction.register_secret(environ[variable])
+            if variable is not None and variables.get(variable):
+                redaction.register_secret(variables[variable])
 
     def one(entry: AccountEntry, line: Progress) -> Outcome[T]:
         line.say(doing)

@@ -22,6 +22,7 @@ import click
 from reconciler import logs
 from reconciler.accounts.applied import applied_record, check_entry, write_record
 from reconciler.accounts.applied_report import Applied, applied_json, applied_text, succeeded
+from reconciler.accounts.bundle import with_bundle
 from reconciler.accounts.combined import Part
 from reconciler.accounts.environment import ENV_PLAN_KEY
 from reconciler.accounts.file import AccountEntry, AccountsFile
@@ -349,8 +350,9 @@ def saved_parts(options: AccountOptions, folder: Path) -> list[Part] | None:
                 )
             saved = bound_plan(folder, entry)
             variable = entry.plan_key_env or ENV_PLAN_KEY
-            if os.environ.get(variable):
-                saved.verify(plan_key(None, {ENV_PLAN_KEY: os.environ[variable]}))
+            environ = with_bundle(os.environ)
+            if environ.get(variable):
+                saved.verify(plan_key(None, {ENV_PLAN_KEY: environ[variable]}))
             parts.append(saved_part(entry.name, saved))
         except ReconcilerError as error:
             parts.append(Part(entry.name, error=str(error)))

@@ -34,6 +34,9 @@ ROLES = {
 SECRET_ROLES = frozenset({"token", "password", "plan key"})
 #: Names the files may never read (the reconciler's settings and the CI's), as `fill` refuses.
 RESERVED_PREFIXES = ("RECONCILER_", "GITHUB_", "ACTIONS_", "RUNNER_")
+#: The one secret of an account's CI environment (`reconciler.accounts.bundle`): never a
+#: variable an entry names.
+BUNDLE = "RECONCILER_SECRETS"
 #: The reconciler's own credentials: never an address.
 CREDENTIAL_NAMES = frozenset(
     {"RECONCILER_TOKEN", "RECONCILER_EMAIL", "RECONCILER_PASSWORD", DEFAULT_PLAN_KEY}
@@ -77,6 +80,11 @@ def variable_rules(items: list[Any]) -> Iterator[Found]:
 
 def _reserved(use: _Use) -> str | None:
     """Why a variable of the files or of a `baseUrl` may not be this one (None: it may)."""
+    if use.variable == BUNDLE:
+        return (
+            f"{use.place[-1] if use.role != ROLES['env'] else 'env'} names {BUNDLE}, the secret "
+            "that holds an account's variables in CI: name the variables themselves"
+        )
     if use.role == ROLES["env"] and use.variable.startswith(RESERVED_PREFIXES):
         return (
             f"env names {use.variable}: the reconciler's own settings and the CI's variables "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -29,6 +30,13 @@ _environment = click.option(
     "{account} is its name.",
 )
 _ACCOUNTS_PLAN = "reconciler-accounts-plan.yml"
+_path = click.option(
+    "--path",
+    "desired",
+    type=click.Path(exists=True, path_type=Path),
+    help="The single account's desired state (the action's), not the accounts.",
+)
+_key = click.option("--key", help="The single account's key (the action's), if it has one.")
 
 
 @click.command("pending")
@@ -49,6 +57,8 @@ _ACCOUNTS_PLAN = "reconciler-accounts-plan.yml"
 )
 @_environment
 @_accounts_file
+@_path
+@_key
 def pending(
     sha: str,
     chunk: int | None,
@@ -57,11 +67,22 @@ def pending(
     fmt: str,
     environment: str,
     accounts_file: Path | None,
+    desired: Path | None,
+    key: str | None,
 ) -> None:
     """The accounts whose files at SHA are not their last successful apply's, with the plan
     reviewed for each (GITHUB_OUTPUT lines), or a report of them (the drift check)."""
-    from reconciler.gitops.pending import matrix, pending_accounts, pulls_by_account
+    from reconciler.gitops.history import path_scope
+    from reconciler.gitops.landing import DEFAULT_NAME
+    from reconciler.gitops.pending import matrix, pending_accounts, pending_path, pulls_by_account
 
+    if desired is not None:
+        with GitHub.from_environment() as client:
+            lines = pending_path(client, path_scope(key or DEFAULT_NAME, desired), sha,
+                                 environment=environment, artifact=artifact, workflow=workflow,
+                                 report=fmt == "report")  # fmt: skip
+        click.echo("\n".join(lines))
+        return
     accounts = load_accounts_file(find_accounts_file(accounts_file))
     with GitHub.from_environment() as client:
         found = pending_accounts(
@@ -82,7 +103,7 @@ def pending(
 
 
 @click.command("apply-accounts")
-@click.option("--accounts", "names", required=True, help="The accounts, separated by spaces.")
+@click.option("--accounts", "names", help="The accounts, separated by spaces (or give --path).")
 @click.option("--sha", type=COMMIT_SHA, required=True, help="The commit the run applies.")
 @click.option("--default-branch", required=True, help="The repository's default branch.")
 @click.option("--reviewed", type=click.Path(file_okay=False, path_type=Path),
@@ -94,8 +115,10 @@ def pending(
 @click.option("--log-url", required=True, help="This run's page, for the records.")
 @_environment
 @_accounts_file
+@_path
+@_key
 def apply_accounts(
-    names: str,
+    names: str | None,
     sha: str,
     default_branch: str,
     reviewed: Path | None,
@@ -105,22 +128,29 @@ def apply_accounts(
     log_url: str,
     environment: str,
     accounts_file: Path | None,
+    desired: Path | None,
+    key: str | None,
 ) -> None:
-    """Apply each account as the default branch says, from its last successful apply; exit 1
-    when one was refused or failed (after every one ran)."""
-    from reconciler.gitops.landing import Reviewed, Where, land_accounts
+    """Apply each account (or the single account at --path) as the default branch says, from
+    its last successful apply; exit 1 when one was refused or failed (after every one ran)."""
+    from reconciler.gitops.landing import Reviewed, Where, land_accounts, land_path
 
-    wanted = named_accounts(names, "--accounts")
-    accounts = load_accounts_file(find_accounts_file(accounts_file))
+    if (names is None) == (desired is None):
+        raise click.UsageError("give --accounts or --path, one of them")
+    if names is not None:
+        wanted = named_accounts(names, "--accounts")
+        accounts = load_accounts_file(find_accounts_file(accounts_file))
     folder = reviewed if reviewed is not None and reviewed.is_dir() else None
+    plans = Reviewed(folder, pull_request, head_sha)
+    where = Where(sha, default_branch, environment, log_url, work_dir)
     with GitHub.from_environment() as client:
-        landings = land_accounts(
-            client,
-            accounts,
-            wanted,
-            Reviewed(folder, pull_request, head_sha),
-            Where(sha, default_branch, environment, log_url, work_dir),
-        )
+        if desired is not None:
+            landings = [land_path(client, desired, key, plans, where)]
+        else:
+            landings = land_accounts(client, accounts, wanted, plans, where)
+    for landing in landings:
+        if landing.plan:
+            click.echo(f"applied={landing.plan}")  # the action's output `applied`
     failed = [landing.account for landing in landings if landing.failed]
     if failed:
         click.echo(f"::error::Not applied, or applied in part: {' '.join(failed)}")
@@ -132,7 +162,8 @@ def apply_accounts(
 @click.option("--pulls", required=True, help='`pending`\'s pulls= line: {"eu": [31], ...}.')
 @click.option("--run-url", required=True, help="This run's page.")
 @_environment
-def outcome(sha: str, pulls: str, run_url: str, environment: str) -> None:
+@click.option("--key", default="accounts", show_default=True, help="The comment's key.")
+def outcome(sha: str, pulls: str, run_url: str, environment: str, key: str) -> None:
     """Keep one comment on each pull request this run applied: a row per account."""
     from reconciler.gitops.outcome import post_outcomes
 
@@ -149,7 +180,7 @@ def outcome(sha: str, pulls: str, run_url: str, environment: str) -> None:
             param_hint="--pulls",
         )
     with GitHub.from_environment() as client:
-        results = post_outcomes(client, wanted, sha, environment, run_url)
+        results = post_outcomes(client, wanted, sha, environment, run_url, key)
     for result in results:
         click.echo(f"{result.action} the outcome comment: {result.url}")
 
@@ -188,6 +219,15 @@ def commit_status(
     click.echo(f"{context}: {said}")
 
 
+_chunk = click.option("--chunk", type=click.IntRange(1, MAX_CHUNK), metavar="K",
+                      envvar="RECONCILER_CHUNK", help="K accounts a job.")  # fmt: skip
+_pull_request_files = click.option(
+    "--pull-request-files", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+    help="The pull request's checkout: its reconciler.yaml becomes the default branch's with "
+    "the accounts it adds (reconciler.gitops.pull_accounts).",
+)  # fmt: skip
+
+
 @click.command("plan-comment")
 @click.option("--pr", "number", type=click.IntRange(min=1), required=True, help="The PR number.")
 @click.option("--head-sha", type=COMMIT_SHA, required=True, help="The commit planned.")
@@ -197,27 +237,25 @@ def commit_status(
 @click.option("--run-url", required=True, help="This run's page.")
 @click.option("--body-out", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="Where to write the body too (for the job summary).")  # fmt: skip
+@_pull_request_files
 def plan_comment(
-    number: int, head_sha: str, names: str, plans: Path, run_url: str, body_out: Path
+    number: int,
+    head_sha: str,
+    names: str,
+    plans: Path,
+    run_url: str,
+    body_out: Path,
+    pull_request_files: Path | None,
 ) -> None:
     """Post or update the one plan comment of every account's plan on the pull request."""
     from reconciler.gitops.plan_comment import post_plan_comment
 
     with GitHub.from_environment() as client:
         result, body = post_plan_comment(
-            client, account_names([names]), plans, number, head_sha, run_url
+            client, account_names([names]), plans, number, head_sha, run_url, pull_request_files
         )
     body_out.write_text(body, encoding="utf-8")
     click.echo(f"{result.action} the plan comment: {result.url}")
-
-
-_chunk = click.option("--chunk", type=click.IntRange(1, MAX_CHUNK), metavar="K",
-                      envvar="RECONCILER_CHUNK", help="K accounts a job.")  # fmt: skip
-_pull_request_files = click.option(
-    "--pull-request-files", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
-    help="The pull request's checkout: its reconciler.yaml becomes the default branch's with "
-    "the accounts it adds (reconciler.gitops.pull_accounts).",
-)  # fmt: skip
 
 
 @click.command("matrix")
@@ -328,63 +366,37 @@ def gitlab_note(iid: int, plans: Path) -> None:
 @click.command("apply-account")
 @click.option("--account", "name", required=True, help="The account of this job.")
 @click.option("--sha", type=COMMIT_SHA, required=True, help="The commit merged.")
-@click.option("--work-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
-@click.option("--outcomes", type=click.Path(file_okay=False, path_type=Path), default="outcomes")
+@click.option("--work-dir", "work", type=click.Path(file_okay=False, path_type=Path), required=True)
 @click.option("--job-url", envvar="CI_JOB_URL", default="", help="This job's page.")
-@click.option("--default-branch", envvar="CI_DEFAULT_BRANCH", required=True,
-              help="The default branch ($CI_DEFAULT_BRANCH).")  # fmt: skip
-@_environment
+@click.option("--default-branch", envvar="CI_DEFAULT_BRANCH", required=True)
 @_accounts_file
-def gitlab_apply(
-    name: str, sha: str, work_dir: Path, outcomes: Path, job_url: str, default_branch: str,
-    environment: str, accounts_file: Path | None,
-) -> None:  # fmt: skip
+def gitlab_apply(name: str, accounts_file: Path | None, **job: Any) -> None:
     """Apply the account as the default branch says, from its last successful apply."""
-    from reconciler.gitops.gitlab import GitLab
-    from reconciler.gitops.gitlab_landing import ApplyJob, apply_account
+    from reconciler.gitops.gitlab_landing import ApplyJob, apply_account, in_project
 
-    accounts = load_accounts_file(find_accounts_file(accounts_file))
-    job = ApplyJob(sha, default_branch, environment, job_url, work_dir, outcomes)
-    with GitLab.from_environment() as client:
-        raise click.exceptions.Exit(apply_account(client, accounts, name, job))
+    raise click.exceptions.Exit(in_project(accounts_file, apply_account, name, ApplyJob(**job)))
 
 
 @click.command("outcome-note")
 @click.option("--sha", type=COMMIT_SHA, required=True, help="The commit merged.")
-@click.option("--outcomes", type=click.Path(file_okay=False, path_type=Path), default="outcomes")
 @click.option("--pipeline-url", envvar="CI_PIPELINE_URL", required=True, help="This pipeline.")
-@_environment
 @_accounts_file
-def gitlab_outcome(
-    sha: str, outcomes: Path, pipeline_url: str, environment: str, accounts_file: Path | None
-) -> None:
+def gitlab_outcome(sha: str, pipeline_url: str, accounts_file: Path | None) -> None:
     """One outcome note on each merge request applied (or tried), updated in place."""
-    from reconciler.gitops.gitlab import GitLab
-    from reconciler.gitops.gitlab_landing import OutcomeJob, post_outcome_notes
+    from reconciler.gitops.gitlab_landing import OutcomeJob, in_project, post_outcome_notes
 
-    accounts, job = (
-        load_accounts_file(find_accounts_file(accounts_file)),
-        OutcomeJob(sha, environment, pipeline_url),
-    )
-    with GitLab.from_environment() as client:
-        done = post_outcome_notes(client, accounts, outcomes, job)
-    for iid, action in done.items():
-        click.echo(f"!{iid}: {action} the outcome note")
+    click.echo(in_project(accounts_file, post_outcome_notes, OutcomeJob(sha, pipeline_url)))
 
 
 @click.command("pending")
 @click.option("--account", "name", required=True, help="The account of this job.")
 @click.option("--sha", type=COMMIT_SHA, required=True, help="The default branch's commit.")
-@_environment
 @_accounts_file
-def gitlab_pending(name: str, sha: str, environment: str, accounts_file: Path | None) -> None:
+def gitlab_pending(name: str, sha: str, accounts_file: Path | None) -> None:
     """Say whether the account's files at SHA are applied (else since when, which merges)."""
-    from reconciler.gitops.gitlab import GitLab
-    from reconciler.gitops.gitlab_landing import pending_report
+    from reconciler.gitops.gitlab_landing import in_project, pending_report
 
-    accounts = load_accounts_file(find_accounts_file(accounts_file))
-    with GitLab.from_environment() as client:
-        click.echo(pending_report(client, accounts, name, sha, environment))
+    click.echo(in_project(accounts_file, pending_report, name, sha))
 
 
 @click.command("child-pipeline")
@@ -392,8 +404,10 @@ def gitlab_pending(name: str, sha: str, environment: str, accounts_file: Path | 
 @_accounts_file
 def gitlab_child(out: Path, accounts_file: Path | None) -> None:
     """Write the accounts' child pipeline, one job per account of reconciler.yaml."""
-    from reconciler.gitops.gitlab_child import child_pipeline
+    from reconciler.gitops.gitlab_child import write_child_pipeline
 
-    names = load_accounts_file(find_accounts_file(accounts_file)).names
-    out.write_text(child_pipeline(names), encoding="utf-8")
-    click.echo(f"{out}: {plural(len(names), 'account')}: {' '.join(names)}")
+    click.echo(write_child_pipeline(find_accounts_file(accounts_file), out))
+
+
+#: The `reconciler gitlab` commands of the GitLab pipeline.
+GITLAB = (gitlab_plan, gitlab_note, gitlab_apply, gitlab_outcome, gitlab_pending, gitlab_child)

@@ -312,12 +312,5 @@ for _command in (
     github_runs.drift_accounts,
 ):
     github.add_command(_command)
-for _command in (
-    github_runs.gitlab_plan,
-    github_runs.gitlab_note,
-    github_runs.gitlab_apply,
-    github_runs.gitlab_outcome,
-    github_runs.gitlab_pending,
-    github_runs.gitlab_child,
-):
+for _command in github_runs.GITLAB:
     gitlab.add_command(_command)

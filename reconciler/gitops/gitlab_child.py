@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import json
 from importlib.resources import files
+from pathlib import Path
 
+from reconciler.accounts.file import load_accounts_file
 from reconciler.errors import ReconcilerError
+from reconciler.words import plural
 
 #: The most jobs GitLab makes of one `parallel: matrix`.
 MATRIX_LIMIT = 200
@@ -37,3 +40,10 @@ def child_pipeline(names: list[str]) -> str:
     text = template()
     listed = ", ".join(json.dumps(name) for name in names)  # a YAML flow sequence of strings
     return text.replace(_PLACEHOLDER, f"      - ACCOUNT: [{listed}] # reconciler.yaml's accounts\n")
+
+
+def write_child_pipeline(accounts_file: Path, out: Path) -> str:
+    """Write the child pipeline of the accounts file's accounts to `out`; what to print."""
+    names = load_accounts_file(accounts_file).names
+    out.write_text(child_pipeline(names), encoding="utf-8")
+    return f"{out}: {plural(len(names), 'account')}: {' '.join(names)}"

@@ -22,15 +22,18 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
-from reconciler.accounts.file import AccountsFile
+from reconciler.accounts.file import AccountsFile, find_accounts_file, load_accounts_file
 from reconciler.errors import ReconcilerError
+from reconciler.gitops.deployments import DEFAULT_ENVIRONMENT
 from reconciler.gitops.gitlab import GitLab
 from reconciler.gitops.gitlab_jobs import reviewed_plans, upsert_note
 from reconciler.gitops.gitlab_record import SUPERSEDED_EXIT, GitLabRecord
-from reconciler.gitops.history import head_of
+from reconciler.gitops.history import account_scope, head_of
 from reconciler.gitops.landing import Run, run_reconciler
 from reconciler.gitops.outcome import (
     APPLIED,
@@ -46,18 +49,34 @@ from reconciler.gitops.record import Standing, standing
 from reconciler.gitops.statuses import counts
 from reconciler.render.marker import Marker
 
+T = TypeVar("T")
+P = ParamSpec("P")
+
+
+def in_project(
+    accounts_file: Path | None,
+    act: Callable[Concatenate[GitLab, AccountsFile, P], T],
+    *args: P.args,
+    **kwargs: P.kwargs,
+) -> T:
+    """`act` with the project's API (GitLab CI's variables) and the accounts file (the given
+    one, else reconciler.yaml here or above): what each `reconciler gitlab` job starts with."""
+    accounts = load_accounts_file(find_accounts_file(accounts_file))
+    with GitLab.from_environment() as client:
+        return act(client, accounts, *args, **kwargs)
+
 
 @dataclass(frozen=True, slots=True)
 class ApplyJob:
-    """The job: the commit applied, the default branch, the record's environment
-    (`production-{account}`), this job's page, a work folder and the outcomes' folder."""
+    """The job: the commit applied, the default branch, this job's page, a work folder, the
+    outcomes' folder (the job's artifact) and the record's environment."""
 
     sha: str
     default_branch: str
-    environment: str
     job_url: str
     work: Path
-    outcomes: Path
+    outcomes: Path = Path("outcomes")
+    environment: str = DEFAULT_ENVIRONMENT
 
 
 def apply_account(
@@ -67,8 +86,8 @@ def apply_account(
     entry = accounts.named(name)
     if entry is None:
         raise ReconcilerError(f"no account named {name} in {accounts.path}")
-    record = GitLabRecord(client, job.environment)
-    where = standing(record, accounts, entry, job.sha, head_of(accounts, job.default_branch))
+    record, scope = GitLabRecord(client, job.environment), account_scope(accounts, entry)
+    where = standing(record, scope, job.sha, head_of(scope, job.default_branch))
     requests = list(where.requests)  # applied: the merges since undid each other's changes
     if where.superseded_by is not None:
         landing, status = Landing(name, SUPERSEDED, where.superseded(job.sha)), SUPERSEDED_EXIT
@@ -135,38 +154,39 @@ def _counts(plan: Path) -> str:
 
 @dataclass(frozen=True, slots=True)
 class OutcomeJob:
-    """The outcome job: the commit applied, the record's environment, the pipeline's page."""
+    """The outcome job: the commit applied, the pipeline's page, the apply jobs' outcomes and
+    the record's environment."""
 
     sha: str
-    environment: str
     pipeline_url: str
+    outcomes: Path = Path("outcomes")
+    environment: str = DEFAULT_ENVIRONMENT
 
 
-def post_outcome_notes(
-    client: GitLab, accounts: AccountsFile, outcomes: Path, job: OutcomeJob
-) -> dict[int, str]:
+def post_outcome_notes(client: GitLab, accounts: AccountsFile, job: OutcomeJob) -> str:
     """Keep ONE outcome note on each merge request an account of this pipeline applied (or
-    tried to): a row per account; an apply job that kept no outcome did not finish."""
+    tried to): a row per account; an apply job that kept no outcome did not finish. What was
+    done, a line per merge request."""
     record = GitLabRecord(client, job.environment)
     rows: dict[int, list[tuple[Landing, str | None]]] = {}
     for entry in accounts.accounts:
-        kept = _read_outcome(outcomes / f"{entry.name}.json")
+        kept = _read_outcome(job.outcomes / f"{entry.name}.json")
         if kept is None:
-            where = standing(record, accounts, entry, job.sha, job.sha)
+            where = standing(record, account_scope(accounts, entry), job.sha, job.sha)
             if where.applied:
                 continue
             said = f"did not finish: cancelled, or failed before it said ({where.pending()})"
             kept = (Landing(entry.name, FAILED, said), None, list(where.requests))
         for iid in kept[2]:
             rows.setdefault(iid, []).append(kept[:2])
-    marker, done = Marker(OUTCOME, "accounts"), {}
+    marker, done = Marker(OUTCOME, "accounts"), []
     for iid, mine in sorted(rows.items()):
         notes = client.get(f"/merge_requests/{iid}/notes", {"per_page": "100"})
         existing = next((n["body"] for n in notes if marker.matches(n.get("body"))), None)
         before = marker.strip(existing) if existing is not None else None
         body = marker.stamp(outcome_body(mine, job.sha, job.pipeline_url, before))
-        done[iid] = upsert_note(client, iid, body, marker)
-    return done
+        done.append(f"!{iid}: {upsert_note(client, iid, body, marker)} the outcome note")
+    return "\n".join(done) or "no merge request to tell"
 
 
 def _read_outcome(path: Path) -> tuple[Landing, str | None, list[int]] | None:
@@ -185,13 +205,17 @@ def _read_outcome(path: Path) -> tuple[Landing, str | None, list[int]] | None:
 
 
 def pending_report(
-    client: GitLab, accounts: AccountsFile, name: str, sha: str, environment: str
+    client: GitLab,
+    accounts: AccountsFile,
+    name: str,
+    sha: str,
+    environment: str = DEFAULT_ENVIRONMENT,
 ) -> str:
     """The drift job's line: whether the account's files at `sha` are applied."""
     entry = accounts.named(name)
     if entry is None:
         raise ReconcilerError(f"no account named {name} in {accounts.path}")
-    where = standing(GitLabRecord(client, environment), accounts, entry, sha, sha)
+    where = standing(GitLabRecord(client, environment), account_scope(accounts, entry), sha, sha)
     if where.applied:
         return (
             f"{name}: applied at {sha[:12]} (its last successful apply: {(where.since or '')[:12]})"

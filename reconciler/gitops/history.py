@@ -1,7 +1,9 @@
 """What git says about an account between two commits: did its files change, and by which merges.
 
-An account's files are those under its `path` and its own entry in the accounts file (a change
-to the file's other top-level settings counts for every account), as for `--changed-since`.
+An account is a `Scope`: a name and its paths. In an accounts file, its files are those under
+its `path` and its own entry in the file (a change to the file's other top-level settings counts
+for every account), as for `--changed-since`; the single account of the composite action is the
+desired-state file or folder it is given (its `path` input), named by its key.
 Here the two sides are commits (the last apply's, the default branch's head), never the work
 tree. The merges are the default branch's own commits (`--first-parent`): a merge commit, or
 the one commit of a squash or rebase merge. Git is asked, read-only, in the checkout's folder.
@@ -9,6 +11,7 @@ the one commit of a squash or rebase merge. Git is asked, read-only, in the chec
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from reconciler.accounts.file import AccountEntry, AccountsFile
@@ -20,50 +23,77 @@ class HistoryError(ReconcilerError):
     """Git could not tell what changed between two commits."""
 
 
-def changed_between(accounts: AccountsFile, entry: AccountEntry, old: str, new: str) -> bool:
-    """Whether `entry`'s files at commit `new` differ from its files at commit `old`."""
-    root, paths = _paths(accounts, entry)
-    if _git(root, "diff", "--name-only", old, new, "--", paths[0]).strip():
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """One account's part of the repository: its name, the checkout's root, its files (a folder
+    or file relative to the root) and, in an accounts file, that file (relative), whose shared
+    settings and `name`'s entry are the account's too."""
+
+    name: str
+    root: Path
+    files: str
+    accounts_file: str | None = None
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return (self.files,) if self.accounts_file is None else (self.files, self.accounts_file)
+
+
+def account_scope(accounts: AccountsFile, entry: AccountEntry) -> Scope:
+    """An account of an accounts file: its `path` and its entry."""
+    root = _root(accounts.path.absolute().parent)
+    file = accounts.path.resolve().relative_to(root).as_posix()
+    return Scope(entry.name, root, _relative(root, entry.path), file)
+
+
+def path_scope(name: str, path: Path) -> Scope:
+    """The single account of a desired-state file or folder, named `name`."""
+    folder = path.absolute() if path.is_dir() else path.absolute().parent
+    root = _root(folder)
+    return Scope(name, root, _relative(root, path))
+
+
+def changed_between(scope: Scope, old: str, new: str) -> bool:
+    """Whether `scope`'s files at commit `new` differ from its files at commit `old`."""
+    if _git(scope.root, "diff", "--name-only", old, new, "--", scope.files).strip():
         return True
-    return _entry_at(root, old, paths[1], entry.name) != _entry_at(root, new, paths[1], entry.name)
+    file = scope.accounts_file
+    return file is not None and _entry_at(scope, file, old) != _entry_at(scope, file, new)
 
 
-def merges_between(
-    accounts: AccountsFile, entry: AccountEntry, old: str | None, new: str
-) -> list[str]:
+def merges_between(scope: Scope, old: str | None, new: str) -> list[str]:
     """The default branch's commits after `old` (every one if None) up to `new` that changed
-    `entry`'s files, oldest first."""
-    root, paths = _paths(accounts, entry)
+    `scope`'s files, oldest first."""
     span = new if old is None else f"{old}..{new}"
-    listed = _git(root, "log", "--first-parent", "--reverse", "--format=%H", span, "--", *paths)
+    listed = _git(
+        scope.root, "log", "--first-parent", "--reverse", "--format=%H", span, "--", *scope.paths
+    )
     merges = []
     for sha in listed.split():
-        parents = _git(root, "rev-list", "--parents", "-n", "1", sha).split()[1:]
-        if not parents or changed_between(accounts, entry, parents[0], sha):
+        parents = _git(scope.root, "rev-list", "--parents", "-n", "1", sha).split()[1:]
+        if not parents or changed_between(scope, parents[0], sha):
             merges.append(sha)
     return merges
 
 
-def head_of(accounts: AccountsFile, branch: str) -> str:
+def head_of(scope: Scope, branch: str) -> str:
     """The commit the remote's `branch` is at, as the checkout fetched it (fetch-depth: 0)."""
-    root, _ = _paths(accounts, None)
-    return _git(root, "rev-parse", "--verify", f"refs/remotes/origin/{branch}^{{commit}}").strip()
+    ref = f"refs/remotes/origin/{branch}^{{commit}}"
+    return _git(scope.root, "rev-parse", "--verify", ref).strip()
 
 
-def _paths(accounts: AccountsFile, entry: AccountEntry | None) -> tuple[Path, tuple[str, str]]:
-    folder = accounts.path.absolute().parent
-    root = Path(_git(folder, "rev-parse", "--show-toplevel").strip()).resolve()
-    file = accounts.path.resolve().relative_to(root).as_posix()
-    if entry is None:
-        return root, ("", file)
-    under = entry.path.resolve()
-    path = under.relative_to(root).as_posix() if under.is_relative_to(root) else str(under)
-    return root, (path or ".", file)
+def _root(folder: Path) -> Path:
+    return Path(_git(folder, "rev-parse", "--show-toplevel").strip()).resolve()
 
 
-def _entry_at(root: Path, sha: str, file: str, name: str) -> object:
-    """The accounts file's shared settings and `name`'s entry at `sha` (None: no such file)."""
-    return account_settings(file_at(root, sha, file), name)
+def _relative(root: Path, path: Path) -> str:
+    under = path.resolve()
+    return (under.relative_to(root).as_posix() or ".") if under.is_relative_to(root) else str(under)
+
+
+def _entry_at(scope: Scope, file: str, sha: str) -> object:
+    """The accounts file's shared settings and the account's entry at `sha` (None: no file)."""
+    return account_settings(file_at(scope.root, sha, file), scope.name)
 
 
 def _git(folder: Path, *args: str) -> str:

@@ -1,6 +1,8 @@
 """One account's apply after a merge: what main says, in order, from its last successful apply.
 
-The decisions the apply workflow's job makes, in order, for each account it was given:
+One implementation for both shapes of repository: an account of the accounts file
+(`land_accounts`, the accounts apply workflow) and the single account of the composite action's
+apply mode (`land_path`: its `path`, named by its key). The decisions, in order, for each:
 
 1. superseded: the account's files at the commit run at are not its files at the default
    branch's head (a re-run, a late approval, a queued run out of order): nothing is applied, and
@@ -29,25 +31,63 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from reconciler.accounts.file import AccountEntry, AccountsFile
+from reconciler.accounts.file import AccountsFile
 from reconciler.gitops import deployments
 from reconciler.gitops.comments import upsert_comment
 from reconciler.gitops.github import GitHub
-from reconciler.gitops.history import head_of
+from reconciler.gitops.history import Scope, account_scope, head_of, path_scope
 from reconciler.gitops.outcome import APPLIED, FAILED, NOTHING, REFUSED, SUPERSEDED, Landing
 from reconciler.gitops.record import GitHubRecord, standing
 from reconciler.gitops.statuses import counts
 from reconciler.render.marker import APPLY, Marker
 
+#: The single account's name without a key (as the adoption branch's `reconciler/adopt-default`).
+DEFAULT_NAME = "default"
 #: Runs `reconciler ARGS` (stdout to the file, if given); its exit status.
 Run = Callable[[list[str], Path | None], int]
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What a run lands: the account's scope, the environment its record is kept in, and how the
+    reconciler's commands name it: `--account NAME` in the accounts file, or the single
+    account's `desired` file or folder (whose refusal comment has the action's `key`)."""
+
+    scope: Scope
+    environment: str
+    desired: Path | None = None
+    comment_key: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.scope.name
+
+    def plan_in(self, folder: Path) -> Path:
+        """The account's saved plan in a folder of plans: `<name>.json`, or the action's
+        `plan.json`."""
+        return folder / ("plan.json" if self.desired is not None else f"{self.name}.json")
+
+    def source(self, folder: Path) -> list[str]:
+        """The plans to apply or comment: the folder with `--account NAME`, or the plan file."""
+        if self.desired is None:
+            return [str(folder), "--account", self.name]
+        return [str(self.plan_in(folder))]
+
+    def desired_state(self) -> list[str]:
+        """What to plan: `--account NAME`, or the desired-state file or folder."""
+        return ["--account", self.name] if self.desired is None else [str(self.desired)]
+
+    def expect_files(self) -> list[str]:
+        """The reviewed plan's files check of the single account (an account's plan in a
+        folder is checked against its own files by `apply DIR`)."""
+        return [] if self.desired is None else ["--expect-files", str(self.desired)]
 
 
 @dataclass(frozen=True, slots=True)
 class Reviewed:
     """The reviewed plans downloaded for this job, and whose they are."""
 
-    folder: Path | None  # `<name>.json` per account; None: none was found
+    folder: Path | None  # `<name>.json` per account (`plan.json`: the action's); None: none
     pull_request: int | None
     head_sha: str | None
 
@@ -73,51 +113,67 @@ def land_accounts(
     run: Run | None = None,
 ) -> list[Landing]:
     """Apply each account named as main says; its outcome, recorded as its deployment."""
-    run = run or run_reconciler
     landings = []
     for name in names:
         entry = accounts.named(name)
         if entry is None:
             landings.append(Landing(name, FAILED, f"no account named {name} in {accounts.path}"))
             continue
-        print(f"::group::{name}", flush=True)
-        landing = _land(github, accounts, entry, reviewed, where, run)
-        print(f"::{landing.annotation}::{name}: {landing.description}", flush=True)
-        print("::endgroup::", flush=True)
-        landings.append(landing)
+        environment = deployments.environment_of(where.environment, name)
+        target = Target(account_scope(accounts, entry), environment, comment_key=name)
+        landings.append(land(github, target, reviewed, where, run))
     return landings
 
 
-def _land(
+def land_path(
     github: GitHub,
-    accounts: AccountsFile,
-    entry: AccountEntry,
+    desired: Path,
+    key: str | None,
     reviewed: Reviewed,
     where: Where,
-    run: Run,
+    run: Run | None = None,
 ) -> Landing:
-    environment = deployments.environment_of(where.environment, entry.name)
-    head = head_of(accounts, where.default_branch)
-    at = standing(GitHubRecord(github, where.environment), accounts, entry, where.sha, head)
+    """Apply the composite action's single account (its `path`, named by its key, `default`
+    without one) as main says; its record is a deployment in `where.environment`."""
+    target = Target(path_scope(key or DEFAULT_NAME, desired), where.environment, desired, key)
+    return land(github, target, reviewed, where, run)
+
+
+def land(
+    github: GitHub, target: Target, reviewed: Reviewed, where: Where, run: Run | None = None
+) -> Landing:
+    """Apply one account as main says; its outcome, recorded as its deployment."""
+    print(f"::group::{target.name}", flush=True)
+    landing = _land(github, target, reviewed, where, run or run_reconciler)
+    print(f"::{landing.annotation}::{target.name}: {landing.description}", flush=True)
+    print("::endgroup::", flush=True)
+    return landing
+
+
+def _land(github: GitHub, target: Target, reviewed: Reviewed, where: Where, run: Run) -> Landing:
+    scope, environment = target.scope, target.environment
+    head = head_of(scope, where.default_branch)
+    at = standing(GitHubRecord(github, environment), scope, where.sha, head)
     if at.superseded_by is not None:
-        landing = Landing(entry.name, SUPERSEDED, at.superseded(where.sha))
+        landing = Landing(scope.name, SUPERSEDED, at.superseded(where.sha))
         _record(github, environment, where, landing, None)
         return landing
     if at.applied:
-        landing = Landing(entry.name, NOTHING, f"nothing to do: applied at {str(at.since)[:12]}")
+        landing = Landing(scope.name, NOTHING, f"nothing to do: applied at {str(at.since)[:12]}")
         _record(github, environment, where, landing, None)
         return landing
     pending = at.pending()
-    plan = reviewed.folder / f"{entry.name}.json" if reviewed.folder is not None else None
+    plan = target.plan_in(reviewed.folder) if reviewed.folder is not None else None
     if plan is None or not plan.is_file():
-        landing = _unreviewed(entry.name, where, pending, run)
+        landing = _unreviewed(target, where, pending, run)
         _record(github, environment, where, landing, None)
         return landing
-    return _reviewed(github, entry.name, plan, reviewed, where, environment, pending, run)
+    return _reviewed(github, target, plan, reviewed, where, pending, run)
 
 
-def _unreviewed(name: str, where: Where, pending: str, run: Run) -> Landing:
-    status = run(["plan", "--account", name, "--detailed-exitcode"], None)
+def _unreviewed(target: Target, where: Where, pending: str, run: Run) -> Landing:
+    name = target.name
+    status = run(["plan", *target.desired_state(), "--detailed-exitcode"], None)
     if status == 0:
         return Landing(name, NOTHING, f"nothing to do ({pending})")
     why = "there are changes to apply" if status == 2 else "planning it failed (see the run's log)"
@@ -132,45 +188,48 @@ def _unreviewed(name: str, where: Where, pending: str, run: Run) -> Landing:
 
 def _reviewed(
     github: GitHub,
-    name: str,
+    target: Target,
     plan: Path,
     reviewed: Reviewed,
     where: Where,
-    environment: str,
     pending: str,
     run: Run,
 ) -> Landing:
+    name = target.name
     work = where.work / name
     saved, new = work / "reviewed", work / "new"
     saved.mkdir(parents=True, exist_ok=True)
-    shutil.copy(plan, saved / f"{name}.json")
+    new.mkdir(parents=True, exist_ok=True)
+    shutil.copy(plan, target.plan_in(saved))
     expect = ["--expect-pull-request", str(reviewed.pull_request or 0)]
-    expect += ["--expect-head-sha", str(reviewed.head_sha or "")]
-    started = _start(github, environment, where, reviewed.pull_request, saved / f"{name}.json")
-    if run(["apply", str(saved), "--account", name, *expect], None) == 0:
-        landing = Landing(name, APPLIED, f"the reviewed plan was applied: {_counts(plan)}")
-        return _finish(github, started, where, landing)
+    expect += ["--expect-head-sha", str(reviewed.head_sha or ""), *target.expect_files()]
+    started = _start(github, target.environment, where, reviewed.pull_request, plan)
+    if run(["apply", *target.source(saved), *expect], None) == 0:
+        said = f"the reviewed plan was applied: {_counts(plan)}"
+        return _finish(github, started, where, Landing(name, APPLIED, said, "reviewed"))
     print(
         f"::warning::{name}: the reviewed plan was not applied as saved (stale, expired, "
         "planned for other files, another pull request or commit, or failed); planning again.",
         flush=True,
     )
     compare = work / "compare.md"
-    status = run(["plan", "--account", name, "--out", str(new)], None)
+    out = str(target.plan_in(new) if target.desired is not None else new)
+    status = run(["plan", *target.desired_state(), "--out", out], None)
     if status == 0:
         status = run(
-            ["plan-compare", str(saved / f"{name}.json"), str(new / f"{name}.json"),
+            ["plan-compare", str(target.plan_in(saved)), str(target.plan_in(new)),
              "--format", "markdown"],
             compare,
         )  # fmt: skip
-    if status == 0 and run(["apply", str(new), "--account", name], None) == 0:
+    if status == 0 and run(["apply", *target.source(new)], None) == 0:
         applied = (
-            f"a new plan, equal to the reviewed one, was applied: {_counts(new / f'{name}.json')}"
+            f"a new plan, equal to the reviewed one, was applied: {_counts(target.plan_in(new))}"
         )
-        return _finish(github, started, where, Landing(name, APPLIED, applied))
+        landing = Landing(name, APPLIED, applied, "replanned")
+        return _finish(github, started, where, landing)
     if status == 2 and reviewed.pull_request is not None:
-        body = compare.read_text(encoding="utf-8")
-        upsert_comment(github, reviewed.pull_request, body, Marker(APPLY, name))
+        body = _refusal(target, compare, new, run)
+        upsert_comment(github, reviewed.pull_request, body, Marker(APPLY, target.comment_key))
         landing = Landing(
             name,
             REFUSED,
@@ -183,6 +242,18 @@ def _reviewed(
         where,
         Landing(name, FAILED, f"not applied, or applied in part: see the run's log ({pending})"),
     )
+
+
+def _refusal(target: Target, compare: Path, new: Path, run: Run) -> str:
+    """The refusal comment: the differences, then the plan at merge (folded) when it renders."""
+    body = compare.read_text(encoding="utf-8")
+    rendered = compare.with_name("new-plan.md")
+    if run(["comment", *target.source(new)], rendered) != 0:
+        return body
+    lines = rendered.read_text(encoding="utf-8").splitlines()
+    plan = "\n".join(lines[1:] if lines and lines[0].startswith("<!--") else lines)
+    folded = f"<details><summary>The plan at merge</summary>\n\n{plan}\n\n</details>"
+    return f"{body.rstrip()}\n\n{folded}\n"
 
 
 def _counts(plan: Path) -> str:

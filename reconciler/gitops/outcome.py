@@ -46,6 +46,7 @@ class Landing:
     account: str
     kind: str
     description: str
+    plan: str = ""  # applied: `reviewed` (the saved plan) or `replanned` (an equal new plan)
 
     @property
     def state(self) -> str:
@@ -117,13 +118,15 @@ def post_outcomes(
     sha: str,
     environment: str,
     run_url: str,
+    key: str = "accounts",
 ) -> list[CommentResult]:
-    """Keep the outcome comment of every pull request pending for an account of this run."""
+    """Keep the outcome comment (`key`'s: the accounts', or the action's key) of every pull
+    request pending for an account of this run."""
     landings = dict(
         (landing.account, (landing, url))
         for landing, url in read_landings(github, pulls, sha, environment)
     )
-    marker = Marker(OUTCOME, "accounts")
+    marker = Marker(OUTCOME, key)
     results = []
     for number in sorted({n for numbers in pulls.values() for n in numbers}):
         mine = [landings[name] for name, numbers in pulls.items() if number in numbers]

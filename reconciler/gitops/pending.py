@@ -6,17 +6,20 @@ while its files at the commit differ from its files at its last successful apply
 deployment, `reconciler.gitops.deployments`), or it has never been applied. For each, the
 merges pending (oldest first), their pull requests, and the plan reviewed on the pull request of
 the newest of them: that plan was made from the files the run applies, if any plan was.
+The same for an account of the accounts file (`pending_accounts`) and for the composite
+action's single account (`pending_scope`, with `history.path_scope`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from reconciler.accounts.file import AccountEntry, AccountsFile
+from reconciler.accounts.file import AccountsFile
 from reconciler.gitops.deployments import environment_of, last_applied
 from reconciler.gitops.github import GitHub
-from reconciler.gitops.history import changed_between, merges_between
+from reconciler.gitops.history import Scope, account_scope, changed_between, merges_between
 from reconciler.gitops.runs import ReviewedPlan, find_reviewed_plan, merged_pull_request
 
 _PLAN_FIELDS = ("run-id", "artifact-name", "pull-request", "head-sha")
@@ -51,27 +54,27 @@ def pending_accounts(
     """The accounts not applied at `sha`, in the file's order."""
     found = []
     for entry in accounts.accounts:
-        record = last_applied(github, environment_of(environment, entry.name))
-        since = record.sha if record is not None else None
-        if since is not None and not changed_between(accounts, entry, since, sha):
-            continue
-        found.append(_pending(github, accounts, entry, since, sha, artifact, workflow))
+        scope = account_scope(accounts, entry)
+        where = environment_of(environment, entry.name)
+        item = pending_scope(github, scope, sha, environment=where, artifact=artifact,
+                             workflow=workflow)  # fmt: skip
+        if item is not None:
+            found.append(item)
     return found
 
 
-def _pending(
-    github: GitHub,
-    accounts: AccountsFile,
-    entry: AccountEntry,
-    since: str | None,
-    sha: str,
-    artifact: str,
-    workflow: str,
-) -> Pending:
-    merges = merges_between(accounts, entry, since, sha)
+def pending_scope(
+    github: GitHub, scope: Scope, sha: str, *, environment: str, artifact: str, workflow: str
+) -> Pending | None:
+    """The account's merges not applied at `sha`, recorded in `environment` (None: none)."""
+    record = last_applied(github, environment)
+    since = record.sha if record is not None else None
+    if since is not None and not changed_between(scope, since, sha):
+        return None
+    merges = merges_between(scope, since, sha)
     pulls = pulls_of(github, merges)
     reviewed = find_reviewed_plan(github, merges[-1], artifact, workflow) if merges else None
-    return Pending(entry.name, since, tuple(merges), tuple(pulls), reviewed)
+    return Pending(scope.name, since, tuple(merges), tuple(pulls), reviewed)
 
 
 def pulls_of(github: GitHub, merges: Iterable[str]) -> list[int]:
@@ -95,9 +98,7 @@ def matrix(pending: Iterable[Pending], chunk: int | None) -> dict[str, list[dict
         groups.setdefault(_plan_fields(item.reviewed), []).append(item.account)
     include = []
     for fields, names in groups.items():
-        plan = dict(
-            zip(("run-id", "artifact-name", "pull-request", "head-sha"), fields, strict=True)
-        )
+        plan = dict(zip(_PLAN_FIELDS, fields, strict=True))
         if chunk is None:
             include += [{"account": name, **plan} for name in names]
             continue
@@ -115,6 +116,34 @@ def _plan_fields(reviewed: ReviewedPlan | None) -> tuple[str, ...]:
         str(reviewed.pull_request),
         reviewed.head_sha,
     )
+
+
+def pending_path(
+    github: GitHub,
+    scope: Scope,
+    sha: str,
+    *,
+    environment: str,
+    artifact: str,
+    workflow: str,
+    report: bool,
+) -> list[str]:
+    """The single account's lines: for its apply, GITHUB_OUTPUT lines, the reviewed plan to
+    download (`run-id=`, `artifact-name=`, `pull-request=`, `head-sha=`, empty when none) and
+    `pulls=`, the pull requests its outcome comment goes on (those pending, and the one merged
+    as `sha`: a re-run or a late run superseded says so there); or the drift check's report."""
+    item = pending_scope(
+        github, scope, sha, environment=environment, artifact=artifact, workflow=workflow
+    )
+    if report:
+        if item is None:
+            return [f"{scope.name}: applied at {sha[:12]}"]
+        return [f"::warning::{scope.name}: not applied at {sha[:12]}: {item.describe()}"]
+    fields = _plan_fields(item.reviewed if item is not None else None)
+    lines = [f"{name}={value}" for name, value in zip(_PLAN_FIELDS, fields, strict=True)]
+    pulls = list(item.pulls) if item is not None else []
+    pulls += [number for number in pulls_of(github, [sha]) if number not in pulls]
+    return [*lines, f"pulls={json.dumps({scope.name: pulls}, separators=(',', ':'))}"]
 
 
 def pulls_by_account(pending: Iterable[Pending]) -> dict[str, list[int]]:

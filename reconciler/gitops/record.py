@@ -14,10 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from reconciler.accounts.file import AccountEntry, AccountsFile
 from reconciler.gitops.deployments import environment_of, last_applied
 from reconciler.gitops.github import GitHub
-from reconciler.gitops.history import changed_between, merges_between
+from reconciler.gitops.history import Scope, changed_between, merges_between
 from reconciler.gitops.pending import pulls_of
 
 
@@ -46,7 +45,7 @@ class GitHubRecord:
 
     def __init__(self, github: GitHub, environment: str) -> None:
         self.github = github
-        self.environment = environment  # `production-{account}`
+        self.environment = environment  # `production-{account}`, or one environment's name
 
     def last_applied(self, account: str) -> str | None:
         found = last_applied(self.github, environment_of(self.environment, account))
@@ -85,25 +84,23 @@ class Standing:
         )
 
 
-def standing(
-    record: ApplyRecord, accounts: AccountsFile, entry: AccountEntry, sha: str, head: str
-) -> Standing:
-    """Where `entry` stands at `sha` when the default branch is at `head`: superseded when its
-    files there are not the head's; else applied when they are its last apply's (the merges
-    since, if any, undid each other); else pending, by the merges since its last apply (every
-    one: never applied)."""
-    if head != sha and changed_between(accounts, entry, sha, head):
-        later = merges_between(accounts, entry, sha, head)
+def standing(record: ApplyRecord, scope: Scope, sha: str, head: str) -> Standing:
+    """Where the account of `scope` stands at `sha` when the default branch is at `head`:
+    superseded when its files there are not the head's; else applied when they are its last
+    apply's (the merges since, if any, undid each other); else pending, by the merges since its
+    last apply (every one: never applied)."""
+    if head != sha and changed_between(scope, sha, head):
+        later = merges_between(scope, sha, head)
         merge = later[0] if later else head
         found = record.requests_of([merge])
         return Standing(
-            entry.name,
+            scope.name,
             record.sign,
             superseded_by=merge,
             superseding_request=found[0] if found else None,
         )
-    since = record.last_applied(entry.name)
-    applied = since is not None and not changed_between(accounts, entry, since, sha)
-    merges = merges_between(accounts, entry, since, sha)  # applied: those that undid each other
+    since = record.last_applied(scope.name)
+    applied = since is not None and not changed_between(scope, since, sha)
+    merges = merges_between(scope, since, sha)  # applied: those that undid each other
     requests = tuple(record.requests_of(merges))
-    return Standing(entry.name, record.sign, since, tuple(merges), requests, applied)
+    return Standing(scope.name, record.sign, since, tuple(merges), requests, applied)

@@ -181,3 +181,32 @@ def test_an_account_s_folder_given_as_path_reads_only_its_own_variables(
         (tmp_path / "accounts" / "us" / "workforce.yaml").read_text()
     )
     assert run(tmp_path, three, "validate", "scratch", **shell).returncode == 0
+
+
+@pytest.mark.parametrize("command", ["validate", "plan", "apply"])
+def test_an_account_s_folder_given_as_path_beside_an_unreadable_accounts_file_is_refused(
+    tmp_path: Path, three: list[Account], command: str
+) -> None:
+    """reconciler.yaml cannot be read: whether accounts/us is an account's folder, and what its
+    files may read, is unknown, so the command is refused (it gave us's files the whole shell,
+    eu's webhook secret too), naming the file, and nothing is sent."""
+    _eu, us, _ = three
+    _setup(tmp_path, three, eu={"env": "[WEBHOOK_TOKEN_EU]"})
+    _add_webhook(tmp_path, "us", "${WEBHOOK_TOKEN_EU}")
+    accounts = tmp_path / "reconciler.yaml"
+    accounts.write_text(accounts.read_text() + "  - name: [broken\n")
+    shell = {
+        "WEBHOOK_TOKEN_EU": EU_HOOK,
+        "RECONCILER_BASE_URL": us.server.base_url,
+        "RECONCILER_TOKEN": us.client.token,
+    }
+    args = ("--auto-approve",) if command == "apply" else ()
+    since = us.controls.last_seq()
+
+    ran = run(tmp_path, three, command, "accounts/us", *args, **shell)
+
+    said = ran.stdout + ran.stderr
+    assert ran.returncode == 1, said
+    assert "reconciler.yaml cannot be read, so whether" in said, said
+    assert EU_HOOK not in said and "Traceback" not in said
+    assert _posts(us, since) == []

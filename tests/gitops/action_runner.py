@@ -5,11 +5,15 @@ this runner only evaluates the small `${{ }}` expressions of `env:` and `if:`, g
 its own GITHUB_OUTPUT file, and stands in for the steps that are GitHub's own actions
 (setup-python is skipped; upload/download-artifact copy to and from a local store). The
 reconciler is the worktree's, through a `reconciler` shim on PATH instead of `pip install`.
+The apply mode reads git history: `History` is a repository's default branch, and
+`History.checkout` what the workflow's `actions/checkout` with `fetch-depth: 0` gives the job
+(the commit run at, and the default branch's head as `origin/main` when the job starts).
 A step that adds more than GitHub's 1 MiB to the job summary fails the run, as GitHub drops it.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -27,6 +31,62 @@ SUMMARY_LIMIT = 1024 * 1024  # GitHub's limit on one step's job summary, in byte
 _EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 _KEYED_NAME = re.compile(r"inputs\.key && format\('-\{0\}', inputs\.key\) \|\| ''")
 _CONDITION = re.compile(r"(steps\.\w+\.outputs\.[\w-]+|inputs\.[\w-]+) (==|!=) '([^']*)'")
+
+
+_GIT = {
+    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": os.devnull,
+}  # fmt: skip
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          check=True, env={**os.environ, **_GIT})  # fmt: skip
+    return done.stdout.strip()
+
+
+@dataclass
+class History:
+    """A repository on GitHub (a bare remote) and a clone its pull requests are made in."""
+
+    folder: Path
+
+    def __post_init__(self) -> None:
+        self.remote, self.work = self.folder / "remote.git", self.folder / "work"
+        self.folder.mkdir(parents=True)
+        git(self.folder, "init", "--quiet", "--bare", "--initial-branch=main", str(self.remote))
+        git(self.folder, "clone", "--quiet", str(self.remote), str(self.work))
+        git(self.work, "symbolic-ref", "HEAD", "refs/heads/main")
+
+    def commit(self, files: dict[str, str], message: str, branch: str = "main") -> str:
+        """Commit `files` on `branch` (made from main if new), pushed; its SHA."""
+        known = git(self.work, "branch", "--list", "--format=%(refname:short)").split()
+        if branch not in known and branch != "main":
+            git(self.work, "checkout", "--quiet", "-b", branch, "main")
+        elif branch in known:
+            git(self.work, "checkout", "--quiet", branch)
+        for name, text in files.items():
+            (self.work / name).parent.mkdir(parents=True, exist_ok=True)
+            (self.work / name).write_text(text)
+        git(self.work, "add", "-A")
+        git(self.work, "commit", "--quiet", "--allow-empty", "-m", message)
+        git(self.work, "push", "--quiet", "origin", branch)
+        if "main" in git(self.work, "branch", "--list", "--format=%(refname:short)").split():
+            git(self.work, "checkout", "--quiet", "main")
+        return git(self.work, "rev-parse", branch)
+
+    def merge(self, branch: str, pr: int) -> str:
+        """Merge `branch` into main (a merge commit), pushed; its SHA."""
+        git(self.work, "checkout", "--quiet", "main")
+        git(self.work, "merge", "--quiet", "--no-ff", branch, "-m", f"Merge pull request #{pr}")
+        git(self.work, "push", "--quiet", "origin", "main")
+        return git(self.work, "rev-parse", "main")
+
+    def checkout(self, sha: str, dest: Path) -> Path:
+        """`actions/checkout` at `sha` with its history (fetch-depth: 0), as the job starts."""
+        git(self.folder, "clone", "--quiet", "--no-checkout", str(self.remote), str(dest))
+        git(dest, "-c", "advice.detachedHead=false", "checkout", "--quiet", sha)
+        return dest
 
 
 @dataclass
@@ -65,6 +125,8 @@ def action() -> dict[str, Any]:
 def run_action(job: Job) -> Job:
     """Run the action's steps for `job.inputs` until one fails, as a runner would."""
     spec = action()
+    job.context.setdefault("github.event.repository.default_branch", "main")
+    job.env = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_RUN_ID": "7001", **job.env}
     for name, declared in spec["inputs"].items():
         job.inputs.setdefault(name, declared.get("default", ""))
     runner_temp = job.workdir / "runner-temp"

@@ -22,7 +22,9 @@ from tests.gitops.test_accounts_workflow_runs import (
     git,
     live,
     plan_pull_request,
+    set_variables,
     state,
+    variables_in,
 )
 from tests.gitops.workflow_runner import JobRun, Runner
 from tests.sandbox.support import ClientAccess, Controls, service_client
@@ -139,7 +141,8 @@ def test_a_re_run_of_an_older_merge_s_apply_pays_nothing_a_later_merge_removed(
     head_b = propose(github, runner, repo, "pay", pay, 31)
     assert "2026-11-retainer" in github.state.comments[31][0]["body"]
     before_b, merged_b = merge(github, repo, "pay", head_b, 31)
-    token = runner.environments["production-eu"].pop("RECONCILER_TOKEN_EU")
+    token = variables_in(runner, "production-eu")
+    set_variables(runner, "production-eu", {})
     failed = apply_run(runner, before_b, merged_b, "7031")
     assert [job.returncode for job in failed["apply"]] == [1], logs(failed["apply"])
     assert paylists(sandbox, eu) == []
@@ -148,7 +151,7 @@ def test_a_re_run_of_an_older_merge_s_apply_pays_nothing_a_later_merge_removed(
     git(repo, "checkout", "--quiet", "main")
     unpay = {"accounts/eu/workforce.yaml": state(["W-1"])}
     head_c = propose(github, runner, repo, "unpay", unpay, 32)
-    runner.environments["production-eu"]["RECONCILER_TOKEN_EU"] = token
+    set_variables(runner, "production-eu", token)
     applied = apply_run(runner, *merge(github, repo, "unpay", head_c, 32), "7032")
     # eu's files are those of its last apply: nothing pending (today: applied, no changes)
     assert all(job.returncode == 0 for job in applied["apply"]), logs(applied["apply"])
@@ -243,7 +246,7 @@ def test_the_plan_s_status_on_the_pull_request_s_head(
     assert done["description"] == "eu: 1 to invite"
     assert done["target_url"] == "https://github.com/octo-org/workforce/actions/runs/5031"
 
-    del runner.environments["reconciler-us"]["RECONCILER_TOKEN_US"]
+    set_variables(runner, "reconciler-us", {})
     git(repo, "checkout", "--quiet", "main")
     both = {"accounts/eu/workforce.yaml": state(["W-1"]), "accounts/us/workforce.yaml":
             state(["W-2"])}  # fmt: skip

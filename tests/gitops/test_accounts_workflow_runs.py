@@ -112,17 +112,32 @@ def repo(tmp_path: Path, sandbox: SandboxServer, clients: dict[str, ClientAccess
 def runner(
     tmp_path: Path, repo: Path, clients: dict[str, ClientAccess], github: FakeGitHub
 ) -> Runner:
-    def secrets_of(name: str) -> dict[str, str]:
-        return {f"RECONCILER_TOKEN_{name.upper()}": clients[name].token,
-                "RECONCILER_PLAN_KEY": KEYS[name]}  # fmt: skip
-
     environments = {
-        f"{kind}-{name}": secrets_of(name)
+        f"{kind}-{name}": secrets_of(
+            {f"RECONCILER_TOKEN_{name.upper()}": clients[name].token}, KEYS[name]
+        )
         for kind in ("reconciler", "production")
         for name in ("eu", "us")
     }
     applied(github, git(repo, "rev-parse", "main"), "eu", "us")
     return Runner(tmp_path / "runs", repo, environments, TOKEN, github.api_url)
+
+
+def secrets_of(variables: dict[str, str], plan_key: str) -> dict[str, str]:
+    """An account environment's secrets as an administrator sets them: the account's variables
+    in the one secret RECONCILER_SECRETS (a JSON object), and the plan key."""
+    return {"RECONCILER_SECRETS": json.dumps(variables), "RECONCILER_PLAN_KEY": plan_key}
+
+
+def variables_in(runner: Runner, environment: str) -> dict[str, str]:
+    """The account's variables the environment's RECONCILER_SECRETS holds."""
+    found = json.loads(runner.environments[environment]["RECONCILER_SECRETS"])
+    assert isinstance(found, dict)
+    return found
+
+
+def set_variables(runner: Runner, environment: str, variables: dict[str, str]) -> None:
+    runner.environments[environment]["RECONCILER_SECRETS"] = json.dumps(variables)
 
 
 def applied(github: FakeGitHub, sha: str, *names: str) -> None:
@@ -383,10 +398,10 @@ def test_drift_of_a_chunked_fleet_opens_one_issue_per_account(
         answer = api.post("/contract/workers/inviteWorkersBulkLocked", json=[invitation()])
     assert answer.is_success  # a worker us's files do not own: drift with --strict
     runner.variables["RECONCILER_CHUNK"] = "2"
-    runner.environments["reconciler"] = {
-        **runner.environments["reconciler-eu"],
-        **runner.environments["reconciler-us"],
-    }
+    runner.environments["reconciler"] = secrets_of(
+        {**variables_in(runner, "reconciler-eu"), **variables_in(runner, "reconciler-us")},
+        KEYS["us"],
+    )
     main = subprocess.run(["git", "-C", str(runner.remote), "rev-parse", "main"],
                           capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
 
@@ -405,7 +420,7 @@ def test_an_account_whose_environment_lacks_its_secret_fails_alone(
 ) -> None:
     """Without its secret in its environment, eu's job fails, naming the variable, and never
     borrows us's token (which another environment holds)."""
-    del runner.environments["reconciler-eu"]["RECONCILER_TOKEN_EU"]
+    set_variables(runner, "reconciler-eu", {})
     since = controls.last_seq()
     main = subprocess.run(["git", "-C", str(runner.remote), "rev-parse", "main"],
                           capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
@@ -477,11 +492,13 @@ def test_a_chunked_fleet_is_planned_and_applied_several_accounts_a_job(
     `production`; still one comment, and each account's plan in the joined artifact."""
     runner.variables["RECONCILER_CHUNK"] = "2"
     for kind in ("reconciler", "production"):
-        runner.environments[kind] = {
-            "RECONCILER_TOKEN_EU": clients["eu"].token,
-            "RECONCILER_TOKEN_US": clients["us"].token,
-            "RECONCILER_PLAN_KEY": KEYS["eu"],
-        }
+        runner.environments[kind] = secrets_of(
+            {
+                "RECONCILER_TOKEN_EU": clients["eu"].token,
+                "RECONCILER_TOKEN_US": clients["us"].token,
+            },
+            KEYS["eu"],
+        )
     head, runs = plan_pull_request(github, runner, repo, "both", {
         "accounts/eu/workforce.yaml": state(["W-1"]), "accounts/us/workforce.yaml": state(["W-2"]),
     })  # fmt: skip

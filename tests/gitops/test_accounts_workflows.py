@@ -169,19 +169,25 @@ def _variables(accounts: dict[str, Any]) -> set[str]:
         ("reconciler-accounts-drift.yml", "drift"),
     ],
 )
-def test_each_secret_is_the_variable_of_the_same_name_that_reconciler_yaml_names(
+def test_no_workflow_names_an_account_s_secret_only_the_environment_s_one_bundle(
     name: str, job_name: str
 ) -> None:
-    """An environment holds its account's variables under the names reconciler.yaml gives
-    them; the step passes each under its own name, so the reconciler finds it there."""
+    """Adding an account edits reconciler.yaml only (issue 37): the step passes the one secret
+    RECONCILER_SECRETS of the job's environment (the account's variables, under the names
+    reconciler.yaml gives), the plan key and the GitHub token, and names no account's
+    variable; nor does it reach the whole secrets context (`toJSON(secrets)`, `secrets[...]`)."""
+    text = (FOLDER / name).read_text()
+    assert "toJSON(secrets)" not in text and "secrets[" not in text
+    assert set(SECRET.findall(text)) <= {
+        "GITHUB_TOKEN",
+        "RECONCILER_SECRETS",
+        "RECONCILER_PLAN_KEY",
+    }
     (step,) = [s for s in load(name)["jobs"][job_name]["steps"] if "RECONCILER_PLAN_KEY" in str(s)]
-    passed = {}
-    for key, value in step["env"].items():
-        secret = SECRET.fullmatch(str(value))
-        if secret and secret[1] != "GITHUB_TOKEN":
-            assert secret[1] == key, f"{key} is passed the secret {secret[1]}"
-            passed[key] = value
-    assert _variables(_accounts_file_in_the_docs()) <= set(passed)
+    assert step["env"]["RECONCILER_SECRETS"] == "${{ secrets.RECONCILER_SECRETS }}"
+    assert not (_variables(_accounts_file_in_the_docs()) - {"RECONCILER_PLAN_KEY"}) & set(
+        step["env"]
+    )
 
 
 def _scripts(workflow: dict[Any, Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -20,7 +20,7 @@ import pytest
 from reconciler.plan.saved import is_saved_plan
 from reconciler.plan.signing import PlanKey, sign
 from reconciler.sandbox import SandboxServer
-from tests.gitops.action_runner import Job, run_action
+from tests.gitops.action_runner import History, Job, run_action
 from tests.gitops.fake_github import OWNER_REPO, FakeGitHub, pull_request, workflow_run
 from tests.gitops.support import FIXTURES, ROOT
 
@@ -140,10 +140,13 @@ def merge_job(
     artifact: str = ARTIFACT,
     path: Path = QUICKSTART,
 ) -> Job:
-    """The push to main after the pull request's run `reviewed`: its artifact is findable, as
-    the plan workflow's run on the default branch uploaded it (`artifact` of `reviewed`)."""
-    github.state.commit_pulls[MERGE_SHA] = [
-        {"number": PR, "merged_at": "2026-11-21T10:00:00Z", "merge_commit_sha": MERGE_SHA,
+    """The push to main after the pull request's run `reviewed`: `path`'s text merged as
+    pull request 42 into a repository's main, checked out; the artifact is findable, as the
+    plan workflow's run on the default branch uploaded it (`artifact` of `reviewed`)."""
+    history = History(tmp_path / "history")
+    merged = history.commit({path.name: path.read_text()}, f"Merge pull request #{PR}")
+    github.state.commit_pulls[merged] = [
+        {"number": PR, "merged_at": "2026-11-21T10:00:00Z", "merge_commit_sha": merged,
          "head": {"sha": HEAD_SHA, "ref": "change"}, "base": {"ref": "main"}}
     ]  # fmt: skip
     github.state.artifacts = [
@@ -152,9 +155,18 @@ def merge_job(
     ]  # fmt: skip
     github.state.runs[RUN_ID] = workflow_run(RUN_ID, MAIN_SHA)
     github.state.default_branch_commits.add(MAIN_SHA)
-    merge = job(tmp_path, "merge", "apply", path, server, github)
+    checkout = history.checkout(merged, tmp_path / "checkout")
+    merge = job(tmp_path, "merge", "apply", checkout / path.name, server, github)
+    merge.env["GITHUB_SHA"] = merged
     merge.artifacts[f"{RUN_ID}/{ARTIFACT}"] = reviewed.artifacts[artifact]
     return run_action(merge)
+
+
+def refusal(github: FakeGitHub) -> str:
+    """The comment saying why the merge was not applied (the outcome comment follows it)."""
+    (said,) = [c["body"] for c in github.state.comments[PR]
+               if c["body"].startswith("<!-- reconciler:apply -->")]  # fmt: skip
+    return str(said)
 
 
 def live_status(server: SandboxServer, external_id: str) -> list[str]:
@@ -185,10 +197,10 @@ def test_a_merge_whose_plan_changed_is_refused_and_explained(
 
     assert done.failed is not None and done.failed.name.startswith("Apply the reviewed plan")
     assert "differs from the reviewed plan: nothing was applied" in done.failed.stdout
-    refusal = github.state.comments[PR][-1]
-    assert refusal["body"].startswith("<!-- reconciler:apply -->\n:no_entry: **Not applied")
-    assert '`worker["ENG-004"] (invite)`: reviewed, but no longer planned' in refusal["body"]
-    assert "<details><summary>The plan at merge</summary>" in refusal["body"]
+    said = refusal(github)
+    assert said.startswith("<!-- reconciler:apply -->\n:no_entry: **Not applied")
+    assert '`worker["ENG-004"] (invite)`: reviewed, but no longer planned' in said
+    assert "<details><summary>The plan at merge</summary>" in said
     assert live_status(demo, "ENG-006") == ["ACTIVE"]  # the reviewed inactivation did not run
 
 
@@ -226,9 +238,16 @@ def test_a_merge_with_a_stale_but_equal_plan_applies_the_new_one(
 def test_a_push_without_a_reviewed_plan_applies_nothing(
     demo: SandboxServer, github: FakeGitHub, tmp_path: Path
 ) -> None:
-    done = run_action(job(tmp_path, "merge", "apply", QUICKSTART, demo, github))
+    history = History(tmp_path / "history")
+    pushed = history.commit({QUICKSTART.name: QUICKSTART.read_text()}, "pushed to main")
+    checkout = history.checkout(pushed, tmp_path / "checkout")
+    push = job(tmp_path, "merge", "apply", checkout / QUICKSTART.name, demo, github)
+    push.env["GITHUB_SHA"] = pushed
 
-    assert done.failed is not None and done.failed.name == "No reviewed plan, nothing applied"
+    done = run_action(push)
+
+    assert done.failed is not None and done.failed.name.startswith("Apply the reviewed plan")
+    assert "no plan reviewed on a pull request for" in done.failed.stdout
     assert "nothing was applied" in done.failed.stdout
     assert live_status(demo, "ENG-006") == ["ACTIVE"]
 
@@ -332,8 +351,7 @@ def test_a_merge_never_applies_another_pull_requests_plan(
         done.failed.stderr
     )
     assert "differs from the reviewed plan: nothing was applied" in done.failed.stdout
-    refusal = github.state.comments[PR][-1]
-    assert refusal["body"].startswith("<!-- reconciler:apply -->\n:no_entry: **Not applied")
+    assert refusal(github).startswith("<!-- reconciler:apply -->\n:no_entry: **Not applied")
     assert live_status(demo, "ENG-666") == []  # mallory was never invited
     assert live_status(demo, "ENG-006") == ["ACTIVE"]
 

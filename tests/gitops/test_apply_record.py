@@ -15,7 +15,7 @@ import pytest
 from reconciler.accounts.file import load_accounts_file
 from reconciler.gitops import deployments
 from reconciler.gitops.github import GitHub
-from reconciler.gitops.history import changed_between, merges_between
+from reconciler.gitops.history import account_scope, changed_between, merges_between
 from reconciler.gitops.outcome import APPLIED, FAILED, SUPERSEDED, Landing, outcome_body
 from reconciler.gitops.pending import Pending, matrix
 from reconciler.gitops.runs import ReviewedPlan
@@ -96,15 +96,15 @@ def test_an_account_changes_with_its_files_or_its_own_entry_only(tmp_path: Path)
     us_only = _commit(repo, {"accounts/us/a.yaml": "version: 1\nworkers: []\n"})
     eu_entry = _commit(repo, {"reconciler.yaml": ACCOUNTS.format(eu="    clientId: 7\n")})
     accounts = load_accounts_file(repo / "reconciler.yaml")
-    eu, us = accounts.accounts
+    eu, us = (account_scope(accounts, entry) for entry in accounts.accounts)
 
-    assert not changed_between(accounts, eu, first, us_only)
-    assert changed_between(accounts, us, first, us_only)
-    assert changed_between(accounts, eu, us_only, eu_entry)
-    assert not changed_between(accounts, us, us_only, eu_entry)
-    assert merges_between(accounts, eu, first, eu_entry) == [eu_entry]
-    assert merges_between(accounts, us, first, eu_entry) == [us_only]
-    assert merges_between(accounts, us, None, eu_entry) == [first, us_only]
+    assert not changed_between(eu, first, us_only)
+    assert changed_between(us, first, us_only)
+    assert changed_between(eu, us_only, eu_entry)
+    assert not changed_between(us, us_only, eu_entry)
+    assert merges_between(eu, first, eu_entry) == [eu_entry]
+    assert merges_between(us, first, eu_entry) == [us_only]
+    assert merges_between(us, None, eu_entry) == [first, us_only]
 
 
 def test_the_matrix_groups_accounts_by_the_plan_they_apply() -> None:

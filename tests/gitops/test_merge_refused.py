@@ -21,7 +21,7 @@ from reconciler.render.comment_body import GITHUB_BODY_LIMIT
 from reconciler.sandbox import SandboxServer
 from tests.gitops.action_runner import Job, run_action
 from tests.gitops.fake_github import FakeGitHub, pull_request
-from tests.gitops.test_action import HEAD_SHA, PR, TOKEN, job, merge_job
+from tests.gitops.test_action import HEAD_SHA, PR, TOKEN, job, merge_job, refusal
 
 
 @pytest.fixture
@@ -78,7 +78,7 @@ def test_the_unreviewed_invitation_is_named_first_and_what_is_left_out_is_counte
     done = merge(tmp_path, desired, server, github, reviewed)
 
     assert done.failed is not None
-    body = github.state.comments[PR][-1]["body"]
+    body = refusal(github)
     assert len(body) <= GITHUB_BODY_LIMIT
     listed = re.findall(r"^- `(.*)`: (.*)$", body, re.MULTILINE)
     assert listed[:2] == [

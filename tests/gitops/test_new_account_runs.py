@@ -16,14 +16,18 @@ from tests.gitops import test_accounts_workflow_runs as fleet
 from tests.gitops.fake_github import FakeGitHub
 from tests.gitops.test_accounts_workflow_runs import (
     CLIENT_IDS,
+    FOLDER,
     PR,
     accounts_file,
     clients_seen,
+    live,
+    merge,
     plan_pull_request,
+    secrets_of,
     state,
 )
 from tests.gitops.workflow_runner import Runner
-from tests.sandbox.support import ClientAccess, Controls
+from tests.sandbox.support import ClientAccess, Controls, service_client
 
 # The fleet's fixtures: two accounts eu and us on main, their environments, GitHub's fake.
 github, clients, repo, runner = fleet.github, fleet.clients, fleet.repo, fleet.runner
@@ -88,3 +92,58 @@ def test_a_new_account_that_names_another_account_s_token_is_refused(
     assert "RECONCILER_TOKEN_EU" in plans["fr"].logs[-1]
     assert all(clients["eu"].token not in str(request) for request in github.requests)
     assert clients_seen(controls, since) <= {clients["eu"].client_id}
+
+
+def test_an_account_added_by_editing_reconciler_yaml_only_is_planned_and_applied(
+    runner: Runner,
+    repo: Path,
+    sandbox: SandboxServer,
+    controls: Controls,
+    clients: dict[str, ClientAccess],
+    github: FakeGitHub,
+) -> None:
+    """Issue 37: adding an account edits reconciler.yaml only. The administrator creates fr's
+    two environments, each with the one secret RECONCILER_SECRETS (its token and its webhook's
+    header variable, under the names its entry gives); no workflow is edited, and fr is
+    planned on the pull request and applied at the merge with its own client and header."""
+    fr = controls.create_client(name="FR")
+    header = "fr-" + "h" * 30
+    variables = {"RECONCILER_TOKEN_FR": fr.token, "WEBHOOK_TOKEN_FR": header}
+    for kind in ("reconciler", "production"):
+        runner.environments[f"{kind}-fr"] = secrets_of(variables, "f" * 40)
+    entry = (
+        f"  - name: fr\n    path: accounts/fr\n    baseUrl: {sandbox.base_url}\n"
+        f"    tokenEnv: RECONCILER_TOKEN_FR\n    clientId: {fr.client_id}\n"
+        "    env: [WEBHOOK_TOKEN_FR]\n"
+    )
+    webhook = (
+        "webhook:\n  url: https://hooks.example.com/fr\n  event_types: [KYC]\n  headers:\n"
+        "    - name: X-Webhook-Token\n      value: ${WEBHOOK_TOKEN_FR}\n"
+    )
+    files = {
+        "reconciler.yaml": accounts_file(sandbox.base_url, sandbox.base_url) + entry,
+        "accounts/fr/workforce.yaml": state(["W-7"]) + webhook,
+    }
+    workflows = {path: path.read_bytes() for path in FOLDER.glob("*.yml")}
+
+    since = controls.last_seq()
+    head, runs = plan_pull_request(github, runner, repo, "add-fr", files)
+
+    (plan,) = runs["plan"]
+    assert (plan.environment, plan.returncode) == ("reconciler-fr", 0), plan.logs
+    assert clients_seen(controls, since) == {fr.client_id}
+    assert runs["comment"][0].returncode == 0, "\n".join(runs["comment"][0].logs)
+    (comment,) = github.state.comments[PR]
+    assert "W-7" in comment["body"] and header not in comment["body"]
+
+    runs = merge(runner, repo, github, "add-fr", head)
+
+    (apply,) = runs["apply"]
+    assert (apply.environment, apply.returncode) == ("production-fr", 0), apply.logs
+    access = ClientAccess(fr.client_id, fr.token)
+    assert live(sandbox, access) == ["W-7"]
+    with service_client(sandbox.base_url, fr.token) as api:
+        hook = api.get("/webhooks/clients").json()
+    assert hook["headers"] == [{"name": "X-Webhook-Token", "value": header}], hook
+    assert all(header not in line for job in runs["apply"] for line in job.logs)
+    assert {path: path.read_bytes() for path in FOLDER.glob("*.yml")} == workflows

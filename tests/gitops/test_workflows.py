@@ -136,11 +136,24 @@ def test_applies_and_drift_checks_run_one_at_a_time_per_account() -> None:
             "reconciler-plan.yml",
             {"contents": "read", "pull-requests": "write", "statuses": "write"},
         ),
-        ("reconciler-apply.yml", {"contents": "read", "actions": "read", "pull-requests": "write"}),
+        (
+            "reconciler-apply.yml",
+            {
+                "contents": "read",
+                "actions": "read",
+                "pull-requests": "write",
+                "deployments": "write",
+            },
+        ),
         # contents and pull-requests: the adoption pull request (docs/adopt.md)
         (
             "reconciler-drift.yml",
-            {"contents": "write", "issues": "write", "pull-requests": "write"},
+            {
+                "contents": "write",
+                "issues": "write",
+                "pull-requests": "write",
+                "deployments": "read",
+            },
         ),
     ],
 )

@@ -1,0 +1,123 @@
+"""One secret per account environment: the account's variables, under the names its entry gives.
+
+A GitHub workflow reads a secret only by a name written in it (`secrets.RECONCILER_TOKEN_FR`),
+so listing each account's variables would make every new account a workflow edit. The two ways
+around a list, `toJSON(secrets)` and `secrets[expression]`, hand the step every repository and
+organization secret, and a pull request that adds an account chooses which ones its plan reads.
+Instead each account's environment holds one secret, `RECONCILER_SECRETS`: a JSON object of
+the variables its entry names, such as `{"RECONCILER_TOKEN_FR": "...", "WEBHOOK_TOKEN_FR":
+"..."}`; the workflows name that one secret, and the environment decides whose it is.
+
+An account's run reads its variables from the process's environment or from the bundle. A
+variable in both with different values is refused (which one was meant?). A name that no entry
+of the accounts file gives is kept out of every account and named when a variable is missing (a
+typo), but refuses nothing: a variable renamed in an entry is in the bundle under both names
+until the rename is merged. Nothing of a value is ever shown: the JSON's own errors say where,
+never what.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+
+from reconciler.accounts.file import AccountEntry, AccountsFile
+from reconciler.accounts.variables import BUNDLE, DEFAULT_PLAN_KEY, base_url_variable
+from reconciler.errors import ReconcilerError
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_FORM = (
+    f'{BUNDLE} holds a JSON object of the account\'s variables, {{"NAME": "value", ...}}, '
+    "each NAME one its entry in the accounts file gives"
+)
+
+
+class BundleError(ReconcilerError):
+    """RECONCILER_SECRETS cannot be read as an account's variables."""
+
+
+def with_bundle(environ: Mapping[str, str]) -> Mapping[str, str]:
+    """`environ` with the variables of its RECONCILER_SECRETS (itself left out); `environ` as
+    it is when there is none or it is empty (a secret that does not exist is passed as '')."""
+    raw = environ.get(BUNDLE, "")
+    if not raw.strip():
+        return environ
+    merged = {name: value for name, value in environ.items() if name != BUNDLE}
+    for name, value in _parse(raw).items():
+        mine = environ.get(name, "")
+        if mine.strip() and mine != value:
+            raise BundleError(
+                f"{name} is set both in the environment and in {BUNDLE}, to different values",
+                hint=f"set it in one place: in CI, in {BUNDLE} of the account's environment",
+            )
+        merged[name] = value
+    return merged
+
+
+def unnamed(environ: Mapping[str, str], accounts: AccountsFile) -> str | None:
+    """What RECONCILER_SECRETS holds that no entry of `accounts` names, said for the error of a
+    variable that is missing (a typo, or a rename half done); None: nothing."""
+    raw = environ.get(BUNDLE, "")
+    if not raw.strip():
+        return None
+    given = named_variables(accounts)
+    stray = sorted(name for name in _parse(raw) if name not in given)
+    if not stray:
+        return None
+    return f"{BUNDLE} holds {', '.join(stray)}, which no entry of {accounts.path.name} names"
+
+
+def named_variables(accounts: AccountsFile) -> frozenset[str]:
+    """Every variable an entry of `accounts` reads (the default plan key included)."""
+    names = {DEFAULT_PLAN_KEY}
+    for entry in accounts.accounts:
+        names.update(_named(entry))
+    return frozenset(names)
+
+
+def _named(entry: AccountEntry) -> set[str]:
+    fields = (entry.token_env, entry.email_env, entry.password_env, entry.plan_key_env)
+    names = {name for name in fields if name is not None} | set(entry.env)
+    if entry.base_url is not None and (variable := base_url_variable(entry.base_url)):
+        names.add(variable)
+    return names
+
+
+def _parse(raw: str) -> dict[str, str]:
+    try:
+        found = json.loads(raw, object_pairs_hook=_unique)
+    except BundleError:
+        raise
+    except ValueError as error:  # its message says where (line, column), never the text
+        where = getattr(error, "msg", "not JSON")
+        line, column = getattr(error, "lineno", None), getattr(error, "colno", None)
+        at = f" at line {line}, column {column}" if line is not None else ""
+        raise BundleError(f"{BUNDLE} is not valid JSON: {where}{at}", hint=_FORM) from None
+    if not isinstance(found, dict):
+        raise BundleError(f"{BUNDLE} is a JSON {_kind(found)}, not an object", hint=_FORM)
+    for name, value in found.items():
+        if not _NAME.match(name):
+            raise BundleError(
+                f"{BUNDLE} holds {name[:40]!r}, which is not a variable name", hint=_FORM
+            )
+        if not isinstance(value, str):
+            raise BundleError(
+                f"{BUNDLE}: the value of {name} is a JSON {_kind(value)}, not a string",
+                hint=_FORM,
+            )
+    return found
+
+
+def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    found: dict[str, object] = {}
+    for name, value in pairs:
+        if name in found:
+            raise BundleError(f"{BUNDLE} holds {name[:40]!r} twice", hint=_FORM)
+        found[name] = value
+    return found
+
+
+def _kind(value: object) -> str:
+    kinds = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
+    return kinds.get(type(value), "number")

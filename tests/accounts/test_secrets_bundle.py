@@ -1,0 +1,134 @@
+"""An account's variables in one secret, RECONCILER_SECRETS (issue 37: adding an account edits
+reconciler.yaml only): each account reads from it the names its entry gives, as if they were
+set one by one; a bundle that cannot be read as that is refused, saying what is wrong and
+never what a value is, and nothing is sent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.accounts.support import PLAN_KEY, Account, write_accounts, write_state
+from tests.cli import reconciler
+
+HOOK = "eu-hook-value-7f3a9c2e"
+
+
+def _setup(root: Path, accounts: list[Account]) -> None:
+    write_accounts(root, accounts, eu={"env": "[WEBHOOK_TOKEN_EU]"})
+    for account in accounts:
+        write_state(root / "accounts" / account.name, account.name, [1])
+    state = root / "accounts" / "eu" / "workforce.yaml"
+    state.write_text(
+        state.read_text()
+        + "webhook:\n  url: https://hooks.example.com/in\n  event_types: [KYC]\n"
+        + "  headers:\n    - name: X-Key\n      value: ${WEBHOOK_TOKEN_EU}\n"
+    )
+
+
+def _plan(root: Path, bundle: str, **more: str) -> tuple[int, str]:
+    done = reconciler("plan", "--all", cwd=root, RECONCILER_SECRETS=bundle,
+                      RECONCILER_PLAN_KEY=PLAN_KEY, **more)  # fmt: skip
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_each_account_reads_its_names_from_the_bundle(tmp_path: Path, three: list[Account]) -> None:
+    """The tokens and eu's header variable in one secret, nothing else set: every account is
+    planned with its own client, and no value is printed."""
+    _setup(tmp_path, three)
+    variables = {account.variable: account.client.token for account in three}
+    bundle = json.dumps({**variables, "WEBHOOK_TOKEN_EU": HOOK})
+    since = {account.name: account.controls.last_seq() for account in three}
+
+    status, said = _plan(tmp_path, bundle)
+
+    assert status == 0, said
+    assert "3 accounts: 3 planned; with changes: eu, us, apac." in said
+    for account in three:
+        seen = {e["client_id"] for e in account.controls.requests(since[account.name])}
+        assert account.client.client_id in seen
+    assert HOOK not in said and all(token not in said for token in variables.values())
+
+
+BAD = [
+    ("not JSON", '{"TOKEN_EU": "x",', "RECONCILER_SECRETS is not valid JSON"),
+    ("an array", '["TOKEN_EU"]', "RECONCILER_SECRETS is a JSON array, not an object"),
+    ("a number value", '{"TOKEN_EU": 7}', "the value of TOKEN_EU is a JSON number"),
+    ("a name twice", '{"TOKEN_EU": "a-secret-1", "TOKEN_EU": "a-secret-2"}', "TOKEN_EU' twice"),
+    ("not a name", '{"TOKEN EU": "a-secret-1"}', "which is not a variable name"),
+    ("a name no entry gives", '{"TOKEN_FR": "a-secret-1"}',
+     "RECONCILER_SECRETS holds TOKEN_FR, which no entry of reconciler.yaml names"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("case", "bundle", "expected"), BAD, ids=[c[0] for c in BAD])
+def test_a_bundle_that_cannot_be_read_is_refused_and_nothing_is_sent(
+    tmp_path: Path, three: list[Account], case: str, bundle: str, expected: str
+) -> None:
+    _setup(tmp_path, three)
+    since = {account.name: account.controls.last_seq() for account in three}
+
+    status, said = _plan(tmp_path, bundle)
+
+    assert status == 1, said
+    assert expected in said, said
+    assert "Traceback" not in said and "a-secret-" not in said
+    for account in three:
+        assert account.controls.requests(since[account.name]) == []
+
+
+def test_a_variable_set_in_the_environment_and_in_the_bundle_differently_is_refused(
+    tmp_path: Path, three: list[Account]
+) -> None:
+    """Which one was meant? Neither is used: refused, naming the variable, nothing sent."""
+    eu, us, _ = three
+    _setup(tmp_path, three)
+    variables = {account.variable: account.client.token for account in three}
+    bundle = json.dumps({**variables, "WEBHOOK_TOKEN_EU": HOOK})
+    since = eu.controls.last_seq()
+
+    status, said = _plan(tmp_path, bundle, TOKEN_EU=us.client.token)
+
+    assert status == 1, said
+    assert "TOKEN_EU is set both in the environment and in RECONCILER_SECRETS" in said
+    assert us.client.token not in said and eu.client.token not in said
+    assert eu.client.client_id not in {e["client_id"] for e in eu.controls.requests(since)}
+
+
+def test_an_entry_naming_the_bundle_itself_is_refused_at_its_line(
+    tmp_path: Path, three: list[Account]
+) -> None:
+    """`tokenEnv: RECONCILER_SECRETS` would send the whole bundle as a token: refused by
+    validate at its line, and by plan before anything is sent."""
+    eu, _, _ = three
+    write_accounts(tmp_path, [eu])
+    write_state(tmp_path / "accounts" / "eu", "eu", [1])
+    text = (tmp_path / "reconciler.yaml").read_text()
+    (tmp_path / "reconciler.yaml").write_text(text.replace(eu.variable, "RECONCILER_SECRETS"))
+    since = eu.controls.last_seq()
+
+    checked = reconciler("validate", "--all", cwd=tmp_path)
+    status, said = _plan(tmp_path, json.dumps({"X": "a-secret-1"}))
+
+    assert checked.returncode == 1
+    assert "tokenEnv names RECONCILER_SECRETS" in checked.stdout, checked.stdout
+    assert "reconciler.yaml:6" in checked.stdout
+    assert status == 1 and "tokenEnv names RECONCILER_SECRETS" in said, said
+    assert eu.controls.requests(since) == []
+
+
+def test_a_name_no_entry_gives_refuses_nothing_while_a_rename_is_under_way(
+    tmp_path: Path, three: list[Account]
+) -> None:
+    """eu's token variable is being renamed: the bundle holds it under both names until the
+    entry's rename is merged, and every account is planned meanwhile."""
+    _setup(tmp_path, three)
+    variables = {account.variable: account.client.token for account in three}
+    renamed = {**variables, "TOKEN_EU_NEXT": three[0].client.token, "WEBHOOK_TOKEN_EU": HOOK}
+
+    status, said = _plan(tmp_path, json.dumps(renamed))
+
+    assert status == 0, said
+    assert "3 accounts: 3 planned" in said

@@ -1,0 +1,88 @@
+"""The single account's decisions, one by one (the action's apply and drift modes): its files
+are the action's `path` only; what is pending since its record, as GITHUB_OUTPUT lines and as
+the drift check's report; and the apply command's refusal of an unclear selection."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from reconciler.gitops import deployments
+from reconciler.gitops.github import GitHub
+from reconciler.gitops.history import changed_between, merges_between, path_scope
+from reconciler.gitops.pending import pending_path
+from reconciler.secrets import Secret
+from tests.gitops.action_runner import History
+from tests.gitops.fake_github import OWNER_REPO, FakeGitHub
+from tests.gitops.support import reconciler
+
+TOKEN = "ghs_single"
+
+
+@pytest.fixture
+def client() -> Iterator[tuple[FakeGitHub, GitHub]]:
+    with FakeGitHub(TOKEN) as fake, GitHub(
+        OWNER_REPO, Secret(TOKEN), api_url=fake.api_url
+    ) as github:  # fmt: skip
+        yield fake, github
+
+
+def test_the_single_account_s_files_are_its_path_only(tmp_path: Path) -> None:
+    history = History(tmp_path / "history")
+    first = history.commit({"workforce/a.yaml": "version: 1\n", "README.md": "hi\n"}, "one")
+    readme = history.commit({"README.md": "hello\n"}, "two")
+    changed = history.commit({"workforce/a.yaml": "version: 1\nworkers: []\n"}, "three")
+    checkout = history.checkout(changed, tmp_path / "checkout")
+    folder, file = path_scope("default", checkout / "workforce"), path_scope(
+        "eu", checkout / "workforce" / "a.yaml"
+    )  # fmt: skip
+
+    assert (folder.name, folder.files, folder.accounts_file) == ("default", "workforce", None)
+    assert file.files == "workforce/a.yaml"
+    assert not changed_between(folder, first, readme)
+    assert changed_between(folder, readme, changed) and changed_between(file, first, changed)
+    assert merges_between(folder, first, changed) == [changed]
+    assert merges_between(file, None, changed) == [first, changed]
+
+
+def test_what_is_pending_since_the_record_as_lines_and_as_a_report(
+    tmp_path: Path, client: tuple[FakeGitHub, GitHub]
+) -> None:
+    fake, github = client
+    history = History(tmp_path / "history")
+    first = history.commit({"workforce/a.yaml": "version: 1\n"}, "one")
+    second = history.commit({"workforce/a.yaml": "version: 1\nworkers: []\n"}, "#31")
+    fake.state.commit_pulls[second] = [
+        {"number": 31, "merged_at": "2026-11-26T10:00:00Z", "merge_commit_sha": second,
+         "head": {"sha": "c" * 40}}
+    ]  # fmt: skip
+    scope = path_scope("default", history.checkout(second, tmp_path / "co") / "workforce")
+    ask = {"environment": "production", "artifact": "reconciler-plan",
+           "workflow": "reconciler-plan.yml"}  # fmt: skip
+    started = deployments.start(github, "production", first, pull_request=None, plan_digest=None,
+                                log_url="https://run", description="applying")  # fmt: skip
+    deployments.finish(github, started, deployments.SUCCESS, "applied", log_url="https://run")
+
+    lines = pending_path(github, scope, second, report=False, **ask)
+    report = pending_path(github, scope, second, report=True, **ask)
+    applied = pending_path(github, scope, first, report=True, **ask)
+
+    assert lines[:4] == ["run-id=", "artifact-name=", "pull-request=", "head-sha="]  # none saved
+    assert json.loads(lines[4].removeprefix("pulls=")) == {"default": [31]}
+    assert report == [
+        f"::warning::default: not applied at {second[:12]}: pending since {first[:12]}, #31"
+    ]
+    assert applied == [f"default: applied at {first[:12]}"]
+
+
+def test_the_apply_command_takes_the_accounts_or_a_path(tmp_path: Path) -> None:
+    env = {"GITHUB_TOKEN": TOKEN, "GITHUB_REPOSITORY": OWNER_REPO,
+           "GITHUB_API_URL": "http://127.0.0.1:9"}  # fmt: skip
+    common = ["--sha", "a" * 40, "--default-branch", "main", "--work-dir", str(tmp_path),
+              "--log-url", "https://run"]  # fmt: skip
+    for selection in ([], ["--accounts", "eu", "--path", str(tmp_path)]):
+        said = reconciler("github", "apply-accounts", *selection, *common, **env)
+        assert said.returncode == 1 and "give --accounts or --path, one of them" in said.stderr

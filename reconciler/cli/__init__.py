@@ -125,7 +125,7 @@ _COMMANDS = {
     "gitlab": (
         "reconciler.cli.gitops",
         "gitlab",
-        "Keep the adoption merge request on GitLab (needs $GITLAB_TOKEN).",
+        "The GitLab pipeline's jobs: plan, note, apply, outcome, adoption (needs $GITLAB_TOKEN).",
     ),
     "plan-compare": (
         "reconciler.cli.plan_compare",

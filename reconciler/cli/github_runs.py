@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -364,18 +365,49 @@ def gitlab_note(iid: int, plans: Path) -> None:
 
 @click.command("apply-account")
 @click.option("--account", "name", required=True, help="The account of this job.")
-@click.option("--before", required=True, metavar="SHA", help="The push's before commit.")
 @click.option("--sha", type=COMMIT_SHA, required=True, help="The commit merged.")
-@click.option("--work-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option("--work-dir", "work", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option("--job-url", envvar="CI_JOB_URL", default="", help="This job's page.")
+@click.option("--default-branch", envvar="CI_DEFAULT_BRANCH", required=True)
 @_accounts_file
-def gitlab_apply(
-    name: str, before: str, sha: str, work_dir: Path, accounts_file: Path | None
-) -> None:
-    """Apply the account as reviewed on the merged merge request, if the push changed it."""
-    from reconciler.gitops.gitlab import GitLab
-    from reconciler.gitops.gitlab_jobs import apply_account
+def gitlab_apply(name: str, accounts_file: Path | None, **job: Any) -> None:
+    """Apply the account as the default branch says, from its last successful apply."""
+    from reconciler.gitops.gitlab_landing import ApplyJob, apply_account, in_project
 
-    accounts = load_accounts_file(find_accounts_file(accounts_file))
-    with GitLab.from_environment() as client:
-        status = apply_account(client, accounts, name, (before, sha), work_dir)
-    raise click.exceptions.Exit(status)
+    raise click.exceptions.Exit(in_project(accounts_file, apply_account, name, ApplyJob(**job)))
+
+
+@click.command("outcome-note")
+@click.option("--sha", type=COMMIT_SHA, required=True, help="The commit merged.")
+@click.option("--pipeline-url", envvar="CI_PIPELINE_URL", required=True, help="This pipeline.")
+@_accounts_file
+def gitlab_outcome(sha: str, pipeline_url: str, accounts_file: Path | None) -> None:
+    """One outcome note on each merge request applied (or tried), updated in place."""
+    from reconciler.gitops.gitlab_landing import OutcomeJob, in_project, post_outcome_notes
+
+    click.echo(in_project(accounts_file, post_outcome_notes, OutcomeJob(sha, pipeline_url)))
+
+
+@click.command("pending")
+@click.option("--account", "name", required=True, help="The account of this job.")
+@click.option("--sha", type=COMMIT_SHA, required=True, help="The default branch's commit.")
+@_accounts_file
+def gitlab_pending(name: str, sha: str, accounts_file: Path | None) -> None:
+    """Say whether the account's files at SHA are applied (else since when, which merges)."""
+    from reconciler.gitops.gitlab_landing import in_project, pending_report
+
+    click.echo(in_project(accounts_file, pending_report, name, sha))
+
+
+@click.command("child-pipeline")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@_accounts_file
+def gitlab_child(out: Path, accounts_file: Path | None) -> None:
+    """Write the accounts' child pipeline, one job per account of reconciler.yaml."""
+    from reconciler.gitops.gitlab_child import write_child_pipeline
+
+    click.echo(write_child_pipeline(find_accounts_file(accounts_file), out))
+
+
+#: The `reconciler gitlab` commands of the GitLab pipeline.
+GITLAB = (gitlab_plan, gitlab_note, gitlab_apply, gitlab_outcome, gitlab_pending, gitlab_child)

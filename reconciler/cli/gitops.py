@@ -176,7 +176,7 @@ def adopt_pr(
 
 @click.group("gitlab")
 def gitlab() -> None:
-    """Keep the adoption merge request on GitLab (needs $GITLAB_TOKEN)."""
+    """The GitLab pipeline's jobs: plan, note, apply, outcome, adoption (needs $GITLAB_TOKEN)."""
 
 
 @gitlab.command("adopt-mr")
@@ -312,5 +312,5 @@ for _command in (
     github_runs.drift_accounts,
 ):
     github.add_command(_command)
-for _command in (github_runs.gitlab_plan, github_runs.gitlab_note, github_runs.gitlab_apply):
+for _command in github_runs.GITLAB:
     gitlab.add_command(_command)

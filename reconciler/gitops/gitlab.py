@@ -1,9 +1,9 @@
-"""GitLab's REST API (v4) for one project, as far as the adoption merge request needs it.
+"""GitLab's REST API (v4) for one project, as far as the GitLab pipeline's jobs need it.
 
-The GitLab recipe's other jobs call GitLab with curl; the drift job's adoption makes decisions
-(open, update, close, what the body says) that belong in tested Python, so it talks to GitLab
-from here: `CI_API_V4_URL` and `CI_PROJECT_ID` (GitLab CI sets them) and `GITLAB_TOKEN` (a
-project access token with the api scope), never a flag.
+The notes, the reviewed plans (a job's artifacts), each account's deployments (its record of
+the last successful apply) and the adoption merge request: decisions that belong in tested
+Python, so the jobs talk to GitLab from here: `CI_API_V4_URL` and `CI_PROJECT_ID` (GitLab CI
+sets them) and `GITLAB_TOKEN` (a project access token with the api scope), never a flag.
 """
 
 from __future__ import annotations

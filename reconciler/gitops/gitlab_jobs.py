@@ -1,18 +1,16 @@
-"""The GitLab recipe's jobs, out of its bash: one account's plan on a merge request, the one
-note of every account's plan, and one account's apply at the merge.
+"""The GitLab recipe's merge request jobs, out of its bash: one account's plan, the one note of
+every account's plan, and where the merge finds the plans reviewed.
 
 The same decisions as the GitHub workflows', with GitLab's API: an account the merge request
-(or the push) does not change ends at once; the note is found by its marker on its first line
-and updated in place; at the merge the plans reviewed are the artifact of the `comment` job of
-the merged merge request's head pipeline, applied as saved only for that merge request and its
-head, else planned again and applied only when `plan-compare` finds the same changes. The
-commands are the reconciler's own, in a child process each (`landing.run_reconciler`).
+does not change ends at once; a note is found by its marker on its first line and updated in
+place; the plans reviewed on a merge request are the artifact of the `comment` job of its head
+pipeline (`gitlab_landing` applies them). The commands are the reconciler's own, in a child
+process each (`landing.run_reconciler`).
 """
 
 from __future__ import annotations
 
 import io
-import shutil
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +21,7 @@ from reconciler.accounts.selection import changed_accounts
 from reconciler.errors import ReconcilerError
 from reconciler.gitops.account_jobs import PlanJob, plan_accounts
 from reconciler.gitops.gitlab import GitLab
+from reconciler.gitops.gitlab_record import merged_request
 from reconciler.gitops.landing import Run, run_reconciler
 from reconciler.render.marker import PLAN, Marker
 
@@ -53,8 +52,14 @@ def post_plan_note(client: GitLab, iid: int, plans: Path, run: Run | None = None
         body = body_file.read_text(encoding="utf-8")
     else:
         body = NOTE.stamp(NOTHING_CHANGED + "\n")
+    return upsert_note(client, iid, body, NOTE)
+
+
+def upsert_note(client: GitLab, iid: int, body: str, marker: Marker) -> str:
+    """Update the merge request's note whose first line is `marker`, or post it; 'created' or
+    'updated'. `body` starts with the marker."""
     notes = client.get(f"/merge_requests/{iid}/notes", {"per_page": "100"})
-    mine = [note["id"] for note in notes if NOTE.matches(note.get("body"))]
+    mine = [note["id"] for note in notes if marker.matches(note.get("body"))]
     if mine:
         client.put(f"/merge_requests/{iid}/notes/{mine[0]}", {"body": body})
         return "updated"
@@ -72,18 +77,17 @@ class Reviewed:
 
 
 def reviewed_plans(client: GitLab, sha: str, into: Path) -> Reviewed:
-    """The plans reviewed on the merge request merged as `sha`: the artifact of its head
-    pipeline's `comment` job, unpacked into `into` (no merge request, job or artifact: none)."""
+    """The plans reviewed on the merge request merged as `sha`: the artifact of the `comment`
+    job of its head pipeline's child pipeline (or of the head pipeline itself), unpacked into
+    `into` (no merge request, job or artifact: none)."""
     into.mkdir(parents=True, exist_ok=True)
-    merged = client.get(f"/repository/commits/{sha}/merge_requests")
-    iid = next((m["iid"] for m in merged if m.get("state") == "merged"), None)
+    iid = merged_request(client, sha)
     if iid is None:
         return Reviewed(None, "", into)
     request: dict[str, Any] = client.get(f"/merge_requests/{iid}")
     pipeline = (request.get("head_pipeline") or {}).get("id")
     head = str(request.get("sha") or "")
-    jobs = client.get(f"/pipelines/{pipeline}/jobs", {"per_page": "100"}) if pipeline else []
-    job = next((j["id"] for j in jobs if j.get("name") == COMMENT_JOB), None)
+    job = _comment_job(client, int(pipeline)) if pipeline else None
     if job is not None:
         archive = client.download(f"/jobs/{job}/artifacts")
         if archive is not None:
@@ -92,42 +96,16 @@ def reviewed_plans(client: GitLab, sha: str, into: Path) -> Reviewed:
     return Reviewed(iid, head, into)
 
 
-def apply_account(
-    client: GitLab,
-    accounts: AccountsFile,
-    name: str,
-    pushed: tuple[str, str],
-    work: Path,
-    run: Run | None = None,
-) -> int:
-    """Apply the account as reviewed on the merge request merged by the push (`pushed`: its
-    before and after commits), if the push changed it; its exit status."""
-    run = run or run_reconciler
-    before, sha = pushed
-    if name not in changed_accounts(accounts, before):
-        print(f"{name}: not changed by this push", flush=True)
-        return 0
-    reviewed = reviewed_plans(client, sha, work / "reviewed-artifact")
-    plan = reviewed.folder / "plans" / f"{name}.json"
-    if not plan.is_file():
-        # Nothing reviewed for it: apply nothing, and fail unless there is nothing to apply.
-        if run(["plan", "--account", name, "--detailed-exitcode"], None) == 0:
-            return 0
-        print(f"{name}: no plan reviewed on a merge request: nothing applied", flush=True)
-        return 1
-    mine, new = work / "reviewed" / name, work / "new" / name
-    mine.mkdir(parents=True, exist_ok=True)
-    shutil.copy(plan, mine / f"{name}.json")
-    expect = ["--expect-pull-request", str(reviewed.iid), "--expect-head-sha", reviewed.head_sha]
-    if run(["apply", str(mine), "--account", name, *expect], None) == 0:
-        return 0
-    print(f"{name}: the reviewed plan was not applied as saved; planning again", flush=True)
-    for step in (
-        ["plan", "--account", name, "--out", str(new)],
-        ["plan-compare", str(mine / f"{name}.json"), str(new / f"{name}.json")],
-        ["apply", str(new), "--account", name],
-    ):
-        status = run(step, None)
-        if status != 0:
-            return status
-    return 0
+def _comment_job(client: GitLab, pipeline: int) -> int | None:
+    """The `comment` job's id in the pipeline, or in the child pipelines its trigger jobs ran."""
+    jobs = client.get(f"/pipelines/{pipeline}/jobs", {"per_page": "100"})
+    found = next((int(j["id"]) for j in jobs if j.get("name") == COMMENT_JOB), None)
+    if found is not None:
+        return found
+    for bridge in client.get(f"/pipelines/{pipeline}/bridges", {"per_page": "100"}):
+        child = (bridge.get("downstream_pipeline") or {}).get("id")
+        jobs = client.get(f"/pipelines/{int(child)}/jobs", {"per_page": "100"}) if child else []
+        found = next((int(j["id"]) for j in jobs if j.get("name") == COMMENT_JOB), None)
+        if found is not None:
+            return found
+    return None

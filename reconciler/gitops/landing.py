@@ -35,16 +35,9 @@ from reconciler.accounts.file import AccountsFile
 from reconciler.gitops import deployments
 from reconciler.gitops.comments import upsert_comment
 from reconciler.gitops.github import GitHub
-from reconciler.gitops.history import (
-    Scope,
-    account_scope,
-    changed_between,
-    head_of,
-    merges_between,
-    path_scope,
-)
+from reconciler.gitops.history import Scope, account_scope, head_of, path_scope
 from reconciler.gitops.outcome import APPLIED, FAILED, NOTHING, REFUSED, SUPERSEDED, Landing
-from reconciler.gitops.pending import pulls_of
+from reconciler.gitops.record import GitHubRecord, standing
 from reconciler.gitops.statuses import counts
 from reconciler.render.marker import APPLY, Marker
 
@@ -160,38 +153,22 @@ def land(
 def _land(github: GitHub, target: Target, reviewed: Reviewed, where: Where, run: Run) -> Landing:
     scope, environment = target.scope, target.environment
     head = head_of(scope, where.default_branch)
-    if head != where.sha and changed_between(scope, where.sha, head):
-        landing = _superseded(github, scope, where.sha, head)
+    at = standing(GitHubRecord(github, environment), scope, where.sha, head)
+    if at.superseded_by is not None:
+        landing = Landing(scope.name, SUPERSEDED, at.superseded(where.sha))
         _record(github, environment, where, landing, None)
         return landing
-    record = deployments.last_applied(github, environment)
-    if record is not None and not changed_between(scope, record.sha, where.sha):
-        landing = Landing(scope.name, NOTHING, f"nothing to do: applied at {record.sha[:12]}")
-        _record(github, environment, where, landing, record.pull_request)
+    if at.applied:
+        landing = Landing(scope.name, NOTHING, f"nothing to do: applied at {str(at.since)[:12]}")
+        _record(github, environment, where, landing, None)
         return landing
-    since = record.sha if record is not None else None
-    pulls = pulls_of(github, merges_between(scope, since, where.sha))
-    pending = f"pending since {since[:12]}" if since else "never applied"
-    pending += "".join(f", #{number}" for number in pulls)
+    pending = at.pending()
     plan = target.plan_in(reviewed.folder) if reviewed.folder is not None else None
     if plan is None or not plan.is_file():
         landing = _unreviewed(target, where, pending, run)
         _record(github, environment, where, landing, None)
         return landing
     return _reviewed(github, target, plan, reviewed, where, pending, run)
-
-
-def _superseded(github: GitHub, scope: Scope, sha: str, head: str) -> Landing:
-    later = merges_between(scope, sha, head)
-    merge = later[0] if later else head
-    pulls = pulls_of(github, [merge])
-    by = f"{merge[:12]}" + (f" (#{pulls[0]})" if pulls else "")
-    return Landing(
-        scope.name,
-        SUPERSEDED,
-        f"superseded by {by}, which changed its files since {sha[:12]}: nothing was applied; "
-        "the run of the newer merge applies it",
-    )
 
 
 def _unreviewed(target: Target, where: Where, pending: str, run: Run) -> Landing:

@@ -1,8 +1,9 @@
-"""A fake of GitLab's REST API (v4) on a loopback port: the few endpoints the pipeline's
-`comment` and `apply` jobs call (examples/gitlab/accounts.gitlab-ci.yml).
+"""A fake of GitLab's REST API (v4) on a loopback port: the few endpoints the pipeline's jobs
+call (examples/gitlab/accounts.gitlab-ci.yml and its child pipeline).
 
 It answers in GitLab's documented shapes (merge request notes, a commit's merge requests, a
-merge request, a pipeline's jobs, a job's artifacts archive as a zip), refuses a request
+merge request, a pipeline's jobs and trigger jobs, a job's artifacts archive as a zip, an
+environment's deployments, which the runner makes as GitLab does), refuses a request
 without the expected `PRIVATE-TOKEN` as GitLab does (401), and records every request.
 """
 
@@ -38,6 +39,10 @@ class State:
     merge_requests: dict[int, dict[str, Any]] = field(default_factory=dict)
     commit_merge_requests: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     pipeline_jobs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    #: A pipeline's trigger jobs, each with its `downstream_pipeline` (a child pipeline).
+    pipeline_bridges: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    #: The deployments GitLab made of jobs with an environment, oldest first.
+    deployments: list[dict[str, Any]] = field(default_factory=list)
     #: A job's artifacts: the folder its `artifacts:paths` were kept in (zipped when asked).
     job_artifacts: dict[int, Path] = field(default_factory=dict)
     next_id: int = 700
@@ -115,11 +120,38 @@ class FakeGitLab(FakeServer):
             return 200, state.merge_requests[int(match[1])]
         if match := re.fullmatch(r"/pipelines/(\d+)/jobs", route):
             return 200, state.pipeline_jobs.get(int(match[1]), [])
+        if match := re.fullmatch(r"/pipelines/(\d+)/bridges", route):
+            return 200, state.pipeline_bridges.get(int(match[1]), [])
+        if route == "/deployments":
+            return 200, self._deployments(query)
         if (match := re.fullmatch(r"/jobs/(\d+)/artifacts", route)) and int(
             match[1]
         ) in state.job_artifacts:
             return 200, _zipped(state.job_artifacts[int(match[1])])
         return 404, {"message": "404 Not found"}
+
+    def deploy(self, environment: str, sha: str, job_url: str, status: str) -> dict[str, Any]:
+        """GitLab's deployment of a job that names `environment` (its status is the job's)."""
+        self.state.next_id += 1
+        deployment = {
+            "id": self.state.next_id, "iid": len(self.state.deployments) + 1, "sha": sha,
+            "ref": "main", "status": status, "environment": {"name": environment},
+            "deployable": {"id": self.state.next_id, "web_url": job_url, "status": status},
+        }  # fmt: skip
+        self.state.deployments.append(deployment)
+        return deployment
+
+    def _deployments(self, query: dict[str, str]) -> list[dict[str, Any]]:
+        """The Deployments API's list: `environment` and `status` filters, `order_by=id`
+        (the only order this fake knows), `sort` asc (default) or desc, `per_page`."""
+        assert query.get("order_by", "id") == "id", query
+        found = [
+            d for d in self.state.deployments
+            if query.get("environment") in (None, d["environment"]["name"])
+            and query.get("status") in (None, d["status"])
+        ]  # fmt: skip
+        found.sort(key=lambda d: d["id"], reverse=query.get("sort") == "desc")
+        return found[: int(query.get("per_page", 20))]
 
     def _commit(self, body: dict[str, Any]) -> tuple[int, Any]:
         """The commits API with `start_sha` and `force`: the branch is made again from it."""

@@ -7,7 +7,9 @@ environment the job's `environment:name` names and those only (plus the unscoped
 artifacts of the jobs it `needs` extracted into its workspace, its own `artifacts:paths` kept,
 the job's `rules` and the pipeline's `workflow:rules` evaluated (`$A == "x"`, `$A == $B`,
 `&&`), a `parallel:matrix` entry given as `matrix`. `pip install` is a no-op: the reconciler is
-this worktree's (a shim).
+this worktree's (a shim). With a fake GitLab, a job whose environment deploys (no `action`, or
+`start`) is a deployment there whose status follows the job's, as GitLab makes it; a trigger
+job's child pipeline is read from the artifact it includes, with the variables it forwards.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from tests.gitops.fake_gitlab import FakeGitLab
 from tests.gitops.support import ROOT, job_environment
 
 PIPELINE = ROOT / "examples" / "gitlab" / "accounts.gitlab-ci.yml"
@@ -40,6 +43,26 @@ class GitLabJob:
     log: str = ""
     #: The job's `artifacts:paths`, kept relative to its workspace (None: nothing kept).
     artifacts: Path | None = None
+    url: str = ""
+
+
+@dataclass(frozen=True)
+class ChildPipeline:
+    """A trigger job's child pipeline: its file and the variables its jobs are given."""
+
+    file: Path
+    variables: dict[str, str]
+
+    def matrix(self, name: str) -> list[dict[str, str]]:
+        """The matrix entries of the job `name` (through its `extends`), one per job."""
+        spec = yaml.safe_load(self.file.read_text())
+        job = spec[name]
+        parallel = job.get("parallel") or spec[job["extends"]]["parallel"]
+        return [
+            {key: value for key, value in zip(entry, values, strict=True)}
+            for entry in parallel["matrix"]
+            for values in _product([entry[key] for key in entry])
+        ]
 
 
 @dataclass
@@ -51,6 +74,7 @@ class GitLabRunner:
     environments: dict[str, dict[str, str]]
     variables: dict[str, str] = field(default_factory=dict)  # unscoped: every job has them
     runs: list[GitLabJob] = field(default_factory=list)
+    gitlab: FakeGitLab | None = None  # where deployments are made
 
     def run(
         self,
@@ -59,19 +83,42 @@ class GitLabRunner:
         *,
         matrix: dict[str, str] | None = None,
         needs: tuple[GitLabJob, ...] = (),
+        file: Path = PIPELINE,
+        cancelled: bool = False,
     ) -> GitLabJob:
-        """The job `name` of the pipeline whose predefined variables are `pipeline` (with
-        CI_COMMIT_SHA, the commit it runs at)."""
-        spec = yaml.safe_load(PIPELINE.read_text())
+        """The job `name` of the pipeline (`file`) whose predefined variables are `pipeline`
+        (with CI_COMMIT_SHA, the commit it runs at); `cancelled`: cancelled before it ran."""
+        spec = yaml.safe_load(file.read_text())
         job = spec[name]
         matrix = matrix or {}
-        scope = {**pipeline, **matrix}
+        job_id = 9000 + len(self.runs)
+        url = f"https://gitlab.example.com/platform/workforce/-/jobs/{job_id}"
+        pipeline_url = "https://gitlab.example.com/platform/workforce/-/pipelines/" + (
+            pipeline.get("CI_PIPELINE_ID") or "1"
+        )
+        scope = {"CI_JOB_ID": str(job_id), "CI_JOB_URL": url, "CI_PIPELINE_URL": pipeline_url,
+                 **pipeline, **matrix}  # fmt: skip
         environment = _environment(job, scope)
-        run = GitLabJob(name, matrix, environment)
+        run = GitLabJob(name, matrix, environment, url=url)
         self.runs.append(run)
         workflow = spec.get("workflow", {}).get("rules", [])
         if not _any_rule(workflow, scope) or not _any_rule(job.get("rules", []), scope):
             run.ran = False
+            return run
+        deploys = (
+            environment is not None
+            and self.gitlab is not None
+            and (job["environment"].get("action", "start") == "start")
+        )
+        deployment = (
+            self.gitlab.deploy(environment, pipeline["CI_COMMIT_SHA"], url, "running")
+            if deploys and self.gitlab is not None and environment is not None
+            else None
+        )
+        if cancelled:
+            run.ran, run.returncode = False, -1
+            if deployment is not None:
+                deployment["status"] = "canceled"
             return run
         where = self.workdir / f"{name}-{len(self.runs)}"
         workspace, shim = where / "workspace", where / "bin"
@@ -102,6 +149,8 @@ class GitLabRunner:
             capture_output=True, text=True, env=env, cwd=workspace, timeout=300,
         )  # fmt: skip
         run.returncode, run.log = done.returncode, done.stdout + done.stderr
+        if deployment is not None:  # an allowed failure is a failed job all the same
+            deployment["status"] = "success" if done.returncode == 0 else "failed"
         kept = job.get("artifacts")
         if kept and (done.returncode == 0 or kept.get("when") == "always"):
             run.artifacts = where / "artifacts"
@@ -113,6 +162,37 @@ class GitLabRunner:
                 elif source.is_file():
                     shutil.copy2(source, run.artifacts / path)
         return run
+
+    def trigger(
+        self, name: str, pipeline: dict[str, str], *, needs: tuple[GitLabJob, ...]
+    ) -> ChildPipeline:
+        """The child pipeline of the trigger job `name`: `trigger:include:artifact` of the job
+        it names (among `needs`), run with the variables the trigger job and the file forward
+        (expanded in the parent's), as GitLab's `parent_pipeline` source."""
+        spec = yaml.safe_load(PIPELINE.read_text())
+        job = spec[name]
+        workflow = spec.get("workflow", {}).get("rules", [])
+        assert _any_rule(workflow, pipeline) and _any_rule(job.get("rules", []), pipeline)
+        (include,) = job["trigger"]["include"]
+        (source,) = [n for n in needs if n.name == include["job"]]
+        assert source.returncode == 0 and source.artifacts is not None, source.log
+        forwarded = {**(spec.get("variables") or {}), **(job.get("variables") or {})}
+        expanded = {
+            key: re.sub(r"\$(\w+)", lambda m: pipeline.get(m[1], ""), str(value))
+            for key, value in forwarded.items()
+        }
+        inherited = {
+            key: value for key, value in pipeline.items()
+            if not key.startswith("CI_MERGE_REQUEST_") and key != "CI_PIPELINE_SOURCE"
+        }  # fmt: skip
+        variables = {**inherited, **expanded, "CI_PIPELINE_SOURCE": "parent_pipeline"}
+        return ChildPipeline(source.artifacts / include["artifact"], variables)
+
+
+def _product(lists: list[Any]) -> list[tuple[str, ...]]:
+    import itertools
+
+    return list(itertools.product(*[v if isinstance(v, list) else [v] for v in lists]))
 
 
 def _environment(job: dict[str, Any], scope: dict[str, str]) -> str | None:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
+from reconciler.gitops.gitlab_child import child_pipeline
 from tests.gitops.support import ROOT
 from tests.gitops.workflow_trust import (
     environment_of,
@@ -322,13 +323,21 @@ def _gitlab_schema(path: Path) -> subprocess.CompletedProcess[str]:
 def test_the_gitlab_pipeline_matches_gitlab_s_schema(tmp_path: Path) -> None:
     result = _gitlab_schema(GITLAB)
     assert result.returncode == 0, result.stdout + result.stderr
+    child = tmp_path / "accounts.gitlab-ci.yml"
+    child.write_text(child_pipeline(["eu", "us"]))
+    result = _gitlab_schema(child)
+    assert result.returncode == 0, result.stdout + result.stderr
     broken = tmp_path / "broken.gitlab-ci.yml"
     broken.write_text("plan:\n  parallel:\n    matrix: eu\n  script: [true]\n")
     assert _gitlab_schema(broken).returncode != 0
 
 
 def test_the_gitlab_pipeline_runs_each_account_in_its_own_environment() -> None:
-    pipeline = yaml.safe_load(GITLAB.read_text())
+    """The parent lists no account: its child pipeline, written from reconciler.yaml, has one
+    job per account and purpose, each in the account's own environment."""
+    assert "ACCOUNT" not in GITLAB.read_text()
+    accounts = _accounts_file_in_the_docs()["accounts"]
+    pipeline = yaml.safe_load(child_pipeline([entry["name"] for entry in accounts]))
     kinds = {"plan": "reconciler", "drift": "reconciler", "apply": "production"}
     for name, kind in kinds.items():
         job = pipeline[name]
@@ -337,12 +346,14 @@ def test_the_gitlab_pipeline_runs_each_account_in_its_own_environment() -> None:
     assert pipeline["apply"]["resource_group"] == pipeline["drift"]["resource_group"]
     assert pipeline["apply"]["resource_group"] == "reconciler-$ACCOUNT"
     assert "environment" not in pipeline["comment"] and pipeline["comment"]["needs"] == ["plan"]
+    assert "environment" not in pipeline["outcome"]
     (matrix,) = pipeline[".every-account"]["parallel"]["matrix"]
-    accounts = _accounts_file_in_the_docs()["accounts"]
     assert matrix["ACCOUNT"] == [entry["name"] for entry in accounts]
     # Every job reads reconciler.yaml from the default branch before anything else runs.
-    before = pipeline["default"]["before_script"]
-    assert before[-1].startswith('rm -f reconciler.yaml && git show "origin/$CI_DEFAULT_BRANCH:')
+    for spec in (pipeline, yaml.safe_load(GITLAB.read_text())):
+        before = spec["default"]["before_script"]
+        assert before[-1].startswith("rm -f reconciler.yaml && git show ")
+        assert '"origin/$CI_DEFAULT_BRANCH:reconciler.yaml"' in before[-1]
     scripts = "\n".join(
         str(line) for name in kinds for line in pipeline[name]["script"] if isinstance(line, str)
     )

@@ -18,7 +18,7 @@ import pytest
 from reconciler.sandbox import SandboxServer
 from tests.gitops import test_accounts_workflow_runs as github_runs
 from tests.gitops.fake_gitlab import PROJECT_ID, FakeGitLab
-from tests.gitops.gitlab_runner import GitLabJob, GitLabRunner
+from tests.gitops.gitlab_runner import ChildPipeline, GitLabJob, GitLabRunner
 from tests.gitops.test_accounts_workflow_runs import (
     KEYS,
     clients_seen,
@@ -32,7 +32,6 @@ from tests.sandbox.support import ClientAccess, Controls, invitation, service_cl
 TOKEN = "glpat-" + secrets.token_urlsafe(15)
 MR = 31
 MARKER = '<!-- reconciler:plan key="accounts" -->\n'
-HEAD_PIPELINE, COMMENT_JOB = 77, 502
 
 
 @pytest.fixture
@@ -48,7 +47,9 @@ repo = github_runs.repo
 
 
 @pytest.fixture
-def runner(tmp_path: Path, repo: Path, clients: dict[str, ClientAccess]) -> GitLabRunner:
+def runner(
+    tmp_path: Path, repo: Path, clients: dict[str, ClientAccess], gitlab: FakeGitLab
+) -> GitLabRunner:
     def variables_of(name: str) -> dict[str, str]:
         return {f"RECONCILER_TOKEN_{name.upper()}": clients[name].token,
                 "RECONCILER_PLAN_KEY": KEYS[name]}  # fmt: skip
@@ -59,7 +60,12 @@ def runner(tmp_path: Path, repo: Path, clients: dict[str, ClientAccess]) -> GitL
         for name in ("eu", "us")
     }
     unscoped = {"GITLAB_TOKEN": TOKEN, "RECONCILER_INSTALL": "reconciler"}
-    return GitLabRunner(tmp_path / "jobs", repo, environments, unscoped)
+    # Both accounts applied at main's first commit: a successful deployment each, as GitLab
+    # keeps an earlier apply job's.
+    first = git(repo, "rev-list", "--max-parents=0", "main")
+    for name in ("eu", "us"):
+        gitlab.deploy(f"production-{name}", first, "https://gitlab.example.com/-/jobs/1", "success")
+    return GitLabRunner(tmp_path / "jobs", repo, environments, unscoped, gitlab=gitlab)
 
 
 def _common(gitlab: FakeGitLab, sha: str) -> dict[str, str]:
@@ -71,46 +77,81 @@ def _common(gitlab: FakeGitLab, sha: str) -> dict[str, str]:
     }
 
 
+def child(runner: GitLabRunner, pipeline: dict[str, str]) -> ChildPipeline:
+    """The parent pipeline: `generate` writes the child pipeline, `accounts` triggers it."""
+    generate = runner.run("generate", pipeline)
+    assert generate.returncode == 0, generate.log
+    return runner.trigger("accounts", pipeline, needs=(generate,))
+
+
 def merge_request_pipeline(
-    runner: GitLabRunner, gitlab: FakeGitLab, head: str
+    runner: GitLabRunner, gitlab: FakeGitLab, head: str, iid: int = MR
 ) -> tuple[dict[str, GitLabJob], GitLabJob]:
-    """The pipeline of a push to merge request MR at `head`: a plan job per account, then the
-    comment job with their artifacts."""
+    """The pipeline of a push to merge request `iid` at `head`: a plan job per account, then
+    the comment job with their artifacts; the merge request's head pipeline is it."""
     pipeline = {
         **_common(gitlab, head),
         "CI_PIPELINE_SOURCE": "merge_request_event",
-        "CI_MERGE_REQUEST_IID": str(MR),
+        "CI_MERGE_REQUEST_IID": str(iid),
         "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main",
     }
-    plans = {name: runner.run("plan", pipeline, matrix={"ACCOUNT": name}) for name in ("eu", "us")}
-    comment = runner.run("comment", pipeline, needs=tuple(plans.values()))
+    accounts = child(runner, pipeline)
+    plans = {
+        entry["ACCOUNT"]: runner.run("plan", accounts.variables, matrix=entry, file=accounts.file)
+        for entry in accounts.matrix("plan")
+    }
+    comment = runner.run("comment", accounts.variables, needs=tuple(plans.values()),
+                         file=accounts.file)  # fmt: skip
+    parent, child_id, job_id = 7700 + iid * 10, 7701 + iid * 10, 50_000 + iid * 10
+    gitlab.state.merge_requests[iid] = {
+        "iid": iid, "state": "opened", "sha": head, "head_pipeline": {"id": parent},
+    }  # fmt: skip
+    gitlab.state.pipeline_jobs[parent] = [{"id": job_id - 1, "name": "generate"}]
+    gitlab.state.pipeline_bridges[parent] = [
+        {"id": job_id - 2, "name": "accounts", "downstream_pipeline": {"id": child_id}}
+    ]
+    gitlab.state.pipeline_jobs[child_id] = [
+        {"id": job_id - 3, "name": "plan: [eu]"}, {"id": job_id, "name": "comment"},
+    ]  # fmt: skip
+    if comment.artifacts is not None:
+        gitlab.state.job_artifacts[job_id] = comment.artifacts
     return plans, comment
 
 
-def merge(
-    runner: GitLabRunner, gitlab: FakeGitLab, repo: Path, branch: str, head: str, reviewed: Path
-) -> dict[str, GitLabJob]:
-    """Merge `branch` (its merge request's head pipeline ended at `head` with the comment job
-    keeping `reviewed`), and run the push pipeline's apply jobs."""
-    before = git(repo, "rev-parse", "main")
-    git(repo, "merge", "--quiet", "--no-ff", branch, "-m", "merge")
-    merged = git(repo, "rev-parse", "main")
-    gitlab.state.commit_merge_requests[merged] = [{"iid": MR, "state": "merged"}]
-    gitlab.state.merge_requests[MR] = {
-        "iid": MR, "state": "merged", "sha": head, "head_pipeline": {"id": HEAD_PIPELINE},
+def push_pipeline(
+    runner: GitLabRunner, gitlab: FakeGitLab, sha: str, *, cancel: tuple[str, ...] = ()
+) -> tuple[dict[str, GitLabJob], GitLabJob]:
+    """The pipeline of a push to main at `sha`: an apply job per account (those in `cancel`
+    cancelled before they ran), then the outcome job."""
+    pipeline = {**_common(gitlab, sha), "CI_PIPELINE_SOURCE": "push", "CI_COMMIT_BRANCH": "main"}
+    accounts = child(runner, pipeline)
+    applies = {
+        entry["ACCOUNT"]: runner.run("apply", accounts.variables, matrix=entry,
+                                     file=accounts.file, cancelled=entry["ACCOUNT"] in cancel)
+        for entry in accounts.matrix("apply")
     }  # fmt: skip
-    gitlab.state.pipeline_jobs[HEAD_PIPELINE] = [
-        {"id": COMMENT_JOB - 1, "name": "plan: [eu]"},
-        {"id": COMMENT_JOB, "name": "comment"},
-    ]
-    gitlab.state.job_artifacts[COMMENT_JOB] = reviewed
-    pipeline = {
-        **_common(gitlab, merged),
-        "CI_PIPELINE_SOURCE": "push",
-        "CI_COMMIT_BRANCH": "main",
-        "CI_COMMIT_BEFORE_SHA": before,
-    }
-    return {name: runner.run("apply", pipeline, matrix={"ACCOUNT": name}) for name in ("eu", "us")}
+    outcome = runner.run("outcome", accounts.variables, needs=tuple(applies.values()),
+                         file=accounts.file)  # fmt: skip
+    return applies, outcome
+
+
+def merge(runner: GitLabRunner, gitlab: FakeGitLab, repo: Path, branch: str, iid: int = MR) -> str:
+    """Merge `branch` as merge request `iid` (planned by `merge_request_pipeline`); the merge
+    commit."""
+    git(repo, "merge", "--quiet", "--no-ff", branch, "-m", f"Merge branch '{branch}' (!{iid})")
+    merged = git(repo, "rev-parse", "main")
+    gitlab.state.commit_merge_requests[merged] = [{"iid": iid, "state": "merged"}]
+    gitlab.state.merge_requests[iid].update(state="merged", merge_commit_sha=merged)
+    return merged
+
+
+def merge_and_apply(
+    runner: GitLabRunner, gitlab: FakeGitLab, repo: Path, branch: str, iid: int = MR
+) -> dict[str, GitLabJob]:
+    """Merge `branch` and run the push pipeline's apply jobs."""
+    applies, outcome = push_pipeline(runner, gitlab, merge(runner, gitlab, repo, branch, iid))
+    assert outcome.returncode == 0, outcome.log
+    return applies
 
 
 def _branch(repo: Path, branch: str, files: dict[str, str]) -> str:
@@ -157,11 +198,11 @@ def test_a_merge_request_gets_one_note_and_its_reviewed_plan_is_applied_at_merge
 
     # The merge: eu's reviewed plan is applied in production-eu; us is left alone.
     since = controls.last_seq()
-    applies = merge(runner, gitlab, repo, "hire", head, comment.artifacts)
+    applies = merge_and_apply(runner, gitlab, repo, "hire")
     assert applies["eu"].environment == "production-eu"
     assert applies["eu"].returncode == 0, applies["eu"].log
     assert "planning again" not in applies["eu"].log
-    assert "us: not changed by this push" in applies["us"].log
+    assert "us: nothing to do: applied at" in applies["us"].log
     assert applies["us"].returncode == 0
     assert clients_seen(controls, since) == {clients["eu"].client_id}
     assert live(sandbox, clients["eu"]) == ["W-1", "W-2"] and live(sandbox, clients["us"]) == []
@@ -184,7 +225,7 @@ def test_a_merge_whose_plan_changed_applies_nothing(
         )
     assert answer.is_success
 
-    applies = merge(runner, gitlab, repo, "hire", head, comment.artifacts)
+    applies = merge_and_apply(runner, gitlab, repo, "hire")
 
     eu = applies["eu"]
     assert eu.returncode == 2, eu.log  # plan-compare: the plan at merge is another
@@ -209,13 +250,16 @@ def test_a_merge_request_that_changes_no_account_says_so_in_its_note(
 def test_the_jobs_run_only_in_their_pipelines(
     runner: GitLabRunner, repo: Path, gitlab: FakeGitLab
 ) -> None:
-    """`comment` runs for merge requests only, `apply` for pushes to the default branch."""
+    """`comment` runs for merge requests only, `apply` for pushes to the default branch; a push
+    to another branch runs no pipeline."""
     main = git(repo, "rev-parse", "main")
-    schedule = {**_common(gitlab, main), "CI_PIPELINE_SOURCE": "schedule"}
-    assert not runner.run("comment", schedule).ran
-    assert not runner.run("apply", schedule, matrix={"ACCOUNT": "eu"}).ran
+    schedule = child(runner, {**_common(gitlab, main), "CI_PIPELINE_SOURCE": "schedule"})
+    assert not runner.run("comment", schedule.variables, file=schedule.file).ran
+    assert not runner.run("apply", schedule.variables, matrix={"ACCOUNT": "eu"},
+                          file=schedule.file).ran  # fmt: skip
+    assert not runner.run("outcome", schedule.variables, file=schedule.file).ran
     branch_push = {**_common(gitlab, main), "CI_PIPELINE_SOURCE": "push", "CI_COMMIT_BRANCH": "x"}
-    assert not runner.run("apply", branch_push, matrix={"ACCOUNT": "eu"}).ran
+    assert not runner.run("generate", branch_push).ran
 
 
 def test_a_push_with_no_merge_request_applies_nothing_and_fails_only_with_changes(
@@ -226,17 +270,11 @@ def test_a_push_with_no_merge_request_applies_nothing_and_fails_only_with_change
     gitlab: FakeGitLab,
 ) -> None:
     """A direct push to the default branch: no merge request, no reviewed plan."""
-    before = git(repo, "rev-parse", "main")
     merged = commit(repo, {"accounts/eu/workforce.yaml": state(["W-1"])}, "direct")
-    pipeline = {
-        **_common(gitlab, merged),
-        "CI_PIPELINE_SOURCE": "push",
-        "CI_COMMIT_BRANCH": "main",
-        "CI_COMMIT_BEFORE_SHA": before,
-    }
-    applies = {n: runner.run("apply", pipeline, matrix={"ACCOUNT": n}) for n in ("eu", "us")}
+    applies, outcome = push_pipeline(runner, gitlab, merged)
 
     assert applies["eu"].returncode == 1, applies["eu"].log
     assert "eu: no plan reviewed on a merge request: nothing applied" in applies["eu"].log
-    assert applies["us"].returncode == 0 and "us: not changed by this push" in applies["us"].log
+    assert applies["us"].returncode == 0 and "us: nothing to do: applied at" in applies["us"].log
     assert live(sandbox, clients["eu"]) == []
+    assert outcome.returncode == 0 and gitlab.state.notes == {}  # no merge request to tell

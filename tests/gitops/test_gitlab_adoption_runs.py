@@ -1,7 +1,7 @@
 """The GitLab recipe's drift job proposes what changed live as a merge request, run as it is
-(examples/gitlab/accounts.gitlab-ci.yml) against the sandbox and a fake GitLab: opened on
-`reconciler/adopt-<account>`, linked from the drift report, updated when the account changes
-again, closed (its branch deleted) when there is nothing left to adopt."""
+(the child pipeline of examples/gitlab/accounts.gitlab-ci.yml) against the sandbox and a fake
+GitLab: opened on `reconciler/adopt-<account>`, linked from the drift report, updated when the
+account changes again, closed (its branch deleted) when there is nothing left to adopt."""
 
 from __future__ import annotations
 
@@ -26,9 +26,9 @@ BRANCH = "reconciler/adopt-us"
 
 def drift(runner: GitLabRunner, gitlab: FakeGitLab, repo: Path, status: int) -> str:
     """The scheduled pipeline's drift job of us at main's head; its drift report."""
-    schedule = {**gitlab_runs._common(gitlab, git(repo, "rev-parse", "main")),
-                "CI_PIPELINE_SOURCE": "schedule"}  # fmt: skip
-    job = runner.run("drift", schedule, matrix={"ACCOUNT": "us"})
+    schedule = gitlab_runs.child(runner, {**gitlab_runs._common(gitlab, git(repo, "rev-parse",
+                                 "main")), "CI_PIPELINE_SOURCE": "schedule"})  # fmt: skip
+    job = runner.run("drift", schedule.variables, matrix={"ACCOUNT": "us"}, file=schedule.file)
     assert job.ran and job.returncode == status, job.log
     assert job.artifacts is not None
     return (job.artifacts / "drift.md").read_text()

@@ -342,25 +342,25 @@ def drift_accounts(names: str, work_dir: Path, fail_on_drift: bool) -> None:
 @click.option("--head-sha", type=COMMIT_SHA, required=True, help="The commit planned.")
 @_accounts_file
 def gitlab_plan(name: str, since: str, iid: int, head_sha: str, accounts_file: Path | None) -> None:
-    """Plan the account into plans/ if the merge request changes it."""
-    from reconciler.gitops.account_jobs import PlanJob
-    from reconciler.gitops.gitlab_jobs import plan_account
+    """Plan the account into plans/ if the merge request changes it (or adds it)."""
+    from reconciler.gitops.gitlab_jobs import plan_merge_request_account as plan
 
-    path = find_accounts_file(accounts_file)
-    job = PlanJob(path, iid, head_sha, Path.cwd(), name, github=False)
-    raise click.exceptions.Exit(plan_account(load_accounts_file(path), name, since, job))
+    raise click.exceptions.Exit(plan(find_accounts_file(accounts_file), name, since, iid, head_sha))
 
 
 @click.command("plan-note")
 @click.option("--merge-request", "iid", type=click.IntRange(min=1), required=True)
 @click.option("--plans", type=click.Path(file_okay=False, path_type=Path), required=True)
-def gitlab_note(iid: int, plans: Path) -> None:
+@click.option("--head-sha", type=COMMIT_SHA, required=True, help="The commit planned.")
+def gitlab_note(iid: int, plans: Path, head_sha: str) -> None:
     """Post or update the one note of every account's plan on the merge request."""
     from reconciler.gitops.gitlab import GitLab
     from reconciler.gitops.gitlab_jobs import post_plan_note
+    from reconciler.gitops.gitlab_requests import accounts_to_plan
 
+    accounts, _, _ = accounts_to_plan(find_accounts_file(None), head_sha)
     with GitLab.from_environment() as client:
-        click.echo(f"{post_plan_note(client, iid, plans)} the plan note")
+        click.echo(f"{post_plan_note(client, iid, plans, accounts)} the plan note")
 
 
 @click.command("apply-account")
@@ -401,12 +401,13 @@ def gitlab_pending(name: str, sha: str, accounts_file: Path | None) -> None:
 
 @click.command("child-pipeline")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--head-sha", type=COMMIT_SHA, help="A merge request's commit: its new accounts too.")
 @_accounts_file
-def gitlab_child(out: Path, accounts_file: Path | None) -> None:
+def gitlab_child(out: Path, head_sha: str | None, accounts_file: Path | None) -> None:
     """Write the accounts' child pipeline, one job per account of reconciler.yaml."""
     from reconciler.gitops.gitlab_child import write_child_pipeline
 
-    click.echo(write_child_pipeline(find_accounts_file(accounts_file), out))
+    click.echo(write_child_pipeline(find_accounts_file(accounts_file), out, head_sha))
 
 
 #: The `reconciler gitlab` commands of the GitLab pipeline.

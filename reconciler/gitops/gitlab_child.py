@@ -13,8 +13,8 @@ import json
 from importlib.resources import files
 from pathlib import Path
 
-from reconciler.accounts.file import load_accounts_file
 from reconciler.errors import ReconcilerError
+from reconciler.gitops.gitlab_requests import accounts_to_plan
 from reconciler.words import plural
 
 #: The most jobs GitLab makes of one `parallel: matrix`.
@@ -42,8 +42,10 @@ def child_pipeline(names: list[str]) -> str:
     return text.replace(_PLACEHOLDER, f"      - ACCOUNT: [{listed}] # reconciler.yaml's accounts\n")
 
 
-def write_child_pipeline(accounts_file: Path, out: Path) -> str:
-    """Write the child pipeline of the accounts file's accounts to `out`; what to print."""
-    names = load_accounts_file(accounts_file).names
+def write_child_pipeline(accounts_file: Path, out: Path, head_sha: str | None = None) -> str:
+    """Write the child pipeline of the accounts file's accounts to `out` (with `head_sha`, a
+    merge request's: and the accounts it adds, `gitlab_requests`); what to print."""
+    _, names, said = accounts_to_plan(accounts_file, head_sha)
     out.write_text(child_pipeline(names), encoding="utf-8")
-    return f"{out}: {plural(len(names), 'account')}: {' '.join(names)}"
+    listed = f"{out}: {plural(len(names), 'account')}: {' '.join(names)}"
+    return f"{listed}\n{said}" if said else listed

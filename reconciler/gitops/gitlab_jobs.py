@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reconciler.accounts.file import AccountsFile
+from reconciler.accounts.file import AccountsFile, load_accounts_file
 from reconciler.accounts.selection import changed_accounts
 from reconciler.errors import ReconcilerError
 from reconciler.gitops.account_jobs import PlanJob, plan_accounts
 from reconciler.gitops.gitlab import GitLab
 from reconciler.gitops.gitlab_record import merged_request
+from reconciler.gitops.gitlab_requests import merge_request_accounts
 from reconciler.gitops.landing import Run, run_reconciler
 from reconciler.render.marker import PLAN, Marker
 
@@ -32,22 +33,40 @@ NOTHING_CHANGED = "No account in reconciler.yaml is changed by this merge reques
 COMMENT_JOB = "comment"
 
 
+def plan_merge_request_account(
+    default: Path, name: str, since: str, iid: int, head_sha: str, run: Run | None = None
+) -> int:
+    """Plan the account in the merge request's plans/, with the default branch's accounts
+    file (`default`) and the accounts the merge request adds (`gitlab_requests`)."""
+    written = merge_request_accounts(default, head_sha)
+    job = PlanJob(written.path, iid, head_sha, Path.cwd(), name, written.refused, github=False)
+    if name in written.new:  # the default branch has no entry to compare it with
+        return plan_accounts([name], job, run)
+    return plan_account(load_accounts_file(default), name, since, job, run)
+
+
 def plan_account(
     accounts: AccountsFile, name: str, since: str, job: PlanJob, run: Run | None = None
 ) -> int:
-    """Plan the account if the merge request changes it (since `since`), else end at once."""
-    if name not in changed_accounts(accounts, since):
+    """Plan the account if the merge request changes it (since `since`), else end at once; an
+    account the merge request adds that is refused fails, saying why."""
+    if name not in job.refused and name not in changed_accounts(accounts, since):
         print(f"{name}: not changed by this merge request", flush=True)
         return 0
     return plan_accounts([name], job, run)
 
 
-def post_plan_note(client: GitLab, iid: int, plans: Path, run: Run | None = None) -> str:
-    """Post or update the one note of every account's plan; 'created' or 'updated'."""
+def post_plan_note(
+    client: GitLab, iid: int, plans: Path, accounts_file: Path | None = None, run: Run | None = None
+) -> str:
+    """Post or update the one note of every account's plan, read with the accounts file they
+    were planned with (`accounts_file`, when not the default branch's); 'created' or
+    'updated'."""
     run = run or run_reconciler
     body_file = plans.parent / "comment.md"
+    where = ["--accounts-file", str(accounts_file)] if accounts_file is not None else []
     if any(plans.glob("*.json")):
-        if run(["comment", str(plans), "--key", "accounts"], body_file) != 0:
+        if run(["comment", str(plans), "--key", "accounts", *where], body_file) != 0:
             raise ReconcilerError("reconciler comment failed (above): the note was left as it was")
         body = body_file.read_text(encoding="utf-8")
     else:

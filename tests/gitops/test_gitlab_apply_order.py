@@ -23,6 +23,7 @@ from tests.gitops.gitlab_runner import GitLabJob, GitLabRunner
 from tests.gitops.test_accounts_apply_order import PAYRUN, activate, paylists
 from tests.gitops.test_accounts_workflow_runs import commit, git, live, state
 from tests.gitops.test_gitlab_accounts_runs import (
+    MARKER,
     _branch,
     _common,
     child,
@@ -258,18 +259,26 @@ def test_the_drift_job_reports_an_account_whose_head_is_not_applied(
     assert f"us: applied at {main[:12]}" in drift["us"].log
 
 
-def test_an_account_added_to_reconciler_yaml_gets_its_jobs(
-    runner: GitLabRunner, repo: Path, controls: Controls, sandbox: SandboxServer,
-    gitlab: FakeGitLab,
-) -> None:  # fmt: skip
-    """Adding uk edits reconciler.yaml (and adds its files) only: the next pipeline plans and
-    applies it, in its own environments, with no line of the pipeline changed."""
+def _uk(
+    runner: GitLabRunner, controls: Controls, sandbox: SandboxServer
+) -> tuple[ClientAccess, str]:
+    """A third client, uk: its two environments' variables, and its entry for reconciler.yaml."""
     uk = controls.create_client(name="UK")
     runner.environments["reconciler-uk"] = {"RECONCILER_TOKEN_UK": uk.token,
                                             "RECONCILER_PLAN_KEY": "k" * 40}  # fmt: skip
     runner.environments["production-uk"] = dict(runner.environments["reconciler-uk"])
     entry = (f"  - name: uk\n    path: accounts/uk\n    baseUrl: {sandbox.base_url}\n"
              f"    tokenEnv: RECONCILER_TOKEN_UK\n    clientId: {uk.client_id}\n")  # fmt: skip
+    return uk, entry
+
+
+def test_an_account_added_to_reconciler_yaml_gets_its_jobs(
+    runner: GitLabRunner, repo: Path, controls: Controls, sandbox: SandboxServer,
+    gitlab: FakeGitLab,
+) -> None:  # fmt: skip
+    """Adding uk edits reconciler.yaml (and adds its files) only: the next pipeline plans and
+    applies it, in its own environments, with no line of the pipeline changed."""
+    uk, entry = _uk(runner, controls, sandbox)
     added = commit(repo, {"reconciler.yaml": (repo / "reconciler.yaml").read_text() + entry,
                           "accounts/uk/workforce.yaml": state([])}, "add uk")  # fmt: skip
     applies, _ = push_pipeline(runner, gitlab, added)
@@ -290,3 +299,48 @@ def _pipeline(gitlab: FakeGitLab, sha: str) -> dict[str, str]:
 
 def _apply(runner: GitLabRunner, pipeline: gitlab_runs.ChildPipeline, name: str) -> GitLabJob:
     return runner.run("apply", pipeline.variables, matrix={"ACCOUNT": name}, file=pipeline.file)
+
+
+def test_a_merge_request_that_adds_an_account_plans_it_and_the_merge_applies_it(
+    runner: GitLabRunner, repo: Path, controls: Controls, sandbox: SandboxServer,
+    gitlab: FakeGitLab,
+) -> None:  # fmt: skip
+    """Issue 37 on GitLab: a merge request adding uk (its entry and its files) plans uk with
+    its entry, in reconciler-uk, into the one note; the merge applies that reviewed plan. A
+    new entry naming a variable of eu is refused, alone, saying why."""
+    uk, entry = _uk(runner, controls, sandbox)
+    files = {"reconciler.yaml": (repo / "reconciler.yaml").read_text() + entry,
+             "accounts/uk/workforce.yaml": state(["W-9"])}  # fmt: skip
+
+    propose(runner, gitlab, repo, "add-uk", files, 35)
+
+    (planned,) = [n for n in gitlab.state.notes[35] if n["body"].startswith(MARKER)]
+    assert "W-9" in planned["body"] and "uk" in planned["body"]
+    applies, outcome = push_pipeline(runner, gitlab, merge(runner, gitlab, repo, "add-uk", 35))
+    assert outcome.returncode == 0, outcome.log
+    assert applies["uk"].returncode == 0, applies["uk"].log
+    assert live(sandbox, uk) == ["W-9"]
+    assert "applied: the reviewed plan was applied: 1 to invite" in note(gitlab, 35)
+
+    # fr names eu's token variable, while eu's entry moves to another (so their file is valid)
+    borrowed = (
+        entry.replace("uk", "fr")
+        .replace("RECONCILER_TOKEN_UK", "RECONCILER_TOKEN_EU")
+        .replace(f"clientId: {uk.client_id}", f"clientId: {uk.client_id + 1000}")
+    )
+    theirs = (
+        (repo / "reconciler.yaml")
+        .read_text()
+        .replace("tokenEnv: RECONCILER_TOKEN_EU", "tokenEnv: OTHER_TOKEN")
+    )
+    head = _branch(repo, "add-fr", {
+        "reconciler.yaml": theirs + borrowed,
+        "accounts/fr/workforce.yaml": state(["W-8"]),
+    })  # fmt: skip
+    since = controls.last_seq()
+    plans, _ = merge_request_pipeline(runner, gitlab, head, 36)
+    assert plans["fr"].returncode == 1
+    assert "fr: not planned: its entry, added by this pull request, names RECONCILER_TOKEN_EU" in (
+        plans["fr"].log
+    )
+    assert writes(controls, since) == []

@@ -33,7 +33,8 @@ def child_pipeline(names: list[str]) -> str:
         raise ReconcilerError("reconciler.yaml has no account: there is no pipeline to run")
     if len(names) > MATRIX_LIMIT:
         raise ReconcilerError(
-            f"reconciler.yaml has {len(names)} accounts: GitLab runs at most {MATRIX_LIMIT} jobs "
+            f"reconciler.yaml has {plural(len(names), 'account')}: GitLab runs at most "
+            f"{MATRIX_LIMIT} jobs "
             "of one matrix",
             hint="split the accounts over several projects (docs/accounts-ci.md, GitLab CI)",
         )

@@ -120,6 +120,7 @@ def runner(
         for name in ("eu", "us")
     }
     applied(github, git(repo, "rev-parse", "main"), "eu", "us")
+    github.state.remote = repo  # where GitHub says the default branch is
     return Runner(tmp_path / "runs", repo, environments, TOKEN, github.api_url)
 
 

@@ -56,8 +56,10 @@ BAD = [
     ("not JSON", '{"TOKEN_EU": "x",', "RECONCILER_SECRETS is not valid JSON"),
     ("an array", '["TOKEN_EU"]', "RECONCILER_SECRETS is a JSON array, not an object"),
     ("a number value", '{"TOKEN_EU": 7}', "the value of TOKEN_EU is a JSON number"),
-    ("a name twice", '{"TOKEN_EU": "a-secret-1", "TOKEN_EU": "a-secret-2"}', "TOKEN_EU' twice"),
-    ("not a name", '{"TOKEN EU": "a-secret-1"}', "which is not a variable name"),
+    ("a name twice", '{"TOKEN_EU": "a-secret-1", "TOKEN_EU": "a-secret-2"}',
+     "holds TOKEN_EU twice"),
+    ("not a name", '{"TOKEN EU": "a-secret-1"}',
+     "RECONCILER_SECRETS's key 1 is not a variable name"),
     ("a name no entry gives", '{"TOKEN_FR": "a-secret-1"}',
      "RECONCILER_SECRETS holds TOKEN_FR, which no entry of reconciler.yaml names"),
 ]  # fmt: skip
@@ -132,3 +134,32 @@ def test_a_name_no_entry_gives_refuses_nothing_while_a_rename_is_under_way(
 
     assert status == 0, said
     assert "3 accounts: 3 planned" in said
+
+
+WRONG_WAY = [
+    ("a value that is a name", "ghp_" + "Zq7x" * 9),
+    ("a value that is no name", "tok-" + "Zq7x" * 9),
+    ("a short value", "Pw7x"),
+]
+
+
+@pytest.mark.parametrize(("case", "value"), WRONG_WAY, ids=[c[0] for c in WRONG_WAY])
+def test_a_bundle_written_the_wrong_way_round_never_shows_its_keys(
+    tmp_path: Path, three: list[Account], case: str, value: str
+) -> None:
+    """`{"<the token>": "TOKEN_EU"}`, names and values swapped: its keys are the secrets, so
+    no message quotes one (a key no entry names, a key that is no variable name, a key
+    twice); the message says where and how many, and nothing is sent."""
+    _setup(tmp_path, three)
+    eu, us, apac = three
+    since = eu.controls.last_seq()
+    swapped = f'{{"{value}": "{eu.variable}", "{value}": "{eu.variable}"}}'
+
+    for bundle in (json.dumps({value: eu.variable}), swapped):
+        status, said = _plan(tmp_path, bundle, **{us.variable: us.client.token,
+                                                  apac.variable: apac.client.token})  # fmt: skip
+
+        assert status == 1, said
+        assert value not in said and value[:8] not in said, said
+        assert "RECONCILER_SECRETS" in said and "Traceback" not in said
+    assert eu.client.client_id not in {e["client_id"] for e in eu.controls.requests(since)}

@@ -45,7 +45,7 @@ from reconciler.gitops.history import (
     path_scope,
 )
 from reconciler.gitops.outcome import APPLIED, FAILED, NOTHING, REFUSED, SUPERSEDED, Landing
-from reconciler.gitops.pending import pulls_of
+from reconciler.gitops.pending import last_record, pulls_of
 from reconciler.gitops.statuses import counts
 from reconciler.render.marker import APPLY, Marker
 
@@ -167,7 +167,7 @@ def _land(github: GitHub, target: Target, reviewed: Reviewed, where: Where, run:
         landing = _superseded(github, scope, where.sha, head)
         _record(github, environment, where, landing, None)
         return landing
-    record = deployments.last_applied(github, environment)
+    record = last_record(github, scope, environment)
     if record is not None and not changed_between(scope, record.sha, where.sha):
         landing = Landing(scope.name, NOTHING, f"nothing to do: applied at {record.sha[:12]}")
         _record(github, environment, where, landing, record.pull_request)

@@ -12,7 +12,14 @@ import pytest
 
 from reconciler.gitops import deployments
 from reconciler.gitops.github import GitHub
-from reconciler.gitops.history import changed_between, merges_between, path_scope
+from reconciler.gitops.history import (
+    HistoryError,
+    Scope,
+    changed_between,
+    merges_between,
+    path_scope,
+)
+from reconciler.gitops.landing import Reviewed, Where, land_path
 from reconciler.gitops.pending import pending_path
 from reconciler.secrets import Secret
 from tests.gitops.action_runner import History
@@ -86,3 +93,37 @@ def test_the_apply_command_takes_the_accounts_or_a_path(tmp_path: Path) -> None:
     for selection in ([], ["--accounts", "eu", "--path", str(tmp_path)]):
         said = reconciler("github", "apply-accounts", *selection, *common, **env)
         assert said.returncode == 1 and "give --accounts or --path, one of them" in said.stderr
+
+
+def test_a_record_whose_commit_the_checkout_lacks_is_refused_naming_it(
+    tmp_path: Path, client: tuple[FakeGitHub, GitHub]
+) -> None:
+    """main was force-pushed and the last apply's commit is gone (or the checkout is shallow):
+    what was applied there is unknown, so nothing is pending-computed nor applied, and the
+    message names the deployment, its commit and what to do (not "bad object")."""
+    fake, github = client
+    history = History(tmp_path / "history")
+    head = history.commit({"workforce/a.yaml": "version: 1\n"}, "one")
+    gone = "e" * 40  # the commit a rewrite of main dropped
+    fake.state.remote = history.remote
+    scope = path_scope("default", history.checkout(head, tmp_path / "co") / "workforce")
+    started = deployments.start(github, "production", gone, pull_request=31, plan_digest=None,
+                                log_url="https://run", description="applying")  # fmt: skip
+    deployments.finish(github, started, deployments.SUCCESS, "applied", log_url="https://run")
+    ask = {"environment": "production", "artifact": "reconciler-plan",
+           "workflow": "reconciler-plan.yml"}  # fmt: skip
+    where = Where(head, "main", "production", "https://run/2", tmp_path / "work")
+
+    with pytest.raises(HistoryError) as pending:
+        pending_path(github, scope, head, report=True, **ask)
+    with pytest.raises(HistoryError) as landing:
+        land_path(github, scope_path(scope), None, Reviewed(None, None, None), where)
+
+    for said in (str(pending.value), str(landing.value)):
+        assert f"deployment {started} in production, is at {gone[:12]}, which this checkout" in said
+        assert "force-pushed" in said and "fetch-depth: 0" in said
+    assert [d["sha"] for d in fake.state.deployments] == [gone]  # nothing recorded, nothing run
+
+
+def scope_path(scope: Scope) -> Path:
+    return scope.root / scope.files

@@ -32,6 +32,7 @@ from reconciler.redaction import could_be_credential
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 #: A key a message may name: a variable's name as people write one.
 _SHOWN = re.compile(r"[A-Z_][A-Z0-9_]*\Z")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 #: Said of a key that does not read as one.
 _HIDDEN = "not shown: it may be a value"
 _FORM = (
@@ -99,6 +100,8 @@ def _parse(raw: str) -> dict[str, str]:
         found = json.loads(raw, object_pairs_hook=_unique)
     except BundleError:
         raise
+    except RecursionError:
+        raise BundleError(f"{BUNDLE} is not valid JSON: nested too deep", hint=_FORM) from None
     except ValueError as error:  # its message says where (line, column), never the text
         where = getattr(error, "msg", "not JSON")
         line, column = getattr(error, "lineno", None), getattr(error, "colno", None)
@@ -115,6 +118,12 @@ def _parse(raw: str) -> dict[str, str]:
             raise BundleError(
                 f"{BUNDLE}: the value of {_key(name, place)} is a JSON {_kind(value)}, "
                 "not a string",
+                hint=_FORM,
+            )
+        if _SURROGATE.search(value):  # `\ud800` alone: no text, so nothing could send it
+            raise BundleError(
+                f"{BUNDLE}: the value of {_key(name, place)} is not text (a lone surrogate, "
+                "a `\\uD800`-`\\uDFFF` escape without its pair)",
                 hint=_FORM,
             )
     return found

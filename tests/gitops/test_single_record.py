@@ -20,6 +20,7 @@ from reconciler.gitops.history import (
     path_scope,
 )
 from reconciler.gitops.landing import Reviewed, Where, land_path
+from reconciler.gitops.outcome import read_landings
 from reconciler.gitops.pending import pending_path
 from reconciler.secrets import Secret
 from tests.gitops.action_runner import History
@@ -127,3 +128,44 @@ def test_a_record_whose_commit_the_checkout_lacks_is_refused_naming_it(
 
 def scope_path(scope: Scope) -> Path:
     return scope.root / scope.files
+
+
+def test_a_record_a_person_made_with_the_api_is_not_the_last_apply(
+    tmp_path: Path, client: tuple[FakeGitHub, GitHub]
+) -> None:
+    """Someone with the API (a person's token, another app) creates a `deploy:reconciler`
+    deployment at the head marked success, or adds `success` to an apply that failed: either
+    would say the head is applied and skip its merge. Only what a workflow's GITHUB_TOKEN made
+    is read: the head is still pending, and the outcome is the apply's own."""
+    fake, github = client
+    history = History(tmp_path / "history")
+    first = history.commit({"workforce/a.yaml": "version: 1\n"}, "one")
+    second = history.commit({"workforce/a.yaml": "version: 1\nworkers: []\n"}, "#31")
+    scope = path_scope("default", history.checkout(second, tmp_path / "co") / "workforce")
+    ask = {"environment": "production", "artifact": "reconciler-plan",
+           "workflow": "reconciler-plan.yml"}  # fmt: skip
+    mallory = {"login": "mallory", "id": 7, "type": "User", "site_admin": False}
+
+    def record(sha: str, state: str, description: str) -> int:
+        made = deployments.start(github, "production", sha, pull_request=None, plan_digest=None,
+                                 log_url="https://run", description="applying")  # fmt: skip
+        deployments.finish(github, made, state, description, log_url="https://run")
+        return made
+
+    record(first, deployments.SUCCESS, "applied: 1 to invite")
+    failed = record(second, deployments.FAILURE, "failed: see the run's log")
+    fake.state.deployment_statuses[failed].append(
+        {"id": 1, "state": "success", "description": "applied: [approve](https://evil.example)",
+         "creator": mallory}
+    )  # fmt: skip
+    forged = record(second, deployments.SUCCESS, "applied: [approve](https://evil.example)")
+    (made,) = [d for d in fake.state.deployments if d["id"] == forged]
+    made["creator"] = mallory
+
+    report = pending_path(github, scope, second, report=True, **ask)
+    (landing, _), *_ = read_landings(github, ["default"], second, "production")
+
+    assert report == [
+        f"::warning::default: not applied at {second[:12]}: pending since {first[:12]}"
+    ]
+    assert landing.kind == "failed" and "evil" not in landing.description

@@ -110,6 +110,8 @@ def _parse(raw: str) -> dict[str, str]:
     if not isinstance(found, dict):
         raise BundleError(f"{BUNDLE} is a JSON {_kind(found)}, not an object", hint=_FORM)
     for place, (name, value) in enumerate(found.items(), start=1):
+        if name == BUNDLE:
+            raise BundleError(f"{BUNDLE} holds {BUNDLE} itself", hint=_FORM)
         if not _NAME.match(name):
             raise BundleError(
                 f"{BUNDLE}'s key {place} is not a variable name ({_HIDDEN})", hint=_FORM

@@ -60,6 +60,8 @@ BAD = [
      "holds TOKEN_EU twice"),
     ("not a name", '{"TOKEN EU": "a-secret-1"}',
      "RECONCILER_SECRETS's key 1 is not a variable name"),
+    ("itself inside", '{"RECONCILER_SECRETS": "{\\"TOKEN_EU\\": \\"a-secret-1\\"}"}',
+     "RECONCILER_SECRETS holds RECONCILER_SECRETS itself"),
     ("nested too deep", "[" * 100_000, "RECONCILER_SECRETS is not valid JSON: nested too deep"),
     ("a lone surrogate", '{"TOKEN_EU": "a-secret-\\ud800"}',
      "the value of TOKEN_EU is not text (a lone surrogate"),

@@ -168,3 +168,22 @@ def test_a_bundle_written_the_wrong_way_round_never_shows_its_keys(
         assert value not in said and value[:8] not in said, said
         assert "RECONCILER_SECRETS" in said and "Traceback" not in said
     assert eu.client.client_id not in {e["client_id"] for e in eu.controls.requests(since)}
+
+
+def test_an_account_s_folder_given_as_path_reads_its_variables_from_the_bundle(
+    tmp_path: Path, three: list[Account]
+) -> None:
+    """`plan accounts/eu` reads as eu's run does: its files' `${WEBHOOK_TOKEN_EU}` from the
+    bundle too (it was "not set"), and still only the variables of its `env:` list."""
+    eu, us, _ = three
+    _setup(tmp_path, three)
+    bundle = json.dumps({"WEBHOOK_TOKEN_EU": HOOK, us.variable: us.client.token})
+
+    done = reconciler("plan", "accounts/eu", cwd=tmp_path, RECONCILER_SECRETS=bundle,
+                      RECONCILER_TOKEN=eu.client.token, RECONCILER_BASE_URL=eu.server.base_url,
+                      RECONCILER_CLIENT_ID=str(eu.client.client_id),
+                      RECONCILER_PLAN_KEY=PLAN_KEY)  # fmt: skip
+
+    said = done.stdout + done.stderr
+    assert done.returncode in (0, 2), said
+    assert "not set" not in said and HOOK not in said and us.client.token not in said

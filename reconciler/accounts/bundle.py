@@ -13,7 +13,9 @@ variable in both with different values is refused (which one was meant?). A name
 of the accounts file gives is kept out of every account and named when a variable is missing (a
 typo), but refuses nothing: a variable renamed in an entry is in the bundle under both names
 until the rename is merged. Nothing of a value is ever shown: the JSON's own errors say where,
-never what.
+never what; and a key is named only when it reads as a variable's name (upper case, not like a
+credential), since a bundle written the wrong way round, `{"<the token>": "TOKEN_EU"}`, has the
+secrets for keys.
 """
 
 from __future__ import annotations
@@ -25,8 +27,14 @@ from collections.abc import Mapping
 from reconciler.accounts.file import AccountEntry, AccountsFile
 from reconciler.accounts.variables import BUNDLE, DEFAULT_PLAN_KEY, base_url_variable
 from reconciler.errors import ReconcilerError
+from reconciler.redaction import could_be_credential
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+#: A key a message may name: a variable's name as people write one.
+_SHOWN = re.compile(r"[A-Z_][A-Z0-9_]*\Z")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: Said of a key that does not read as one.
+_HIDDEN = "not shown: it may be a value"
 _FORM = (
     f'{BUNDLE} holds a JSON object of the account\'s variables, {{"NAME": "value", ...}}, '
     "each NAME one its entry in the accounts file gives"
@@ -62,10 +70,13 @@ def unnamed(environ: Mapping[str, str], accounts: AccountsFile) -> str | None:
     if not raw.strip():
         return None
     given = named_variables(accounts)
-    stray = sorted(name for name in _parse(raw) if name not in given)
+    stray = [name for name in _parse(raw) if name not in given]
     if not stray:
         return None
-    return f"{BUNDLE} holds {', '.join(stray)}, which no entry of {accounts.path.name} names"
+    listed = sorted(name for name in stray if _shows(name))
+    if hidden := len(stray) - len(listed):
+        listed.append(f"{hidden} key{'s' if hidden > 1 else ''} ({_HIDDEN})")
+    return f"{BUNDLE} holds {', '.join(listed)}, which no entry of {accounts.path.name} names"
 
 
 def named_variables(accounts: AccountsFile) -> frozenset[str]:
@@ -89,6 +100,8 @@ def _parse(raw: str) -> dict[str, str]:
         found = json.loads(raw, object_pairs_hook=_unique)
     except BundleError:
         raise
+    except RecursionError:
+        raise BundleError(f"{BUNDLE} is not valid JSON: nested too deep", hint=_FORM) from None
     except ValueError as error:  # its message says where (line, column), never the text
         where = getattr(error, "msg", "not JSON")
         line, column = getattr(error, "lineno", None), getattr(error, "colno", None)
@@ -96,14 +109,23 @@ def _parse(raw: str) -> dict[str, str]:
         raise BundleError(f"{BUNDLE} is not valid JSON: {where}{at}", hint=_FORM) from None
     if not isinstance(found, dict):
         raise BundleError(f"{BUNDLE} is a JSON {_kind(found)}, not an object", hint=_FORM)
-    for name, value in found.items():
+    for place, (name, value) in enumerate(found.items(), start=1):
+        if name == BUNDLE:
+            raise BundleError(f"{BUNDLE} holds {BUNDLE} itself", hint=_FORM)
         if not _NAME.match(name):
             raise BundleError(
-                f"{BUNDLE} holds {name[:40]!r}, which is not a variable name", hint=_FORM
+                f"{BUNDLE}'s key {place} is not a variable name ({_HIDDEN})", hint=_FORM
             )
         if not isinstance(value, str):
             raise BundleError(
-                f"{BUNDLE}: the value of {name} is a JSON {_kind(value)}, not a string",
+                f"{BUNDLE}: the value of {_key(name, place)} is a JSON {_kind(value)}, "
+                "not a string",
+                hint=_FORM,
+            )
+        if _SURROGATE.search(value):  # `\ud800` alone: no text, so nothing could send it
+            raise BundleError(
+                f"{BUNDLE}: the value of {_key(name, place)} is not text (a lone surrogate, "
+                "a `\\uD800`-`\\uDFFF` escape without its pair)",
                 hint=_FORM,
             )
     return found
@@ -111,11 +133,21 @@ def _parse(raw: str) -> dict[str, str]:
 
 def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
     found: dict[str, object] = {}
-    for name, value in pairs:
+    for at, (name, value) in enumerate(pairs, start=1):
         if name in found:
-            raise BundleError(f"{BUNDLE} holds {name[:40]!r} twice", hint=_FORM)
+            raise BundleError(f"{BUNDLE} holds {_key(name, at)} twice", hint=_FORM)
         found[name] = value
     return found
+
+
+def _shows(name: str) -> bool:
+    """Whether a message may name key `name`: it reads as a variable's name, not a value."""
+    return bool(_SHOWN.match(name)) and not could_be_credential(name)
+
+
+def _key(name: str, at: int) -> str:
+    """Key `name`, the `at`th, as a message names it."""
+    return name if _shows(name) else f"its key {at} ({_HIDDEN})"
 
 
 def _kind(value: object) -> str:

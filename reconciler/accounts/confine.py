@@ -1,9 +1,10 @@
 """A command given PATH inside an account's folder reads as that account's run does.
 
 `plan accounts/us` (no selection) in a shell holding every account's variables must not put eu's
-secret into us's webhook: the account's files read only the variables of its `env:` list. This
-module imports only the accounts file and the desired state's interpolation, so `validate`
-pays nothing of the service's client for it.
+secret into us's webhook: the account's files read only the variables of its `env:` list, from
+the process's environment or from RECONCILER_SECRETS (`reconciler.accounts.bundle`), as its run
+does. This module imports only the accounts file, the bundle and the desired state's
+interpolation, so `validate` pays nothing of the service's client for it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from reconciler.accounts.bundle import with_bundle
 from reconciler.accounts.file import AccountsFile, find_accounts_file, load_accounts_file
 from reconciler.desired.interpolate import Confined
 from reconciler.errors import ReconcilerError
@@ -18,8 +20,9 @@ from reconciler.errors import ReconcilerError
 
 def path_environment(path: Path, environ: Mapping[str, str]) -> Mapping[str, str]:
     """The environment a command given PATH reads: when PATH is (or is inside) an account's
-    folder of the accounts file found from it, the process's, with that account's files
-    reading only the variables of its `env:` list, as its run with `--account` does (so
+    folder of the accounts file found from it, the process's (with RECONCILER_SECRETS's
+    variables), that account's files reading only the variables of its `env:` list, as its
+    run with `--account` does (so
     `plan accounts/us` in a shell holding every account's variables cannot put eu's secret
     into us's webhook); anywhere else, the process's as it is."""
     accounts = _accounts_near(path.absolute() if path.is_dir() else path.absolute().parent)
@@ -30,7 +33,7 @@ def path_environment(path: Path, environ: Mapping[str, str]) -> Mapping[str, str
         under = entry.path.resolve()
         if where == under or under in where.parents:
             return Confined(
-                dict(environ),
+                dict(with_bundle(environ)),
                 owner=f"account {entry.name}",
                 readable=entry.env,
                 where=accounts.path.name,

@@ -22,8 +22,8 @@ from reconciler.gitops.adoption import (
     repository_files,
     sync_adoption_pr,
 )
-from reconciler.gitops.comments import ACTIONS_BOT, upsert_comment
-from reconciler.gitops.github import GitHub
+from reconciler.gitops.comments import upsert_comment
+from reconciler.gitops.github import ACTIONS_BOT, GitHub
 from reconciler.gitops.issues import DEFAULT_LABEL, DEFAULT_TITLE, sync_drift_issue
 from reconciler.gitops.runs import DEFAULT_WORKFLOW, check_pull_head, find_reviewed_plan
 from reconciler.render.comment_body import JOB_SUMMARY_LIMIT, fit_body, utf8_bytes

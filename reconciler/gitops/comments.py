@@ -6,12 +6,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler.gitops.github import GitHub
+from reconciler.gitops.github import ACTIONS_BOT, GitHub
 from reconciler.render.comment_body import fit_body
 from reconciler.render.marker import Marker
-
-#: The login GitHub shows for comments made with a workflow's GITHUB_TOKEN.
-ACTIONS_BOT = "github-actions[bot]"
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,10 @@ such deployment with a `success` status: the runs of one account go one at a tim
 concurrency group) and none applies an older state, so the newest success is the latest.
 
 The task keeps GitHub Actions' own deployments (one per job that names an environment, marked
-`success` whenever the job passes, even when it applied nothing) out of the record.
+`success` whenever the job passes, even when it applied nothing) out of the record; and only
+what a workflow's GITHUB_TOKEN made counts (`github-actions[bot]`, as the apply job's): a
+deployment or status a person or another app made with the API, which could say an apply
+happened that did not and so skip a merge, is not read.
 """
 
 from __future__ import annotations
@@ -54,12 +57,21 @@ def deployments(github: GitHub, environment: str, sha: str | None = None) -> lis
     query = {"environment": environment, "task": TASK}
     if sha is not None:
         query["sha"] = sha
-    return list(github.paginate(github.repo_path("deployments"), query))
+    found = github.paginate(github.repo_path("deployments"), query)
+    return [deployment for deployment in found if _ours(deployment, github.author)]
 
 
 def statuses(github: GitHub, deployment_id: int) -> list[Any]:
-    """A deployment's statuses, newest first."""
-    return list(github.paginate(github.repo_path(f"deployments/{int(deployment_id)}/statuses")))
+    """A deployment's statuses, newest first (those a workflow made)."""
+    path = github.repo_path(f"deployments/{int(deployment_id)}/statuses")
+    return [status for status in github.paginate(path) if _ours(status, github.author)]
+
+
+def _ours(made: Mapping[str, Any], author: str) -> bool:
+    """Made with the job's token (a workflow's GITHUB_TOKEN, `github-actions[bot]`, unless
+    RECONCILER_GITHUB_AUTHOR names another), as the apply job makes its records."""
+    creator = made.get("creator")
+    return isinstance(creator, Mapping) and creator.get("login") == author
 
 
 def record_of(github: GitHub, deployment: Mapping[str, Any]) -> Record:

@@ -52,8 +52,16 @@ _HINTS = {
 }
 
 
+#: Who a workflow's GITHUB_TOKEN writes as.
+ACTIONS_BOT = "github-actions[bot]"
+#: The login the job's token writes as, when not a workflow's GITHUB_TOKEN (a GitHub App's
+#: token writes as `<app-slug>[bot]`): only what it wrote is the tool's own record.
+ENV_AUTHOR = "RECONCILER_GITHUB_AUTHOR"
+
+
 class GitHub:
-    """GitHub's REST API for one repository (`owner/name`), authenticated with a token."""
+    """GitHub's REST API for one repository (`owner/name`), authenticated with a token;
+    `author`: the login that token writes as."""
 
     def __init__(
         self,
@@ -63,6 +71,7 @@ class GitHub:
         api_url: str = DEFAULT_API_URL,
         transport: httpx.BaseTransport | None = None,
         backoff: float = 0.5,
+        author: str = ACTIONS_BOT,
     ) -> None:
         if repository.count("/") != 1 or not all(repository.split("/")):
             raise GitHubConfigError(
@@ -75,6 +84,7 @@ class GitHub:
         except ConfigError as error:
             raise GitHubConfigError(error.message, hint=error.hint) from None
         self.repository = repository
+        self.author = author
         self._backoff = backoff  # the first wait before a retry, in seconds
         self._origin = httpx.URL(api_url.rstrip("/") + "/")
         self._http = httpx.Client(
@@ -95,7 +105,8 @@ class GitHub:
         cls, environ: Mapping[str, str] | None = None, *, repository: str | None = None
     ) -> GitHub:
         """From the variables GitHub Actions sets: GITHUB_REPOSITORY, GITHUB_API_URL, and
-        GITHUB_TOKEN (which the workflow passes from `secrets.GITHUB_TOKEN`)."""
+        GITHUB_TOKEN (which the workflow passes from `secrets.GITHUB_TOKEN`); and
+        RECONCILER_GITHUB_AUTHOR, with another token than a workflow's."""
         environ = os.environ if environ is None else environ
         token = environ.get("GITHUB_TOKEN") or environ.get("GH_TOKEN")
         if not token:
@@ -110,7 +121,8 @@ class GitHub:
                 hint="GitHub Actions sets it; elsewhere pass --repository owner/name",
             )
         api_url = environ.get("GITHUB_API_URL") or DEFAULT_API_URL
-        return cls(repository, Secret(token), api_url=api_url)
+        author = environ.get(ENV_AUTHOR) or ACTIONS_BOT
+        return cls(repository, Secret(token), api_url=api_url, author=author)
 
     def close(self) -> None:
         self._http.close()

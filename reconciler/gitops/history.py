@@ -77,9 +77,21 @@ def merges_between(scope: Scope, old: str | None, new: str) -> list[str]:
 
 
 def head_of(scope: Scope, branch: str) -> str:
-    """The commit the remote's `branch` is at, as the checkout fetched it (fetch-depth: 0)."""
+    """The commit the remote's `branch` is at, as the checkout fetched it. Only where the job
+    fetched the branch itself (GitLab's jobs do, in `before_script`): GitHub's actions/checkout
+    points `origin/<branch>` at the run's own commit when the branch has moved since the push,
+    so a GitHub run asks GitHub's API (`landing.default_head`)."""
     ref = f"refs/remotes/origin/{branch}^{{commit}}"
     return _git(scope.root, "rev-parse", "--verify", ref).strip()
+
+
+def has_commit(scope: Scope, sha: str) -> bool:
+    """Whether the checkout holds commit `sha` (one pushed after it was fetched does not)."""
+    try:
+        _git(scope.root, "cat-file", "-e", f"{sha}^{{commit}}")
+    except HistoryError:
+        return False
+    return True
 
 
 def _root(folder: Path) -> Path:

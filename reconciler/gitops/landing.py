@@ -30,12 +30,13 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from reconciler.accounts.file import AccountsFile
 from reconciler.gitops import deployments
 from reconciler.gitops.comments import upsert_comment
-from reconciler.gitops.github import GitHub
-from reconciler.gitops.history import Scope, account_scope, head_of, path_scope
+from reconciler.gitops.github import GitHub, GitHubError
+from reconciler.gitops.history import Scope, account_scope, has_commit, path_scope
 from reconciler.gitops.outcome import APPLIED, FAILED, NOTHING, REFUSED, SUPERSEDED, Landing
 from reconciler.gitops.record import GitHubRecord, standing
 from reconciler.gitops.statuses import counts
@@ -152,8 +153,18 @@ def land(
 
 def _land(github: GitHub, target: Target, reviewed: Reviewed, where: Where, run: Run) -> Landing:
     scope, environment = target.scope, target.environment
-    head = head_of(scope, where.default_branch)
-    at = standing(GitHubRecord(github, environment), scope, where.sha, head)
+    head = default_head(github, where.default_branch)
+    if head != where.sha and not has_commit(scope, head):
+        landing = Landing(
+            scope.name,
+            SUPERSEDED,
+            f"superseded by {head[:12]}, the default branch's head, which this run's checkout "
+            "does not hold (pushed since it was fetched): nothing was applied; the apply of "
+            "the newer merge applies it",
+        )
+        _record(github, environment, where, landing, None)
+        return landing
+    at = standing(GitHubRecord(github, environment, scope), scope, where.sha, head)
     if at.superseded_by is not None:
         landing = Landing(scope.name, SUPERSEDED, at.superseded(where.sha))
         _record(github, environment, where, landing, None)
@@ -169,6 +180,18 @@ def _land(github: GitHub, target: Target, reviewed: Reviewed, where: Where, run:
         _record(github, environment, where, landing, None)
         return landing
     return _reviewed(github, target, plan, reviewed, where, pending, run)
+
+
+def default_head(github: GitHub, branch: str) -> str:
+    """The commit the default branch is at now, as GitHub says. Never the checkout's
+    `origin/<branch>`: when the branch has moved since the push (a re-run, a late approval, a
+    run queued out of order, the very runs this is asked for), actions/checkout fetches
+    `+<the run's commit>:refs/remotes/origin/<branch>`, so there it is the run's own commit."""
+    found = github.get(github.repo_path(f"git/ref/heads/{quote(branch, safe='/')}"))
+    sha = found.get("object", {}).get("sha") if isinstance(found, dict) else None
+    if not isinstance(sha, str) or not sha:
+        raise GitHubError(f"GitHub did not say which commit the branch {branch} is at")
+    return sha
 
 
 def _unreviewed(target: Target, where: Where, pending: str, run: Run) -> Landing:

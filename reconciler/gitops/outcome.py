@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from reconciler.gitops import deployments
-from reconciler.gitops.comments import ACTIONS_BOT, CommentResult, find_marked, upsert_comment
-from reconciler.gitops.github import GitHub
+from reconciler.gitops.comments import CommentResult, find_marked, upsert_comment
+from reconciler.gitops.github import ACTIONS_BOT, GitHub
 from reconciler.render.marker import Marker
 
 APPLIED, NOTHING, SUPERSEDED, REFUSED, FAILED = (

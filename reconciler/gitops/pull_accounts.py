@@ -8,7 +8,12 @@ is warned. An account the pull request adds has no entry on the default branch: 
 with the pull request's entry, in its own environment (`reconciler-<name>`), whose secrets an
 administrator created. A new entry may not name a variable an account of the default branch
 uses (`tokenEnv`, `emailEnv`, `passwordEnv`, `env`): that would send another account's secret
-where the pull request says; it is refused, alone, and named.
+where the pull request says; it is refused, alone, and named. Nor may it give the address its
+credentials are sent to: its environment may already hold the account's secrets (created for
+the pull request that adds it, or kept since it was removed), and any other pull request may add
+an account of that name. Its `baseUrl` is one an administrator chose: none (the environment's
+`RECONCILER_BASE_URL`), `${VAR}` whole (the variable its environment holds), or an address an
+account of the default branch uses; another is refused, alone, and named.
 
 The pull request's own `reconciler.yaml` is removed before the file is written (a link of
 theirs is never written through), and nothing of it is used but the new accounts' entries.
@@ -29,6 +34,7 @@ from reconciler.accounts.file import (
     load_accounts_file,
 )
 from reconciler.accounts.selection import changed_accounts
+from reconciler.accounts.variables import base_url_variable
 from reconciler.errors import ReconcilerError
 
 
@@ -67,6 +73,15 @@ def pull_request_accounts(default: Path, checkout: Path) -> PullAccounts:
                 "variables must be its own (tokenEnv, emailEnv, passwordEnv, env)"
             )
             continue
+        if (address := _chosen_address(entry, main)) is not None:
+            refused[entry.name] = (
+                f"its entry, added by this pull request, sends its credentials to {address}, "
+                "an address no account of the default branch's reconciler.yaml uses: until it "
+                "is merged, a new account's address is an administrator's (no baseUrl and "
+                "RECONCILER_BASE_URL, or `baseUrl: ${VAR}` with the address in its "
+                "environment's RECONCILER_SECRETS)"
+            )
+            continue
         new.append(entry.name)
         items.append(copy.deepcopy(raw[entry.name]))
     target.unlink(missing_ok=True)
@@ -95,6 +110,15 @@ def _sent(entry: AccountEntry) -> list[str]:
     signs, on the runner)."""
     names = (entry.token_env, entry.email_env, entry.password_env)
     return [name for name in names if name is not None] + list(entry.env)
+
+
+def _chosen_address(entry: AccountEntry, main: AccountsFile) -> str | None:
+    """The address a new entry's credentials would go to when only the pull request gives it
+    (None: an administrator's, as the module says)."""
+    url = entry.base_url
+    if url is None or base_url_variable(url) is not None:
+        return None
+    return None if url in {account.base_url for account in main.accounts} else url
 
 
 def planned_names(accounts: PullAccounts, changed_since: str | None) -> list[str]:

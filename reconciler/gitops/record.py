@@ -17,7 +17,7 @@ from typing import Protocol
 from reconciler.gitops.deployments import environment_of, last_applied
 from reconciler.gitops.github import GitHub
 from reconciler.gitops.history import Scope, changed_between, merges_between
-from reconciler.gitops.pending import pulls_of
+from reconciler.gitops.pending import last_record, pulls_of
 
 
 class ApplyRecord(Protocol):
@@ -43,12 +43,17 @@ class GitHubRecord:
 
     sign = "#"
 
-    def __init__(self, github: GitHub, environment: str) -> None:
+    def __init__(self, github: GitHub, environment: str, scope: Scope | None = None) -> None:
         self.github = github
         self.environment = environment  # `production-{account}`, or one environment's name
+        self.scope = scope  # its commit must be in the checkout (`pending.last_record`)
 
     def last_applied(self, account: str) -> str | None:
-        found = last_applied(self.github, environment_of(self.environment, account))
+        environment = environment_of(self.environment, account)
+        if self.scope is not None:
+            found = last_record(self.github, self.scope, environment)
+        else:
+            found = last_applied(self.github, environment)
         return found.sha if found is not None else None
 
     def requests_of(self, merges: Sequence[str]) -> list[int]:

@@ -56,8 +56,15 @@ BAD = [
     ("not JSON", '{"TOKEN_EU": "x",', "RECONCILER_SECRETS is not valid JSON"),
     ("an array", '["TOKEN_EU"]', "RECONCILER_SECRETS is a JSON array, not an object"),
     ("a number value", '{"TOKEN_EU": 7}', "the value of TOKEN_EU is a JSON number"),
-    ("a name twice", '{"TOKEN_EU": "a-secret-1", "TOKEN_EU": "a-secret-2"}', "TOKEN_EU' twice"),
-    ("not a name", '{"TOKEN EU": "a-secret-1"}', "which is not a variable name"),
+    ("a name twice", '{"TOKEN_EU": "a-secret-1", "TOKEN_EU": "a-secret-2"}',
+     "holds TOKEN_EU twice"),
+    ("not a name", '{"TOKEN EU": "a-secret-1"}',
+     "RECONCILER_SECRETS's key 1 is not a variable name"),
+    ("itself inside", '{"RECONCILER_SECRETS": "{\\"TOKEN_EU\\": \\"a-secret-1\\"}"}',
+     "RECONCILER_SECRETS holds RECONCILER_SECRETS itself"),
+    ("nested too deep", "[" * 100_000, "RECONCILER_SECRETS is not valid JSON: nested too deep"),
+    ("a lone surrogate", '{"TOKEN_EU": "a-secret-\\ud800"}',
+     "the value of TOKEN_EU is not text (a lone surrogate"),
     ("a name no entry gives", '{"TOKEN_FR": "a-secret-1"}',
      "RECONCILER_SECRETS holds TOKEN_FR, which no entry of reconciler.yaml names"),
 ]  # fmt: skip
@@ -132,3 +139,51 @@ def test_a_name_no_entry_gives_refuses_nothing_while_a_rename_is_under_way(
 
     assert status == 0, said
     assert "3 accounts: 3 planned" in said
+
+
+WRONG_WAY = [
+    ("a value that is a name", "ghp_" + "Zq7x" * 9),
+    ("a value that is no name", "tok-" + "Zq7x" * 9),
+    ("a short value", "Pw7x"),
+]
+
+
+@pytest.mark.parametrize(("case", "value"), WRONG_WAY, ids=[c[0] for c in WRONG_WAY])
+def test_a_bundle_written_the_wrong_way_round_never_shows_its_keys(
+    tmp_path: Path, three: list[Account], case: str, value: str
+) -> None:
+    """`{"<the token>": "TOKEN_EU"}`, names and values swapped: its keys are the secrets, so
+    no message quotes one (a key no entry names, a key that is no variable name, a key
+    twice); the message says where and how many, and nothing is sent."""
+    _setup(tmp_path, three)
+    eu, us, apac = three
+    since = eu.controls.last_seq()
+    swapped = f'{{"{value}": "{eu.variable}", "{value}": "{eu.variable}"}}'
+
+    for bundle in (json.dumps({value: eu.variable}), swapped):
+        status, said = _plan(tmp_path, bundle, **{us.variable: us.client.token,
+                                                  apac.variable: apac.client.token})  # fmt: skip
+
+        assert status == 1, said
+        assert value not in said and value[:8] not in said, said
+        assert "RECONCILER_SECRETS" in said and "Traceback" not in said
+    assert eu.client.client_id not in {e["client_id"] for e in eu.controls.requests(since)}
+
+
+def test_an_account_s_folder_given_as_path_reads_its_variables_from_the_bundle(
+    tmp_path: Path, three: list[Account]
+) -> None:
+    """`plan accounts/eu` reads as eu's run does: its files' `${WEBHOOK_TOKEN_EU}` from the
+    bundle too (it was "not set"), and still only the variables of its `env:` list."""
+    eu, us, _ = three
+    _setup(tmp_path, three)
+    bundle = json.dumps({"WEBHOOK_TOKEN_EU": HOOK, us.variable: us.client.token})
+
+    done = reconciler("plan", "accounts/eu", cwd=tmp_path, RECONCILER_SECRETS=bundle,
+                      RECONCILER_TOKEN=eu.client.token, RECONCILER_BASE_URL=eu.server.base_url,
+                      RECONCILER_CLIENT_ID=str(eu.client.client_id),
+                      RECONCILER_PLAN_KEY=PLAN_KEY)  # fmt: skip
+
+    said = done.stdout + done.stderr
+    assert done.returncode in (0, 2), said
+    assert "not set" not in said and HOOK not in said and us.client.token not in said

@@ -89,3 +89,26 @@ def test_the_readme_loops_run_as_written(tmp_path: Path) -> None:
             assert result.returncode == 0, (words, result.stdout, result.stderr)
     # The last line of the payroll loop shows the payrun as paid.
     assert "paid" in result.stdout, result.stdout
+
+
+@pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
+def test_the_secrets_bundle_snippet_writes_the_values_as_the_files_hold_them(
+    tmp_path: Path,
+) -> None:
+    """docs/accounts-ci.md's `jq` line, as written, on value files an editor saved (with a
+    final newline): the bundle holds each value without it (a webhook header value is sent
+    as it is, so a newline there would be part of it)."""
+    import json
+    import subprocess
+
+    page = ROOT / "docs" / "accounts-ci.md"
+    (block,) = [b for b in shell_blocks(page) if "jq -n" in b]
+    lines = block.replace("\\\n", " ").splitlines()
+    (line,) = [line for line in lines if line.lstrip().startswith("jq -n")]
+    (tmp_path / "eu-token.txt").write_text("the-token\n")
+    (tmp_path / "eu-webhook-token.txt").write_text("the-hook\n")
+
+    subprocess.run(["bash", "-c", line], cwd=tmp_path, check=True)
+
+    written = json.loads((tmp_path / "eu-secrets.json").read_text())
+    assert written == {"RECONCILER_TOKEN_EU": "the-token", "WEBHOOK_TOKEN_EU": "the-hook"}

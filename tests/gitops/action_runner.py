@@ -82,9 +82,16 @@ class History:
         git(self.work, "push", "--quiet", "origin", "main")
         return git(self.work, "rev-parse", "main")
 
-    def checkout(self, sha: str, dest: Path) -> Path:
-        """`actions/checkout` at `sha` with its history (fetch-depth: 0), as the job starts."""
+    def checkout(self, sha: str, dest: Path, *, pushed: bool = True) -> Path:
+        """`actions/checkout` at `sha` with its history (fetch-depth: 0), as the job starts.
+
+        As actions/checkout does for a run of a push to main (`pushed`): when main has moved
+        since (a re-run, a late approval, a queued run), it fetches again
+        `+<sha>:refs/remotes/origin/main`, so the checkout's `origin/main` is the run's commit,
+        never main's head now."""
         git(self.folder, "clone", "--quiet", "--no-checkout", str(self.remote), str(dest))
+        if pushed:
+            git(dest, "update-ref", "refs/remotes/origin/main", sha)
         git(dest, "-c", "advice.detachedHead=false", "checkout", "--quiet", sha)
         return dest
 

@@ -15,8 +15,10 @@ import copy
 import hashlib
 import json
 import re
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -59,6 +61,8 @@ class State:
     #: message), tree -> {path: text}. A commit the fake did not make (the test repository's)
     #: has a tree of its own with no file in it: a new tree then holds what was sent.
     refs: dict[str, str] = field(default_factory=dict)
+    #: The test's git repository as GitHub holds it: where its branches are, unless `refs` says.
+    remote: Path | None = None
     commits: dict[str, dict[str, Any]] = field(default_factory=dict)
     trees: dict[str, dict[str, str]] = field(default_factory=dict)
 
@@ -332,6 +336,9 @@ class FakeGitHub(FakeServer):
             state.refs[branch] = body["sha"]
             return 201, _ref(branch, body["sha"])
         match = re.fullmatch(r"/refs?/heads/(.+)", route)
+        if match is not None and method == "GET" and match.group(1) not in state.refs:
+            pushed = self._pushed(match.group(1))
+            return (200, _ref(match.group(1), pushed)) if pushed else (404, _not_found())
         if match is None or match.group(1) not in state.refs:
             return 404, _not_found()
         branch = match.group(1)
@@ -344,6 +351,17 @@ class FakeGitHub(FakeServer):
             del state.refs[branch]
             return 204, None
         return 404, _not_found()
+
+    def _pushed(self, branch: str) -> str | None:
+        """Where `branch` is in the test's git repository (None: no repository, no branch)."""
+        if self.state.remote is None:
+            return None
+        done = subprocess.run(
+            ["git", "-C", str(self.state.remote), "rev-parse", "--verify", "--quiet",
+             f"refs/heads/{branch}^{{commit}}"],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        return done.stdout.strip() or None
 
     def branch_files(self, branch: str) -> dict[str, str]:
         """The files the fake's commit at the tip of `branch` holds (those it was sent)."""

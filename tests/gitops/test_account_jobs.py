@@ -155,17 +155,43 @@ def files(tmp_path: Path, main: str, theirs: str) -> tuple[Path, Path]:
 def test_main_s_accounts_keep_main_s_entries_and_a_new_one_its_own(tmp_path: Path) -> None:
     eu = entry("eu", "https://eu.example.com", "RECONCILER_TOKEN_EU")
     default, checkout = files(tmp_path, eu, entry("eu", "https://evil.example", "STOLEN") + entry(
-        "fr", "https://fr.example.com", "RECONCILER_TOKEN_FR"))  # fmt: skip
+        "fr", "${RECONCILER_BASE_URL_FR}", "RECONCILER_TOKEN_FR"))  # fmt: skip
 
     written = pull_request_accounts(default, checkout)
 
     assert written.new == ("fr",) and written.refused == {} and written.changes_file
     text = (checkout / "reconciler.yaml").read_text()
     assert "evil" not in text and "STOLEN" not in text
-    assert "https://eu.example.com" in text and "https://fr.example.com" in text
+    assert "https://eu.example.com" in text and "${RECONCILER_BASE_URL_FR}" in text
     said = messages(written)
     assert any("This pull request changes reconciler.yaml" in line for line in said)
     assert any(line.startswith("::notice::fr: added by this pull request") for line in said)
+
+
+ADDRESSES = [
+    ("main's address", "https://eu.example.com", True),
+    ("its environment's variable", "${RECONCILER_BASE_URL_FR}", True),
+    ("its own address", "https://fr.example.com", False),
+    ("main's address with a path", "https://eu.example.com/steal", False),
+]
+
+
+@pytest.mark.parametrize(("case", "url", "planned"), ADDRESSES, ids=[c[0] for c in ADDRESSES])
+def test_a_new_account_s_address_is_an_administrator_s(
+    tmp_path: Path, case: str, url: str, planned: bool
+) -> None:
+    """fr's environment may hold fr's token before the pull request that adds fr is merged
+    (or after fr was removed), and any pull request may add an account named fr: the address
+    its token goes to is main's, its environment's, or refused, naming it."""
+    eu = entry("eu", "https://eu.example.com", "RECONCILER_TOKEN_EU")
+    default, checkout = files(tmp_path, eu, eu + entry("fr", url, "RECONCILER_TOKEN_FR"))
+
+    written = pull_request_accounts(default, checkout)
+
+    assert (written.new == ("fr",)) is planned
+    if not planned:
+        assert url in written.refused["fr"] and "an administrator's" in written.refused["fr"]
+        assert url not in (checkout / "reconciler.yaml").read_text()
 
 
 @pytest.mark.parametrize("borrowed", ["token", "env"])

@@ -120,6 +120,7 @@ def runner(
         for name in ("eu", "us")
     }
     applied(github, git(repo, "rev-parse", "main"), "eu", "us")
+    github.state.remote = repo  # where GitHub says the default branch is
     return Runner(tmp_path / "runs", repo, environments, TOKEN, github.api_url)
 
 
@@ -140,6 +141,10 @@ def set_variables(runner: Runner, environment: str, variables: dict[str, str]) -
     runner.environments[environment]["RECONCILER_SECRETS"] = json.dumps(variables)
 
 
+#: Who makes a record: the apply job, with its workflow's GITHUB_TOKEN.
+ACTIONS = {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"}
+
+
 def applied(github: FakeGitHub, sha: str, *names: str) -> None:
     """Record `names` as applied at `sha`: each a deployment of task deploy:reconciler in
     production-<name> with a success status, as an earlier apply run leaves it."""
@@ -148,11 +153,12 @@ def applied(github: FakeGitHub, sha: str, *names: str) -> None:
         github.state.deployments.append({
             "id": deployment_id, "sha": sha, "ref": sha, "task": "deploy:reconciler",
             "environment": f"production-{name}", "payload": {"pull_request": None},
-            "created_at": "2026-11-20T12:00:00Z",
+            "created_at": "2026-11-20T12:00:00Z", "creator": ACTIONS,
         })  # fmt: skip
         github.state.deployment_statuses[deployment_id] = [
-            {"id": deployment_id + 1, "state": "success", "description": "applied: at start"}
-        ]
+            {"id": deployment_id + 1, "state": "success", "description": "applied: at start",
+             "creator": ACTIONS}
+        ]  # fmt: skip
 
 
 def clients_seen(controls: Controls, since: int) -> set[int | None]:

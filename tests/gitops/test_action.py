@@ -155,6 +155,7 @@ def merge_job(
     ]  # fmt: skip
     github.state.runs[RUN_ID] = workflow_run(RUN_ID, MAIN_SHA)
     github.state.default_branch_commits.add(MAIN_SHA)
+    github.state.remote = history.remote
     checkout = history.checkout(merged, tmp_path / "checkout")
     merge = job(tmp_path, "merge", "apply", checkout / path.name, server, github)
     merge.env["GITHUB_SHA"] = merged
@@ -240,6 +241,7 @@ def test_a_push_without_a_reviewed_plan_applies_nothing(
 ) -> None:
     history = History(tmp_path / "history")
     pushed = history.commit({QUICKSTART.name: QUICKSTART.read_text()}, "pushed to main")
+    github.state.remote = history.remote
     checkout = history.checkout(pushed, tmp_path / "checkout")
     push = job(tmp_path, "merge", "apply", checkout / QUICKSTART.name, demo, github)
     push.env["GITHUB_SHA"] = pushed

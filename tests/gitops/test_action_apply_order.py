@@ -55,12 +55,14 @@ class Repository:
         self.tmp_path, self.sandbox, self.github = tmp_path, sandbox, github
         self.history = History(tmp_path / "history")
         self.history.commit({"workforce/workforce.yaml": state([])}, "start")
+        github.state.remote = self.history.remote
         self.artifacts: dict[str, Path] = {}
         self.jobs = 0
 
     def job(self, mode: str, sha: str, run_id: str, **inputs: str) -> Job:
         self.jobs += 1
-        checkout = self.history.checkout(sha, self.tmp_path / f"checkout-{self.jobs}")
+        folder = self.tmp_path / f"checkout-{self.jobs}"
+        checkout = self.history.checkout(sha, folder, pushed=mode != "pull-request")
         return Job(
             inputs={"mode": mode, "path": str(checkout / "workforce"),
                     "base-url": self.sandbox.base_url, "service-token": self.sandbox.token,
@@ -290,3 +292,31 @@ def test_a_run_queued_out_of_order_applies_no_older_state(
     assert live(sandbox) == ["W-1", "W-2"]
     assert "applied: the reviewed plan was applied: 2 to invite" in outcome(github, 32)
     assert last_state(github, merged_b) == "inactive"
+
+
+def test_a_merge_pushed_after_the_run_checked_out_supersedes_it(
+    repository: Repository, sandbox: SandboxServer, controls: Controls, github: FakeGitHub
+) -> None:
+    """PR 31 hires W-1 (merged as B); B's run checks out B, then waits (an approval, a slow
+    queue) while PR 32 adds W-2 and is merged as C. GitHub says main is at C, which B's
+    checkout does not hold: B's run is superseded and sends nothing; C's run applies both."""
+    one = repository.propose("one", state(["W-1"]), 31)
+    merged_b = repository.merge("one", one, 31)
+    waiting = repository.job("apply", merged_b, "7031")  # checked out now
+    waiting.artifacts.update(repository.artifacts)
+    two = repository.propose("two", state(["W-1", "W-2"]), 32)
+    merged_c = repository.merge("two", two, 32)
+
+    since = controls.last_seq()
+    late = run_action(waiting)
+
+    assert late.failed is None, logs(late)
+    assert (
+        f"default: superseded by {merged_c[:12]}, the default branch's head, which this run's "
+        "checkout does not hold"
+    ) in logs(late)
+    assert not [e for e in controls.requests(since) if e["method"] != "GET"]
+    assert live(sandbox) == []
+    assert last_state(github, merged_b) == "inactive"
+    assert repository.apply(merged_c, "7032").failed is None
+    assert live(sandbox) == ["W-1", "W-2"]

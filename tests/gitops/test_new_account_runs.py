@@ -94,6 +94,36 @@ def test_a_new_account_that_names_another_account_s_token_is_refused(
     assert clients_seen(controls, since) <= {clients["eu"].client_id}
 
 
+def test_a_new_account_s_environment_sends_its_token_only_where_an_administrator_said(
+    runner: Runner,
+    repo: Path,
+    sandbox: SandboxServer,
+    controls: Controls,
+    github: FakeGitHub,
+) -> None:
+    """fr's environments exist, with fr's token, while the pull request that adds fr is open.
+    Another pull request adds an account named fr too, pointing at a server of its own: its
+    plan job runs in reconciler-fr and would send fr's token there. A new account's address is
+    one an administrator chose (an address main's accounts use, RECONCILER_BASE_URL, or the
+    variable of `baseUrl: ${VAR}` in its environment): refused, alone, and nothing is sent."""
+    fr = controls.create_client(name="FR")
+    for kind in ("reconciler", "production"):
+        runner.environments[f"{kind}-fr"] = secrets_of({"RECONCILER_TOKEN_FR": fr.token}, "f" * 40)
+    since = controls.last_seq()
+
+    _, runs = plan_pull_request(github, runner, repo, "steal-fr", {
+        "reconciler.yaml": with_fr(github.api_url),
+        "accounts/fr/workforce.yaml": state(["W-1"]),
+    })  # fmt: skip
+
+    (plan,) = runs["plan"]
+    assert plan.returncode == 1
+    said = plan.logs[-1].replace("\\_", "_")
+    assert "fr: not planned" in said and github.api_url in said, said
+    assert all(fr.token not in str(request) for request in github.requests)
+    assert clients_seen(controls, since) == set()
+
+
 def test_an_account_added_by_editing_reconciler_yaml_only_is_planned_and_applied(
     runner: Runner,
     repo: Path,

@@ -12,7 +12,15 @@ import pytest
 
 from reconciler.gitops import deployments
 from reconciler.gitops.github import GitHub
-from reconciler.gitops.history import changed_between, merges_between, path_scope
+from reconciler.gitops.history import (
+    HistoryError,
+    Scope,
+    changed_between,
+    merges_between,
+    path_scope,
+)
+from reconciler.gitops.landing import Reviewed, Where, land_path
+from reconciler.gitops.outcome import read_landings
 from reconciler.gitops.pending import pending_path
 from reconciler.secrets import Secret
 from tests.gitops.action_runner import History
@@ -86,3 +94,112 @@ def test_the_apply_command_takes_the_accounts_or_a_path(tmp_path: Path) -> None:
     for selection in ([], ["--accounts", "eu", "--path", str(tmp_path)]):
         said = reconciler("github", "apply-accounts", *selection, *common, **env)
         assert said.returncode == 1 and "give --accounts or --path, one of them" in said.stderr
+
+
+def test_a_record_whose_commit_the_checkout_lacks_is_refused_naming_it(
+    tmp_path: Path, client: tuple[FakeGitHub, GitHub]
+) -> None:
+    """main was force-pushed and the last apply's commit is gone (or the checkout is shallow):
+    what was applied there is unknown, so nothing is pending-computed nor applied, and the
+    message names the deployment, its commit and what to do (not "bad object")."""
+    fake, github = client
+    history = History(tmp_path / "history")
+    head = history.commit({"workforce/a.yaml": "version: 1\n"}, "one")
+    gone = "e" * 40  # the commit a rewrite of main dropped
+    fake.state.remote = history.remote
+    scope = path_scope("default", history.checkout(head, tmp_path / "co") / "workforce")
+    started = deployments.start(github, "production", gone, pull_request=31, plan_digest=None,
+                                log_url="https://run", description="applying")  # fmt: skip
+    deployments.finish(github, started, deployments.SUCCESS, "applied", log_url="https://run")
+    ask = {"environment": "production", "artifact": "reconciler-plan",
+           "workflow": "reconciler-plan.yml"}  # fmt: skip
+    where = Where(head, "main", "production", "https://run/2", tmp_path / "work")
+
+    with pytest.raises(HistoryError) as pending:
+        pending_path(github, scope, head, report=True, **ask)
+    with pytest.raises(HistoryError) as landing:
+        land_path(github, scope_path(scope), None, Reviewed(None, None, None), where)
+
+    for said in (str(pending.value), str(landing.value)):
+        assert f"deployment {started} in production, is at {gone[:12]}, which this checkout" in said
+        assert "force-pushed" in said and "fetch-depth: 0" in said
+    assert [d["sha"] for d in fake.state.deployments] == [gone]  # nothing recorded, nothing run
+
+
+def scope_path(scope: Scope) -> Path:
+    return scope.root / scope.files
+
+
+def test_a_record_a_person_made_with_the_api_is_not_the_last_apply(
+    tmp_path: Path, client: tuple[FakeGitHub, GitHub]
+) -> None:
+    """Someone with the API (a person's token, another app) creates a `deploy:reconciler`
+    deployment at the head marked success, or adds `success` to an apply that failed: either
+    would say the head is applied and skip its merge. Only what a workflow's GITHUB_TOKEN made
+    is read: the head is still pending, and the outcome is the apply's own."""
+    fake, github = client
+    history = History(tmp_path / "history")
+    first = history.commit({"workforce/a.yaml": "version: 1\n"}, "one")
+    second = history.commit({"workforce/a.yaml": "version: 1\nworkers: []\n"}, "#31")
+    scope = path_scope("default", history.checkout(second, tmp_path / "co") / "workforce")
+    ask = {"environment": "production", "artifact": "reconciler-plan",
+           "workflow": "reconciler-plan.yml"}  # fmt: skip
+    mallory = {"login": "mallory", "id": 7, "type": "User", "site_admin": False}
+
+    def record(sha: str, state: str, description: str) -> int:
+        made = deployments.start(github, "production", sha, pull_request=None, plan_digest=None,
+                                 log_url="https://run", description="applying")  # fmt: skip
+        deployments.finish(github, made, state, description, log_url="https://run")
+        return made
+
+    record(first, deployments.SUCCESS, "applied: 1 to invite")
+    failed = record(second, deployments.FAILURE, "failed: see the run's log")
+    fake.state.deployment_statuses[failed].append(
+        {"id": 1, "state": "success", "description": "applied: [approve](https://evil.example)",
+         "creator": mallory}
+    )  # fmt: skip
+    forged = record(second, deployments.SUCCESS, "applied: [approve](https://evil.example)")
+    (made,) = [d for d in fake.state.deployments if d["id"] == forged]
+    made["creator"] = mallory
+
+    report = pending_path(github, scope, second, report=True, **ask)
+    (landing, _), *_ = read_landings(github, ["default"], second, "production")
+
+    assert report == [
+        f"::warning::default: not applied at {second[:12]}: pending since {first[:12]}"
+    ]
+    assert landing.kind == "failed" and "evil" not in landing.description
+
+
+def test_with_an_app_s_token_its_records_count_when_reconciler_github_author_names_it(
+    tmp_path: Path,
+) -> None:
+    """docs/accounts-ci.md suggests a GitHub App's token for big fleets: it writes as
+    `<app>[bot]`. Its records are the last apply only when RECONCILER_GITHUB_AUTHOR says so
+    (a workflow's token's records, and anyone else's, then do not count)."""
+    history = History(tmp_path / "history")
+    first = history.commit({"workforce/a.yaml": "version: 1\n"}, "one")
+    scope = path_scope("default", history.checkout(first, tmp_path / "co") / "workforce")
+    ask = {"environment": "production", "artifact": "reconciler-plan",
+           "workflow": "reconciler-plan.yml"}  # fmt: skip
+    app = {"login": "fleet-reconciler[bot]", "id": 9, "type": "Bot", "site_admin": False}
+    environ = {"GITHUB_TOKEN": TOKEN, "GITHUB_REPOSITORY": OWNER_REPO}
+    with FakeGitHub(TOKEN) as fake:
+        environ["GITHUB_API_URL"] = fake.api_url
+        with GitHub.from_environment(environ) as github:
+            made = deployments.start(github, "production", first, pull_request=None,
+                                     plan_digest=None, log_url="https://run",
+                                     description="applying")  # fmt: skip
+            deployments.finish(github, made, deployments.SUCCESS, "applied", log_url="https://run")
+        (deployment,) = fake.state.deployments
+        deployment["creator"] = app
+        for status in fake.state.deployment_statuses[made]:
+            status["creator"] = app
+        with GitHub.from_environment(environ) as github:
+            as_workflow = pending_path(github, scope, first, report=True, **ask)
+        environ["RECONCILER_GITHUB_AUTHOR"] = "fleet-reconciler[bot]"
+        with GitHub.from_environment(environ) as github:
+            as_app = pending_path(github, scope, first, report=True, **ask)
+
+    assert as_workflow == [f"::warning::default: not applied at {first[:12]}: never applied"]
+    assert as_app == [f"default: applied at {first[:12]}"]

@@ -180,6 +180,10 @@ class Runner:
                     check=True,
                 )  # fmt: skip
             ref = settings.get("ref") or context["github"]["sha"]
+            if not settings.get("ref"):  # as actions/checkout: origin/<branch> is the run's commit
+                branch = context["github"]["event"].get("repository", {}).get("default_branch")
+                tracking = f"refs/remotes/origin/{branch or 'main'}"
+                subprocess.run([*git, "-C", str(dest), "update-ref", tracking, ref], check=True)
             subprocess.run([*git, "-C", str(dest), "checkout", "--quiet", ref], check=True)
             return
         if "/.github/actions/reconciler-install@" in uses:

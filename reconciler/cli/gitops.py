@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from reconciler.adopt.model import Adoption
-from reconciler.cli import github_runs
+from reconciler.cli import github_runs, gitlab_runs
 from reconciler.cli.comment import key_option, marker_for
 from reconciler.cli.review import COMMIT_SHA
 from reconciler.gitops.adoption import (
@@ -70,7 +70,7 @@ def pr_comment(
 ) -> None:
     """Create the pull request's plan comment, or update the one already there."""
     marker = marker_for(purpose, key)
-    body = _read(body_file)
+    body = body_file.read_text(encoding="utf-8")
     with GitHub.from_environment(repository=repository) as client:
         result = upsert_comment(client, number, body, marker, author=author)
     click.echo(f"{result.action} the {purpose} comment: {result.url}")
@@ -101,7 +101,7 @@ def drift_issue(
 ) -> None:
     """Open, update or close the one drift issue to match what `reconciler drift` found."""
     marker = marker_for(DRIFT, key)
-    report = _read(report_file)
+    report = report_file.read_text(encoding="utf-8")
     with GitHub.from_environment(repository=repository) as client:
         result = sync_drift_issue(
             client, drift_exit_status, report, marker, label=label, title=title
@@ -236,7 +236,7 @@ def step_summary(body_file: Path, summary_file: Path) -> None:
     """Add the Markdown to the job summary, within GitHub's 1 MiB a step (cut with a note)."""
     existing = summary_file.stat().st_size if summary_file.exists() else 0
     body = fit_body(
-        _read(body_file),
+        body_file.read_text(encoding="utf-8"),
         JOB_SUMMARY_LIMIT - existing,
         measure=utf8_bytes,
         whole="The whole plan is `plan.md` in this run's plan artifact.",
@@ -297,20 +297,7 @@ def reviewed_plan(sha: str, artifact: str, workflow: str, repository: str | None
     )
 
 
-def _read(path: Path) -> str:
-    return path.read_text(encoding="utf-8")
-
-
-for _command in (
-    github_runs.pending,
-    github_runs.apply_accounts,
-    github_runs.outcome,
-    github_runs.commit_status,
-    github_runs.plan_comment,
-    github_runs.job_matrix,
-    github_runs.plan_accounts,
-    github_runs.drift_accounts,
-):
+for _command in github_runs.GITHUB:
     github.add_command(_command)
-for _command in github_runs.GITLAB:
+for _command in gitlab_runs.GITLAB:
     gitlab.add_command(_command)

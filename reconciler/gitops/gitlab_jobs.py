@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reconciler.accounts.file import AccountsFile, load_accounts_file
+from reconciler.accounts.file import AccountsFile, find_accounts_file, load_accounts_file
 from reconciler.accounts.selection import changed_accounts
 from reconciler.errors import ReconcilerError
 from reconciler.gitops.account_jobs import PlanJob, plan_accounts
 from reconciler.gitops.gitlab import GitLab
 from reconciler.gitops.gitlab_record import merged_request
-from reconciler.gitops.gitlab_requests import merge_request_accounts
+from reconciler.gitops.gitlab_requests import accounts_to_plan, merge_request_accounts
 from reconciler.gitops.landing import Run, run_reconciler
 from reconciler.render.marker import PLAN, Marker
 
@@ -57,14 +57,15 @@ def plan_account(
 
 
 def post_plan_note(
-    client: GitLab, iid: int, plans: Path, accounts_file: Path | None = None, run: Run | None = None
+    client: GitLab, iid: int, plans: Path, head_sha: str | None = None, run: Run | None = None
 ) -> str:
     """Post or update the one note of every account's plan, read with the accounts file they
-    were planned with (`accounts_file`, when not the default branch's); 'created' or
-    'updated'."""
+    were planned with (with `head_sha`, the merge request's: and the accounts it adds);
+    'created' or 'updated'."""
     run = run or run_reconciler
     body_file = plans.parent / "comment.md"
-    where = ["--accounts-file", str(accounts_file)] if accounts_file is not None else []
+    accounts_file, _, _ = accounts_to_plan(find_accounts_file(None), head_sha)
+    where = ["--accounts-file", str(accounts_file)]
     if any(plans.glob("*.json")):
         if run(["comment", str(plans), "--key", "accounts", *where], body_file) != 0:
             raise ReconcilerError("reconciler comment failed (above): the note was left as it was")

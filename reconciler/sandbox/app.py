@@ -63,13 +63,24 @@ class ServiceGate:
         if scope["type"] != "http" or f"{path}/".startswith(CONTROLS_PREFIX):
             await self.app(scope, receive, send)
             return
+        generation = self.sandbox.requests.generation
         record = RequestRecord(
             at=iso_us(now_ns()),
             method=scope["method"],
             path=path,
             query=scope.get("query_string", b"").decode("latin-1"),
+            generation=generation,
         )
         scope["sandbox.record"] = record
+
+        async def unless_reset(scope: Scope, receive: Receive, send: Send) -> None:
+            """A request held (by a fault's latency) across a reset touches nothing of the
+            fresh sandbox: it is answered 503, and not logged."""
+            if self.sandbox.requests.generation != generation:
+                gone = problem_response(503, "the sandbox was reset while this request waited")
+                await gone(scope, receive, send)
+                return
+            await self.app(scope, receive, send)
 
         async def send_noting_status(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -78,7 +89,7 @@ class ServiceGate:
 
         try:
             decision = self.sandbox.faults.decide(scope["method"])
-            await apply_faults(decision, self.app, scope, receive, send_noting_status)
+            await apply_faults(decision, unless_reset, scope, receive, send_noting_status)
         except ClientDisconnect:
             record.status = record.status or 499  # the client left: nobody to answer
         except Exception:

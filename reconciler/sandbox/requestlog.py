@@ -22,6 +22,7 @@ class RequestRecord:
     status: int | None = None
     client_id: int | None = None
     dropped: bool = False
+    generation: int = 0  # the log's, when the request came: a reset since makes it foreign
 
 
 class RequestLog:
@@ -31,9 +32,12 @@ class RequestLog:
         self._lock = threading.Lock()
         self._entries: deque[RequestRecord] = deque(maxlen=MAX_ENTRIES)
         self._seq = 0
+        self.generation = 0  # how many resets: a request that came before one is not logged
 
     def append(self, record: RequestRecord) -> None:
         with self._lock:
+            if record.generation != self.generation:
+                return  # it came before a reset, and ended after it: not this log's
             self._seq += 1
             record.seq = self._seq
             self._entries.append(record)
@@ -44,6 +48,8 @@ class RequestLog:
             return [asdict(entry) for entry in self._entries if entry.seq > seq]
 
     def clear(self) -> None:
-        """Forget the entries; numbering goes on, so an old `since` still means what it did."""
+        """Forget the entries, and every request still under way; numbering goes on, so an
+        old `since` still means what it did."""
         with self._lock:
             self._entries.clear()
+            self.generation += 1

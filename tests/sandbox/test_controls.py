@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import threading
+import time
 
 import httpx
 import pytest
@@ -168,3 +170,31 @@ def test_controls_are_not_logged_nor_faulted(controls: Controls, api: httpx.Clie
     assert controls.http.post("/_sandbox/clients").status_code == 201
     assert_problem(api.get(LIST), 500)
     assert [e["path"] for e in controls.requests()] == [LIST]
+
+
+def test_a_request_held_across_a_reset_changes_nothing_of_the_fresh_sandbox(
+    sandbox: SandboxServer, controls: Controls
+) -> None:
+    """A request a fault's latency holds while the sandbox is reset (the last test's client,
+    killed, still waiting) is answered 503 and neither logged nor applied: the next test's
+    request log and state are its own."""
+    controls.set_faults(latency_ms=4000)
+    answers: list[httpx.Response] = []
+
+    def invite() -> None:
+        with service_client(sandbox.base_url, sandbox.token) as api:
+            answers.append(api.post("/contract/workers/inviteWorkersBulkLocked",
+                                    json=[invitation(externalId="LATE-1")]))  # fmt: skip
+
+    held = threading.Thread(target=invite)
+    held.start()
+    time.sleep(1.0)  # the request has come, and waits out its latency
+    controls.reset()
+    held.join(timeout=30)
+
+    (answer,) = answers
+    assert answer.status_code == 503, answer.text
+    assert controls.requests() == []
+    with service_client(sandbox.base_url, sandbox.token) as api:
+        listed = api.get("/contract/workers/list").json()
+    assert listed["content"] == [], listed

@@ -17,17 +17,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from reconciler.accounts.file import AccountsFile
-from reconciler.gitops.deployments import Record, environment_of, last_applied
+from reconciler.gitops.deployments import environment_of
 from reconciler.gitops.github import GitHub
-from reconciler.gitops.history import (
-    HistoryError,
-    Scope,
-    account_scope,
-    changed_between,
-    has_commit,
-    merges_between,
-)
-from reconciler.gitops.runs import ReviewedPlan, find_reviewed_plan, merged_pull_request
+from reconciler.gitops.history import Scope, account_scope
+from reconciler.gitops.record import GitHubRecord, pulls_of, standing
+from reconciler.gitops.runs import ReviewedPlan, find_reviewed_plan
 
 _PLAN_FIELDS = ("run-id", "artifact-name", "pull-request", "head-sha")
 
@@ -74,43 +68,12 @@ def pending_scope(
     github: GitHub, scope: Scope, sha: str, *, environment: str, artifact: str, workflow: str
 ) -> Pending | None:
     """The account's merges not applied at `sha`, recorded in `environment` (None: none)."""
-    record = last_record(github, scope, environment)
-    since = record.sha if record is not None else None
-    if since is not None and not changed_between(scope, since, sha):
+    at = standing(GitHubRecord(github, environment, scope), scope, sha, sha)
+    if at.applied:
         return None
-    merges = merges_between(scope, since, sha)
-    pulls = pulls_of(github, merges)
+    merges = at.merges
     reviewed = find_reviewed_plan(github, merges[-1], artifact, workflow) if merges else None
-    return Pending(scope.name, since, tuple(merges), tuple(pulls), reviewed)
-
-
-def last_record(github: GitHub, scope: Scope, environment: str) -> Record | None:
-    """The account's last successful apply (None: never applied), whose commit the checkout
-    holds: one it does not (a shallow checkout, or a default branch rewritten since) is
-    refused, since what was applied there is then unknown."""
-    record = last_applied(github, environment)
-    if record is not None and not has_commit(scope, record.sha):
-        raise HistoryError(
-            f"{scope.name}: its last successful apply, deployment {record.deployment_id} in "
-            f"{environment}, is at {record.sha[:12]}, which this checkout does not hold: the "
-            "checkout is shallow, or the default branch was rewritten (force-pushed) since; "
-            "nothing is applied",
-            hint="check out with fetch-depth: 0; after a rewrite, mark that deployment inactive "
-            "and delete it (docs/troubleshooting.md): the account is then applied from the "
-            "apply before it, or as never applied",
-        )
-    return record
-
-
-def pulls_of(github: GitHub, merges: Iterable[str]) -> list[int]:
-    """The pull requests merged as `merges`, in order, each once (a direct push has none)."""
-    numbers: list[int] = []
-    for merge in merges:
-        pulls = github.paginate(github.repo_path(f"commits/{merge}/pulls"))
-        pull = merged_pull_request(pulls, merge)
-        if pull is not None and int(pull["number"]) not in numbers:
-            numbers.append(int(pull["number"]))
-    return numbers
+    return Pending(scope.name, at.since, merges, at.requests, reviewed)
 
 
 def matrix(pending: Iterable[Pending], chunk: int | None) -> dict[str, list[dict[str, str]]]:

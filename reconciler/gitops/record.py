@@ -10,14 +10,20 @@ both, here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from reconciler.gitops.deployments import environment_of, last_applied
+from reconciler.gitops.deployments import Record, environment_of, last_applied
 from reconciler.gitops.github import GitHub
-from reconciler.gitops.history import Scope, changed_between, merges_between
-from reconciler.gitops.pending import last_record, pulls_of
+from reconciler.gitops.history import (
+    HistoryError,
+    Scope,
+    changed_between,
+    has_commit,
+    merges_between,
+)
+from reconciler.gitops.runs import merged_pull_request
 
 
 class ApplyRecord(Protocol):
@@ -43,21 +49,46 @@ class GitHubRecord:
 
     sign = "#"
 
-    def __init__(self, github: GitHub, environment: str, scope: Scope | None = None) -> None:
+    def __init__(self, github: GitHub, environment: str, scope: Scope) -> None:
         self.github = github
         self.environment = environment  # `production-{account}`, or one environment's name
-        self.scope = scope  # its commit must be in the checkout (`pending.last_record`)
+        self.scope = scope  # its commit must be in the checkout (`last_record`)
 
     def last_applied(self, account: str) -> str | None:
-        environment = environment_of(self.environment, account)
-        if self.scope is not None:
-            found = last_record(self.github, self.scope, environment)
-        else:
-            found = last_applied(self.github, environment)
+        found = last_record(self.github, self.scope, environment_of(self.environment, account))
         return found.sha if found is not None else None
 
     def requests_of(self, merges: Sequence[str]) -> list[int]:
         return pulls_of(self.github, merges)
+
+
+def last_record(github: GitHub, scope: Scope, environment: str) -> Record | None:
+    """The account's last successful apply (None: never applied), whose commit the checkout
+    holds: one it does not (a shallow checkout, or a default branch rewritten since) is
+    refused, since what was applied there is then unknown."""
+    record = last_applied(github, environment)
+    if record is not None and not has_commit(scope, record.sha):
+        raise HistoryError(
+            f"{scope.name}: its last successful apply, deployment {record.deployment_id} in "
+            f"{environment}, is at {record.sha[:12]}, which this checkout does not hold: the "
+            "checkout is shallow, or the default branch was rewritten (force-pushed) since; "
+            "nothing is applied",
+            hint="check out with fetch-depth: 0; after a rewrite, mark that deployment inactive "
+            "and delete it (docs/troubleshooting.md): the account is then applied from the "
+            "apply before it, or as never applied",
+        )
+    return record
+
+
+def pulls_of(github: GitHub, merges: Iterable[str]) -> list[int]:
+    """The pull requests merged as `merges`, in order, each once (a direct push has none)."""
+    numbers: list[int] = []
+    for merge in merges:
+        pulls = github.paginate(github.repo_path(f"commits/{merge}/pulls"))
+        pull = merged_pull_request(pulls, merge)
+        if pull is not None and int(pull["number"]) not in numbers:
+            numbers.append(int(pull["number"]))
+    return numbers
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from reconciler.accounts.file import AccountEntry, AccountsFile
 from reconciler.accounts.variables import BUNDLE, DEFAULT_PLAN_KEY, base_url_variable
 from reconciler.errors import ReconcilerError
 from reconciler.redaction import could_be_credential
+from reconciler.words import plural
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 #: A key a message may name: a variable's name as people write one.
@@ -75,7 +76,7 @@ def unnamed(environ: Mapping[str, str], accounts: AccountsFile) -> str | None:
         return None
     listed = sorted(name for name in stray if _shows(name))
     if hidden := len(stray) - len(listed):
-        listed.append(f"{hidden} key{'s' if hidden > 1 else ''} ({_HIDDEN})")
+        listed.append(f"{plural(hidden, 'key')} ({_HIDDEN})")
     return f"{BUNDLE} holds {', '.join(listed)}, which no entry of {accounts.path.name} names"
 
 

@@ -22,9 +22,9 @@ def path_environment(path: Path, environ: Mapping[str, str]) -> Mapping[str, str
     """The environment a command given PATH reads: when PATH is (or is inside) an account's
     folder of the accounts file found from it, the process's (with RECONCILER_SECRETS's
     variables), that account's files reading only the variables of its `env:` list, as its
-    run with `--account` does (so
-    `plan accounts/us` in a shell holding every account's variables cannot put eu's secret
-    into us's webhook); anywhere else, the process's as it is."""
+    run with `--account` does (so `plan accounts/us` in a shell holding every account's
+    variables cannot put eu's secret into us's webhook); anywhere else, the process's as it
+    is."""
     accounts = _accounts_near(path.absolute() if path.is_dir() else path.absolute().parent)
     if accounts is None:
         return environ  # a folder of its own

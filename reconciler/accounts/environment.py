@@ -16,10 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from reconciler.accounts.bundle import unnamed, with_bundle
-from reconciler.accounts.file import (
-    AccountEntry,
-    AccountsFile,
-)
+from reconciler.accounts.file import AccountEntry, AccountsFile
 from reconciler.accounts.variables import BUNDLE, base_url_variable
 from reconciler.desired.interpolate import Confined
 from reconciler.errors import ReconcilerError

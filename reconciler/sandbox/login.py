@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import secrets
 import sqlite3
 import time
@@ -110,9 +111,9 @@ async def login(request: Request) -> Response:
     record = request.scope.get("sandbox.record")
     if record is not None:
         record.client_id = client_id
-    now = int(time.time())
-    claims = {"sub": row["email"], "client_id": client_id, "iat": now}
-    claims["exp"] = now + sandbox.token_ttl_s
+    now = time.time()
+    claims = {"sub": row["email"], "client_id": client_id, "iat": int(now)}
+    claims["exp"] = math.ceil(now + sandbox.token_ttl_s)  # whole seconds, never short of its life
     return JSONResponse({"token": jwt.encode(claims, secret, algorithm=_ALGORITHM)})
 
 

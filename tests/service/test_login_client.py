@@ -24,7 +24,7 @@ INVITATIONS = 500  # two rounds of batches: the apply outlives a token even with
 
 @pytest.fixture
 def short() -> Iterator[SandboxServer]:
-    """Login tokens of two seconds (`exp` is in whole seconds, so some live just over one)."""
+    """Login tokens of two seconds (`exp` is in whole seconds, rounded up)."""
     with SandboxServer(token_ttl_s=2) as server:
         yield server
 

@@ -24,8 +24,9 @@ INVITATIONS = 500  # two rounds of batches: the apply outlives a token even with
 
 @pytest.fixture
 def short() -> Iterator[SandboxServer]:
-    """Login tokens of two seconds (`exp` is in whole seconds, rounded up)."""
-    with SandboxServer(token_ttl_s=2) as server:
+    """Login tokens of one second (`exp` is in whole seconds, rounded up: each lives one to
+    two seconds, shorter than the apply)."""
+    with SandboxServer(token_ttl_s=1) as server:
         yield server
 
 

@@ -16,6 +16,10 @@ class ReconcilerError(Exception):
     def __str__(self) -> str:
         return self.message if self.hint is None else f"{self.message}\n  hint: {self.hint}"
 
+    def one_line(self) -> str:
+        """The message and its hint on one line (an annotation, a record's description)."""
+        return self.message if self.hint is None else f"{self.message} (hint: {self.hint})"
+
 
 class Refused(ReconcilerError):
     """A check said no before anything was sent (a plan untrusted, stale, unsafe, or for

@@ -160,7 +160,8 @@ def file_at(folder: Path, sha: str, relative: str) -> dict[str, Any] | None:
 
     try:
         text = _git(folder, "show", f"{sha}:{relative}")
-    except SelectionError:
+        text.encode()  # bytes that are not UTF-8 came back as lone surrogates
+    except (SelectionError, UnicodeEncodeError):
         return None
     data, _ = parse(SourceText(relative, text))
     return data if isinstance(data, dict) else None
@@ -192,7 +193,8 @@ def _git(folder: Path, *args: str, what: str | None = None) -> str:
             ["git", *args],
             cwd=folder,
             capture_output=True,
-            text=True,
+            encoding="utf-8",
+            errors="surrogateescape",  # file names and files as they are, as os.fsdecode reads them
             timeout=60,
             check=False,
         )

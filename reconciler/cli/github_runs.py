@@ -89,7 +89,7 @@ def pending(
         )
     if fmt == "report":
         for item in found:
-            click.echo(f"::warning::{item.account}: not applied at {sha[:12]}: {item.describe()}")
+            click.echo(item.annotation(sha, "warning"))
         every = plural(len(accounts.accounts), "account")
         click.echo(f"{counted(len(found))} of {every} not applied at {sha[:12]}")
         return
@@ -98,7 +98,7 @@ def pending(
     click.echo(f"names={names}")
     click.echo(f"pulls={json.dumps(pulls_by_account(found), separators=(',', ':'))}")
     for item in found:
-        click.echo(f"::notice::{item.account}: {item.describe()}", err=True)
+        click.echo(item.annotation(sha, "notice"), err=True)
 
 
 @click.command("apply-accounts")

@@ -33,7 +33,7 @@ from reconciler.gitops.deployments import DEFAULT_ENVIRONMENT
 from reconciler.gitops.gitlab import GitLab
 from reconciler.gitops.gitlab_jobs import reviewed_plans, upsert_note
 from reconciler.gitops.gitlab_record import SUPERSEDED_EXIT, GitLabRecord
-from reconciler.gitops.history import account_scope, head_of
+from reconciler.gitops.history import HistoryError, account_scope, head_of
 from reconciler.gitops.landing import Run, run_reconciler
 from reconciler.gitops.outcome import (
     APPLIED,
@@ -87,7 +87,11 @@ def apply_account(
     if entry is None:
         raise ReconcilerError(f"no account named {name} in {accounts.path}")
     record, scope = GitLabRecord(client, job.environment), account_scope(accounts, entry)
-    where = standing(record, scope, job.sha, head_of(scope, job.default_branch))
+    try:
+        where = standing(record, scope, job.sha, head_of(scope, job.default_branch))
+    except HistoryError as error:  # its record cannot be read: it fails, and is told
+        landing = Landing(name, FAILED, f"where it stands is unknown: {error.one_line()}")
+        return _keep(job, landing, record.requests_of([job.sha]), 1)
     requests = list(where.requests)  # applied: the merges since undid each other's changes
     if where.superseded_by is not None:
         landing, status = Landing(name, SUPERSEDED, where.superseded(job.sha)), SUPERSEDED_EXIT
@@ -97,6 +101,12 @@ def apply_account(
         landing, status = Landing(name, NOTHING, f"nothing to do: applied at {since}"), 0
     else:
         landing, status = _land(client, where, job, run or run_reconciler)
+    return _keep(job, landing, requests, status)
+
+
+def _keep(job: ApplyJob, landing: Landing, requests: list[int], status: int) -> int:
+    """Say the account's outcome and keep it for the outcome notes; the job's exit status."""
+    name = landing.account
     print(f"{name}: {landing.summary}", flush=True)
     job.outcomes.mkdir(parents=True, exist_ok=True)
     kept = {"account": name, "kind": landing.kind, "description": landing.description,
@@ -172,7 +182,10 @@ def post_outcome_notes(client: GitLab, accounts: AccountsFile, job: OutcomeJob) 
     for entry in accounts.accounts:
         kept = _read_outcome(job.outcomes / f"{entry.name}.json")
         if kept is None:
-            where = standing(record, account_scope(accounts, entry), job.sha, job.sha)
+            try:
+                where = standing(record, account_scope(accounts, entry), job.sha, job.sha)
+            except HistoryError:  # its apply job said why, if it ran
+                continue
             if where.applied:
                 continue
             said = f"did not finish: cancelled, or failed before it said ({where.pending()})"
@@ -215,7 +228,12 @@ def pending_report(
     entry = accounts.named(name)
     if entry is None:
         raise ReconcilerError(f"no account named {name} in {accounts.path}")
-    where = standing(GitLabRecord(client, environment), account_scope(accounts, entry), sha, sha)
+    try:
+        where = standing(
+            GitLabRecord(client, environment), account_scope(accounts, entry), sha, sha
+        )
+    except HistoryError as error:
+        return f"{name}: not applied at {sha[:12]}: where it stands is unknown: {error.one_line()}"
     if where.applied:
         return (
             f"{name}: applied at {sha[:12]} (its last successful apply: {(where.since or '')[:12]})"

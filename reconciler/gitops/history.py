@@ -113,7 +113,13 @@ def _git(folder: Path, *args: str) -> str:
 
     try:
         done = subprocess.run(
-            ["git", *args], cwd=folder, capture_output=True, text=True, timeout=60, check=False
+            ["git", *args],
+            cwd=folder,
+            capture_output=True,
+            encoding="utf-8",
+            errors="surrogateescape",  # as selection's git reads: no bytes can fail it
+            timeout=60,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as error:
         raise HistoryError(f"git did not run: {error}") from None

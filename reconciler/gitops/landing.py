@@ -36,7 +36,7 @@ from reconciler.accounts.file import AccountsFile
 from reconciler.gitops import deployments
 from reconciler.gitops.comments import upsert_comment
 from reconciler.gitops.github import GitHub, GitHubError
-from reconciler.gitops.history import Scope, account_scope, has_commit, path_scope
+from reconciler.gitops.history import HistoryError, Scope, account_scope, has_commit, path_scope
 from reconciler.gitops.outcome import APPLIED, FAILED, NOTHING, REFUSED, SUPERSEDED, Landing
 from reconciler.gitops.record import GitHubRecord, standing
 from reconciler.gitops.statuses import counts
@@ -164,7 +164,12 @@ def _land(github: GitHub, target: Target, reviewed: Reviewed, where: Where, run:
         )
         _record(github, environment, where, landing, None)
         return landing
-    at = standing(GitHubRecord(github, environment, scope), scope, where.sha, head)
+    try:
+        at = standing(GitHubRecord(github, environment, scope), scope, where.sha, head)
+    except HistoryError as error:  # its record cannot be read: this account fails, alone
+        landing = Landing(scope.name, FAILED, f"where it stands is unknown: {error.one_line()}")
+        _record(github, environment, where, landing, None)
+        return landing
     if at.superseded_by is not None:
         landing = Landing(scope.name, SUPERSEDED, at.superseded(where.sha))
         _record(github, environment, where, landing, None)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from reconciler.accounts.file import AccountsFile
 from reconciler.gitops.deployments import environment_of
 from reconciler.gitops.github import GitHub
-from reconciler.gitops.history import Scope, account_scope
+from reconciler.gitops.history import HistoryError, Scope, account_scope
 from reconciler.gitops.record import GitHubRecord, pulls_of, standing
 from reconciler.gitops.runs import ReviewedPlan, find_reviewed_plan
 
@@ -35,12 +35,22 @@ class Pending:
     merges: tuple[str, ...]
     pulls: tuple[int, ...]
     reviewed: ReviewedPlan | None
+    unknown: str | None = None  # why its record could not be read: its apply fails, alone
 
     def describe(self) -> str:
-        """'pending since 9fceb02d0ae5, #31, #32' (or 'never applied, ...')."""
+        """'pending since 9fceb02d0ae5, #31, #32' (or 'never applied, ...'), or why where it
+        stands is unknown."""
+        if self.unknown is not None:
+            return f"where it stands is unknown: {self.unknown}"
         since = f"pending since {self.since[:12]}" if self.since else "never applied"
         pulls = ", ".join(f"#{number}" for number in self.pulls)
         return f"{since}, {pulls}" if pulls else since
+
+    def annotation(self, sha: str, level: str) -> str:
+        """The drift check's or the pending job's line: `level` ('warning', 'notice') unless
+        where it stands is unknown, which is an error."""
+        said = f"not applied at {sha[:12]}: " if level == "warning" else ""
+        return f"::{'error' if self.unknown else level}::{self.account}: {said}{self.describe()}"
 
 
 def pending_accounts(
@@ -67,8 +77,13 @@ def pending_accounts(
 def pending_scope(
     github: GitHub, scope: Scope, sha: str, *, environment: str, artifact: str, workflow: str
 ) -> Pending | None:
-    """The account's merges not applied at `sha`, recorded in `environment` (None: none)."""
-    at = standing(GitHubRecord(github, environment, scope), scope, sha, sha)
+    """The account's merges not applied at `sha`, recorded in `environment` (None: none). A
+    record that cannot be read (its commit gone) makes the account pending, as unknown, with the
+    pull request merged as `sha`: its apply then fails saying why, and the others' go on."""
+    try:
+        at = standing(GitHubRecord(github, environment, scope), scope, sha, sha)
+    except HistoryError as error:
+        return Pending(scope.name, None, (), tuple(pulls_of(github, [sha])), None, error.one_line())
     if at.applied:
         return None
     merges = at.merges
@@ -126,7 +141,7 @@ def pending_path(
     if report:
         if item is None:
             return [f"{scope.name}: applied at {sha[:12]}"]
-        return [f"::warning::{scope.name}: not applied at {sha[:12]}: {item.describe()}"]
+        return [item.annotation(sha, "warning")]
     fields = _plan_fields(item.reviewed if item is not None else None)
     lines = [f"{name}={value}" for name, value in zip(_PLAN_FIELDS, fields, strict=True)]
     pulls = list(item.pulls) if item is not None else []

@@ -30,6 +30,11 @@ class ApplyRecord(Protocol):
     """An account's last successful apply, and the requests merges came from."""
 
     @property
+    def environment(self) -> str:
+        """Where the records are kept: `production-{account}`, or one environment's name."""
+        ...
+
+    @property
     def sign(self) -> str:
         """How a request is written before its number: '#' (GitHub) or '!' (GitLab)."""
         ...
@@ -68,16 +73,21 @@ def last_record(github: GitHub, scope: Scope, environment: str) -> Record | None
     refused, since what was applied there is then unknown."""
     record = last_applied(github, environment)
     if record is not None and not has_commit(scope, record.sha):
-        raise HistoryError(
-            f"{scope.name}: its last successful apply, deployment {record.deployment_id} in "
-            f"{environment}, is at {record.sha[:12]}, which this checkout does not hold: the "
-            "checkout is shallow, or the default branch was rewritten (force-pushed) since; "
-            "nothing is applied",
-            hint="check out with fetch-depth: 0; after a rewrite, mark that deployment inactive "
-            "and delete it (docs/troubleshooting.md): the account is then applied from the "
-            "apply before it, or as never applied",
-        )
+        raise unheld(scope, record.sha, f"deployment {record.deployment_id} in {environment}")
     return record
+
+
+def unheld(scope: Scope, sha: str, record: str) -> HistoryError:
+    """The refusal of a last successful apply (`record`: which one) at `sha`, a commit the
+    checkout lacks: what was applied there is unknown."""
+    return HistoryError(
+        f"{scope.name}: its last successful apply, {record}, is at {sha[:12]}, which this "
+        "checkout does not hold: the checkout is shallow, or the default branch was rewritten "
+        "(force-pushed) since; nothing is applied",
+        hint="check out the whole history (fetch-depth: 0; on GitLab, GIT_DEPTH: 0); after a "
+        "rewrite, retire that deployment (docs/troubleshooting.md): the account is then applied "
+        "from the apply before it, or as never applied",
+    )
 
 
 def pulls_of(github: GitHub, merges: Iterable[str]) -> list[int]:
@@ -136,6 +146,9 @@ def standing(record: ApplyRecord, scope: Scope, sha: str, head: str) -> Standing
             superseding_request=found[0] if found else None,
         )
     since = record.last_applied(scope.name)
+    if since is not None and not has_commit(scope, since):
+        where = environment_of(record.environment, scope.name)
+        raise unheld(scope, since, f"a deployment of {where}")
     applied = since is not None and not changed_between(scope, since, sha)
     merges = merges_between(scope, since, sha)  # applied: those that undid each other
     requests = tuple(record.requests_of(merges))

@@ -4,6 +4,7 @@ does, and `--changed-since` counts every file the load reads (issue 39, items 2 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -139,3 +140,36 @@ def test_the_apply_job_with_a_blank_accounts_value_fails_rather_than_apply_nothi
     assert "Traceback" not in applied.stderr
     for account in three:
         assert account.controls.requests(since[account.name]) == []
+
+
+def test_changed_since_reads_bytes_that_are_not_utf8_without_crashing(
+    tmp_path: Path, three: list[Account]
+) -> None:
+    """The base's `reconciler.yaml` in Latin-1, and a new file whose name is not UTF-8: the old
+    file counts as unreadable, so every account has changed, and the name counts for its
+    account."""
+
+    def git(*args: str) -> None:
+        identity = ["-c", "user.email=t@example.com", "-c", "user.name=t"]
+        subprocess.run(["git", *identity, *args], cwd=tmp_path, check=True, capture_output=True)
+
+    def changed(since: str) -> list[str]:
+        listed = run(tmp_path, three, "accounts", "--changed-since", since, "--format", "json")
+        assert listed.returncode == 0 and "Traceback" not in listed.stderr, listed.stderr
+        return [row["name"] for row in json.loads(listed.stdout)]
+
+    _setup(tmp_path, three)
+    accounts_file = tmp_path / "reconciler.yaml"
+    text = accounts_file.read_text()
+    accounts_file.write_bytes(text.encode() + "# Société\n".encode("latin-1"))
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-qm", "accounts, in Latin-1")
+    git("checkout", "-qb", "change")
+    accounts_file.write_text(text)
+    git("commit", "-qam", "accounts, in UTF-8")
+    assert changed("main") == ["eu", "us", "apac"]
+
+    folder = os.fsencode(tmp_path / "accounts" / "us")
+    Path(os.fsdecode(folder + b"/notes-\xff.md")).write_text("Notes.\n")
+    assert changed("change") == ["us"]

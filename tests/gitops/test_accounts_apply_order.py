@@ -19,6 +19,7 @@ from tests.gitops.fake_github import FakeGitHub, workflow_run
 from tests.gitops.test_accounts_workflow_runs import (
     FOLDER,
     PLAN_WORKFLOW,
+    applied,
     git,
     live,
     plan_pull_request,
@@ -296,3 +297,41 @@ def test_a_run_queued_out_of_order_applies_no_older_state(
         )
     (record, *_) = [d for d in reversed(github.state.deployments) if d["sha"] == merged_b]
     assert github.state.deployment_statuses[record["id"]][-1]["state"] == "inactive"
+
+
+def test_an_account_whose_record_cannot_be_read_fails_alone(
+    runner: Runner,
+    repo: Path,
+    sandbox: SandboxServer,
+    clients: dict[str, ClientAccess],
+    github: FakeGitHub,
+) -> None:
+    """eu's last successful apply is at a commit main no longer holds (main was rewritten): what
+    was applied there is unknown. PR 31 changes both accounts: us is applied, eu's job fails
+    saying why and applies nothing, and the pending job and the drift check go on (before, one
+    such record failed the pending job, so no account was applied)."""
+    gone = "e" * 40
+    applied(github, gone, "eu")
+    files = {"accounts/eu/workforce.yaml": state(["W-1"]), "accounts/us/workforce.yaml":
+             state(["W-2"])}  # fmt: skip
+    head = propose(github, runner, repo, "both", files, 31)
+    before, merged = merge(github, repo, "both", head, 31)
+
+    runs = apply_run(runner, before, merged, "7031")
+
+    assert [job.returncode for job in runs["accounts"]] == [0], logs(runs["accounts"])
+    by_account = {job.matrix["account"]: job for job in runs["apply"]}
+    assert (by_account["eu"].returncode, by_account["us"].returncode) == (1, 0), logs(runs["apply"])
+    said = logs([by_account["eu"]])
+    assert f"is at {gone[:12]}, which this checkout does not hold" in said, said
+    assert "where it stands is unknown" in said and "Traceback" not in said
+    assert live(sandbox, clients["eu"]) == [] and live(sandbox, clients["us"]) == ["W-2"]
+    comment = outcome(github, 31)
+    assert "`eu` | :x: failed: where it stands is unknown" in comment, comment
+    assert "`us` | :white_check_mark: applied" in comment, comment
+
+    drift = runner.run(FOLDER / "reconciler-accounts-drift.yml", sha=merged, event={}, inputs={},
+                       run_id="7100")  # fmt: skip
+    reported = logs(drift["accounts"])
+    assert f"::error::eu: not applied at {merged[:12]}: where it stands is unknown" in reported
+    assert "us:" not in reported and "1 of 2 accounts not applied" in reported

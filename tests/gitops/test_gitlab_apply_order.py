@@ -344,3 +344,37 @@ def test_a_merge_request_that_adds_an_account_plans_it_and_the_merge_applies_it(
         plans["fr"].log
     )
     assert writes(controls, since) == []
+
+
+def test_an_account_whose_record_cannot_be_read_fails_alone(
+    runner: GitLabRunner,
+    repo: Path,
+    sandbox: SandboxServer,
+    clients: dict[str, ClientAccess],
+    gitlab: FakeGitLab,
+) -> None:
+    """eu's newest successful deployment is at a commit main no longer holds (main was
+    rewritten): its apply fails saying why and sends nothing; us is applied; the outcome job
+    tells !31 of both, and eu's drift line says why (before: "bad object", and the outcome job
+    failed for every merge request)."""
+    gone = "e" * 40
+    gitlab.deploy("production-eu", gone, "https://gitlab.example/jobs/1", "success")
+    files = {"accounts/eu/workforce.yaml": state(["W-1"]), "accounts/us/workforce.yaml":
+             state(["W-2"])}  # fmt: skip
+    propose(runner, gitlab, repo, "both", files, 31)
+    merged = merge(runner, gitlab, repo, "both", 31)
+
+    applies, outcome = push_pipeline(runner, gitlab, merged)
+
+    assert (applies["eu"].returncode, applies["us"].returncode) == (1, 0), applies["eu"].log
+    said = applies["eu"].log
+    assert f"is at {gone[:12]}, which this checkout does not hold" in said, said
+    assert "where it stands is unknown" in said and "Traceback" not in said
+    assert live(sandbox, clients["eu"]) == [] and live(sandbox, clients["us"]) == ["W-2"]
+    assert outcome.returncode == 0, outcome.log
+    assert "| `eu` | :x: failed: where it stands is unknown" in note(gitlab, 31)
+    assert "| `us` | :white_check_mark: applied" in note(gitlab, 31)
+
+    schedule = child(runner, {**_common(gitlab, merged), "CI_PIPELINE_SOURCE": "schedule"})
+    drift = runner.run("drift", schedule.variables, matrix={"ACCOUNT": "eu"}, file=schedule.file)
+    assert f"eu: not applied at {merged[:12]}: where it stands is unknown" in drift.log

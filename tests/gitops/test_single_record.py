@@ -13,14 +13,13 @@ import pytest
 from reconciler.gitops import deployments
 from reconciler.gitops.github import GitHub
 from reconciler.gitops.history import (
-    HistoryError,
     Scope,
     changed_between,
     merges_between,
     path_scope,
 )
 from reconciler.gitops.landing import Reviewed, Where, land_path
-from reconciler.gitops.outcome import read_landings
+from reconciler.gitops.outcome import FAILED, read_landings
 from reconciler.gitops.pending import pending_path
 from reconciler.secrets import Secret
 from tests.gitops.action_runner import History
@@ -100,8 +99,9 @@ def test_a_record_whose_commit_the_checkout_lacks_is_refused_naming_it(
     tmp_path: Path, client: tuple[FakeGitHub, GitHub]
 ) -> None:
     """main was force-pushed and the last apply's commit is gone (or the checkout is shallow):
-    what was applied there is unknown, so nothing is pending-computed nor applied, and the
-    message names the deployment, its commit and what to do (not "bad object")."""
+    what was applied there is unknown, so nothing is applied, nothing is run, and the messages
+    name the deployment, its commit and what to do (not "bad object"). The apply fails, as its
+    record says; the drift check's line is an error."""
     fake, github = client
     history = History(tmp_path / "history")
     head = history.commit({"workforce/a.yaml": "version: 1\n"}, "one")
@@ -115,15 +115,20 @@ def test_a_record_whose_commit_the_checkout_lacks_is_refused_naming_it(
            "workflow": "reconciler-plan.yml"}  # fmt: skip
     where = Where(head, "main", "production", "https://run/2", tmp_path / "work")
 
-    with pytest.raises(HistoryError) as pending:
-        pending_path(github, scope, head, report=True, **ask)
-    with pytest.raises(HistoryError) as landing:
-        land_path(github, scope_path(scope), None, Reviewed(None, None, None), where)
+    def never(args: list[str], stdout: Path | None) -> int:
+        raise AssertionError(f"nothing is run: {args}")
 
-    for said in (str(pending.value), str(landing.value)):
+    (pending,) = pending_path(github, scope, head, report=True, **ask)
+    landing = land_path(github, scope_path(scope), None, Reviewed(None, None, None), where, never)
+
+    assert pending.startswith(f"::error::default: not applied at {head[:12]}: where it stands")
+    assert landing.kind == FAILED
+    for said in (pending, landing.description):
         assert f"deployment {started} in production, is at {gone[:12]}, which this checkout" in said
-        assert "force-pushed" in said and "fetch-depth: 0" in said
-    assert [d["sha"] for d in fake.state.deployments] == [gone]  # nothing recorded, nothing run
+        assert "force-pushed" in said and "fetch-depth: 0" in said and "\n" not in said
+    assert [d["sha"] for d in fake.state.deployments] == [gone, head]
+    assert deployments.last_applied(github, "production") is not None  # still the gone one
+    assert fake.state.deployment_statuses[fake.state.deployments[1]["id"]][-1]["state"] == "failure"
 
 
 def scope_path(scope: Scope) -> Path:

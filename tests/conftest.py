@@ -8,6 +8,7 @@ needs other settings (a file database, other timings) starts its own `SandboxSer
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import httpx
@@ -16,6 +17,16 @@ import pytest
 from reconciler import redaction
 from reconciler.sandbox import SandboxServer
 from tests.sandbox.support import ClientAccess, Controls, service_client
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto` (the README's test command): two workers a core. The suite waits about as
+    much as it computes (the sandbox's latencies and settling, retries' backoff, the child
+    processes of the workflow runners), so a second worker a core uses the waits. On 2 cores:
+    11 min 18 s with 2 workers, 9 min 43 s with 3, 9 min 2 s with 4, every test passing in
+    each (docs/benchmarks.md, "The test suite")."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return 2 * (cores or 1)
 
 
 @pytest.fixture(autouse=True)

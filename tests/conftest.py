@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -26,7 +27,17 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     11 min 18 s with 2 workers, 9 min 43 s with 3, 9 min 2 s with 4, every test passing in
     each (docs/benchmarks.md, "The test suite")."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return 2 * (cores or 1)
+    return 2 * min(cores or 1, _cgroup_cores())
+
+
+def _cgroup_cores() -> int:
+    """The cores a container's CPU quota allows (cgroup v2 `cpu.max`: "QUOTA PERIOD" or "max
+    PERIOD"), which the affinity mask does not show; 1,024 when there is none."""
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        return max(1, -(-int(quota) // int(period)))
+    except (OSError, ValueError):  # no cgroup v2, or "max": no quota
+        return 1024
 
 
 @pytest.fixture(autouse=True)

@@ -233,12 +233,13 @@ def test_a_link_in_place_of_the_pull_request_s_file_is_not_written_through(tmp_p
 INJECTED = "::add-mask::x"
 
 
-def test_a_pull_request_s_file_cannot_start_a_workflow_command(tmp_path: Path) -> None:
+@pytest.mark.parametrize("more", ["", "  - name: Bad\n"], ids=["an address", "and a bad name"])
+def test_a_pull_request_s_file_cannot_start_a_workflow_command(tmp_path: Path, more: str) -> None:
     """The pull request's reconciler.yaml is its author's: what the job says of it (an error
     of several lines, a value with a line break) stays in one annotation each."""
     eu = entry("eu", "https://eu.example.com", "RECONCILER_TOKEN_EU")
     broken = entry("fr", '"https://fr.example\\n::add-mask::x"', "RECONCILER_TOKEN_FR")
-    default, checkout = files(tmp_path, eu, eu + broken + "  - name: Bad\n")
+    default, checkout = files(tmp_path, eu, eu + broken + more)
 
     said = messages(pull_request_accounts(default, checkout))
 

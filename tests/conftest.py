@@ -20,12 +20,15 @@ from reconciler.sandbox import SandboxServer
 from tests.sandbox.support import ClientAccess, Controls, service_client
 
 
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto` (the README's test command): two workers a core. The suite waits about as
     much as it computes (the sandbox's latencies and settling, retries' backoff, the child
     processes of the workflow runners), so a second worker a core uses the waits. On 2 cores:
     11 min 18 s with 2 workers, 9 min 43 s with 3, 9 min 2 s with 4, every test passing in
-    each (docs/benchmarks.md, "The test suite")."""
+    each (docs/benchmarks.md, "The test suite"). PYTEST_XDIST_AUTO_NUM_WORKERS, xdist's own
+    setting, still wins: None leaves the answer to xdist's hook, which reads it."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return 2 * min(cores or 1, _cgroup_cores())
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from reconciler.annotations import workflow_command
 from reconciler.desired import DesiredState, InvalidDesiredState, Problem
 from reconciler.desired.ignore import IgnoreRules
 from reconciler.desired.problems import KEPT, SHOWN
@@ -39,18 +40,11 @@ def render_problems(error: InvalidDesiredState, output_format: str) -> str:
 
 
 def _annotation(problem: Problem) -> str:
-    """A GitHub workflow command; its data escapes %, CR and LF, its properties also : and ,."""
+    """A GitHub workflow command, at the problem's place."""
     location = problem.location
-    file = _escape(location.file, properties=True)
-    message = _escape(problem.message, properties=False)
-    return f"::error file={file},line={location.line},col={location.column}::{message}"
-
-
-def _escape(text: str, *, properties: bool) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    if properties:
-        text = text.replace(":", "%3A").replace(",", "%2C")
-    return text
+    return workflow_command(
+        "error", problem.message, file=location.file, line=location.line, col=location.column
+    )
 
 
 def expired_rules(state: DesiredState, output_format: str, *, account: str | None = None) -> str:
@@ -58,6 +52,7 @@ def expired_rules(state: DesiredState, output_format: str, *, account: str | Non
     still runs, and their drift is shown again): GitHub warning annotations, or `Warning:`
     lines for stderr; "" when none has expired."""
     named = f"account {account}: " if account is not None else ""
-    prefix = "::warning::" if output_format == "github" else "Warning: "
-    lines = [prefix + named + rule.expired_line() for rule in IgnoreRules(state.ignore).expired()]
-    return "\n".join(lines)
+    lines = [named + rule.expired_line() for rule in IgnoreRules(state.ignore).expired()]
+    if output_format == "github":  # a rule's reason and owner are the file's text: escaped
+        return "\n".join(workflow_command("warning", line) for line in lines)
+    return "\n".join(f"Warning: {line}" for line in lines)

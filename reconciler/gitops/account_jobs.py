@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reconciler.accounts.selection import matrix
+from reconciler.annotations import workflow_command
 from reconciler.gitops.drift import DRIFTED, IN_SYNC
 from reconciler.gitops.landing import Run, run_reconciler
 
@@ -109,7 +110,8 @@ def plan_accounts(names: list[str], job: PlanJob, run: Run | None = None) -> int
     full.parent.mkdir(parents=True, exist_ok=True)
     for name in names:
         if name in job.refused:
-            print(f"::error::{name}: not planned: {job.refused[name]}", flush=True)
+            said = workflow_command("error", f"{name}: not planned: {job.refused[name]}")
+            print(said, flush=True)
     planned = [name for name in names if name not in job.refused]
     if not planned:
         full.write_text("", encoding="utf-8")

@@ -27,7 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
-from reconciler.accounts.file import AccountsFile, find_accounts_file, load_accounts_file
+from reconciler.accounts.file import (
+    AccountEntry,
+    AccountsFile,
+    find_accounts_file,
+    load_accounts_file,
+)
 from reconciler.errors import ReconcilerError
 from reconciler.gitops.deployments import DEFAULT_ENVIRONMENT
 from reconciler.gitops.gitlab import GitLab
@@ -182,14 +187,9 @@ def post_outcome_notes(client: GitLab, accounts: AccountsFile, job: OutcomeJob) 
     for entry in accounts.accounts:
         kept = _read_outcome(job.outcomes / f"{entry.name}.json")
         if kept is None:
-            try:
-                where = standing(record, account_scope(accounts, entry), job.sha, job.sha)
-            except HistoryError:  # its apply job said why, if it ran
+            kept = _unfinished(record, accounts, entry, job.sha)
+            if kept is None:
                 continue
-            if where.applied:
-                continue
-            said = f"did not finish: cancelled, or failed before it said ({where.pending()})"
-            kept = (Landing(entry.name, FAILED, said), None, list(where.requests))
         for iid in kept[2]:
             rows.setdefault(iid, []).append(kept[:2])
     marker, done = Marker(OUTCOME, "accounts"), []
@@ -200,6 +200,21 @@ def post_outcome_notes(client: GitLab, accounts: AccountsFile, job: OutcomeJob) 
         body = marker.stamp(outcome_body(mine, job.sha, job.pipeline_url, before))
         done.append(f"!{iid}: {upsert_note(client, iid, body, marker)} the outcome note")
     return "\n".join(done) or "no merge request to tell"
+
+
+def _unfinished(
+    record: GitLabRecord, accounts: AccountsFile, entry: AccountEntry, sha: str
+) -> tuple[Landing, str | None, list[int]] | None:
+    """The outcome of an account whose apply job kept none (None: it is applied at `sha`)."""
+    said = "did not finish: cancelled, or failed before it said"
+    try:
+        where = standing(record, account_scope(accounts, entry), sha, sha)
+    except HistoryError as error:  # told to the request merged as `sha`
+        said += f"; where it stands is unknown: {error.one_line()}"
+        return Landing(entry.name, FAILED, said), None, record.requests_of([sha])
+    if where.applied:
+        return None
+    return Landing(entry.name, FAILED, f"{said} ({where.pending()})"), None, list(where.requests)
 
 
 def _read_outcome(path: Path) -> tuple[Landing, str | None, list[int]] | None:

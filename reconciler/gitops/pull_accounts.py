@@ -35,6 +35,7 @@ from reconciler.accounts.file import (
 )
 from reconciler.accounts.selection import changed_accounts
 from reconciler.accounts.variables import base_url_variable
+from reconciler.annotations import workflow_command
 from reconciler.errors import ReconcilerError
 
 
@@ -134,10 +135,9 @@ def messages(accounts: PullAccounts) -> list[str]:
     """What the accounts job says about the pull request's reconciler.yaml (annotations)."""
     said = []
     if accounts.problem is not None:
-        said.append(
-            f"::warning file={DEFAULT_FILE}::This pull request's reconciler.yaml cannot be read, "
-            f"so no account it adds is planned: {accounts.problem}"
-        )
+        why = "This pull request's reconciler.yaml cannot be read, so no account it adds is "
+        why += f"planned: {accounts.problem}"  # its author's text, lines and all: escaped
+        said.append(workflow_command("warning", why, file=DEFAULT_FILE))
     elif accounts.changes_file:
         said.append(
             f"::warning file={DEFAULT_FILE}::This pull request changes reconciler.yaml: the "
@@ -150,5 +150,5 @@ def messages(accounts: PullAccounts) -> list[str]:
             f"environment reconciler-{name}, which an administrator creates with its secrets"
         )
     for name, why in accounts.refused.items():
-        said.append(f"::error file={DEFAULT_FILE}::{name}: not planned: {why}")
+        said.append(workflow_command("error", f"{name}: not planned: {why}", file=DEFAULT_FILE))
     return said

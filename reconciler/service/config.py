@@ -160,9 +160,14 @@ def check_base_url(url: str, what: str = "the service address") -> str:
             f"{what} must not carry credentials (user:password@); it is not shown here",
             hint="take the credentials out of the URL: the token comes from its own setting",
         )
+    if any(character.isspace() or not character.isprintable() for character in url):
+        raise ConfigError(  # urlsplit drops tabs and line breaks: what it read is not the text
+            f"{what} {url[:200]!r} has a space or control character in it",
+            hint="write the address alone, on one line",
+        )
     try:
         parts = urlsplit(url)
-        host = parts.hostname
+        host, _ = parts.hostname, parts.port  # a port that is not a number raises
     except ValueError as error:
         raise ConfigError(f"{what} {url[:200]!r} is not a valid URL ({error})") from None
     if parts.scheme not in ("http", "https") or not host:

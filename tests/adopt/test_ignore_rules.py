@@ -76,6 +76,21 @@ def test_after_its_end_drift_and_validate_report_the_expired_rule(
     assert f"::warning::{expired}" in github.stdout
 
 
+def test_an_expired_rule_s_reason_of_two_lines_is_one_annotation(tmp_path: Path) -> None:
+    """A rule's reason is the file's text (a pull request's author's): a line break in it must
+    not end the annotation, nor start a workflow command of its own on the next line."""
+    until = (TODAY - timedelta(days=1)).isoformat()
+    path = with_rule(tmp_path, 'worker["ENG-002"].jobTitle', until)
+    text = path.read_text().replace(
+        "reason: title change waits for HR", 'reason: "HR\\n::add-mask::x"'
+    )
+    path.write_text(text)
+    github = run("validate", str(path), "--format", "github")
+    assert github.returncode == 0, github.stdout + github.stderr
+    assert "the rule (HR%0A::add-mask::x)" in github.stdout
+    assert not any(line.startswith("::add-mask::") for line in github.stdout.splitlines())
+
+
 def test_a_rule_must_say_who_why_and_until_a_real_day(tmp_path: Path) -> None:
     path = with_rule(tmp_path, 'worker["ENG-002"].jobTitle', "2027-02-30")
     result = run("validate", str(path))

@@ -228,3 +228,32 @@ def test_a_link_in_place_of_the_pull_request_s_file_is_not_written_through(tmp_p
 
     assert outside.read_text() == "theirs" and not written.path.is_symlink()
     assert written.path.read_text() == default.read_text() and written.new == ()
+
+
+INJECTED = "::add-mask::x"
+
+
+@pytest.mark.parametrize("more", ["", "  - name: Bad\n"], ids=["an address", "and a bad name"])
+def test_a_pull_request_s_file_cannot_start_a_workflow_command(tmp_path: Path, more: str) -> None:
+    """The pull request's reconciler.yaml is its author's: what the job says of it (an error
+    of several lines, a value with a line break) stays in one annotation each."""
+    eu = entry("eu", "https://eu.example.com", "RECONCILER_TOKEN_EU")
+    broken = entry("fr", '"https://fr.example\\n::add-mask::x"', "RECONCILER_TOKEN_FR")
+    default, checkout = files(tmp_path, eu, eu + broken + more)
+
+    said = messages(pull_request_accounts(default, checkout))
+
+    assert said and all("\n" not in line and "\r" not in line for line in said), said
+    assert "cannot be read" in said[0] and "%0A" in said[0]
+
+
+def test_a_refusal_of_several_lines_is_one_annotation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = plan_job(tmp_path, {"fr": f"it sends its credentials to https://fr.example\n{INJECTED}"})
+
+    assert plan_accounts(["fr"], job, Commands({})) == 1
+
+    out = capsys.readouterr().out
+    assert "::error::fr: not planned: it sends its credentials to https://fr.example%0A" in out
+    assert not any(line.startswith(INJECTED) for line in out.splitlines()), out

@@ -357,12 +357,8 @@ def test_an_account_whose_record_cannot_be_read_fails_alone(
     rewritten): its apply fails saying why and sends nothing; us is applied; the outcome job
     tells !31 of both, and eu's drift line says why (before: "bad object", and the outcome job
     failed for every merge request)."""
-    gone = "e" * 40
-    gitlab.deploy("production-eu", gone, "https://gitlab.example/jobs/1", "success")
-    files = {"accounts/eu/workforce.yaml": state(["W-1"]), "accounts/us/workforce.yaml":
-             state(["W-2"])}  # fmt: skip
-    propose(runner, gitlab, repo, "both", files, 31)
-    merged = merge(runner, gitlab, repo, "both", 31)
+    gone = _unheld_eu(gitlab)
+    merged = _both(runner, gitlab, repo)
 
     applies, outcome = push_pipeline(runner, gitlab, merged)
 
@@ -378,3 +374,36 @@ def test_an_account_whose_record_cannot_be_read_fails_alone(
     schedule = child(runner, {**_common(gitlab, merged), "CI_PIPELINE_SOURCE": "schedule"})
     drift = runner.run("drift", schedule.variables, matrix={"ACCOUNT": "eu"}, file=schedule.file)
     assert f"eu: not applied at {merged[:12]}: where it stands is unknown" in drift.log
+
+
+def test_an_account_whose_record_cannot_be_read_and_whose_apply_did_not_run_is_told(
+    runner: GitLabRunner, repo: Path, gitlab: FakeGitLab
+) -> None:
+    """As above, but eu's apply job is cancelled before it runs: the outcome job tells !31
+    that eu did not finish, and why its standing is unknown (it was left out of the note)."""
+    _unheld_eu(gitlab)
+    merged = _both(runner, gitlab, repo)
+
+    applies, outcome = push_pipeline(runner, gitlab, merged, cancel=("eu",))
+
+    assert applies["us"].returncode == 0, applies["us"].log
+    assert outcome.returncode == 0, outcome.log
+    told = note(gitlab, 31)
+    assert "| `eu` | :x: failed: did not finish: cancelled, or failed before it said" in told, told
+    assert "where it stands is unknown: eu: its last successful apply" in told, told
+    assert "| `us` | :white_check_mark: applied" in told
+
+
+def _unheld_eu(gitlab: FakeGitLab) -> str:
+    """eu's newest successful deployment, at a commit main does not hold: that commit."""
+    gone = "e" * 40
+    gitlab.deploy("production-eu", gone, "https://gitlab.example/jobs/1", "success")
+    return gone
+
+
+def _both(runner: GitLabRunner, gitlab: FakeGitLab, repo: Path) -> str:
+    """!31 changes eu's and us's files, merged: the merge commit."""
+    files = {"accounts/eu/workforce.yaml": state(["W-1"]), "accounts/us/workforce.yaml":
+             state(["W-2"])}  # fmt: skip
+    propose(runner, gitlab, repo, "both", files, 31)
+    return merge(runner, gitlab, repo, "both", 31)

@@ -178,7 +178,7 @@ def test_a_request_held_across_a_reset_changes_nothing_of_the_fresh_sandbox(
     """A request a fault's latency holds while the sandbox is reset (the last test's client,
     killed, still waiting) is answered 503 and neither logged nor applied: the next test's
     request log and state are its own."""
-    controls.set_faults(latency_ms=4000)
+    controls.set_faults(latency_ms=6000)
     answers: list[httpx.Response] = []
 
     def invite() -> None:
@@ -188,7 +188,9 @@ def test_a_request_held_across_a_reset_changes_nothing_of_the_fresh_sandbox(
 
     held = threading.Thread(target=invite)
     held.start()
-    time.sleep(1.0)  # the request has come, and waits out its latency
+    # The request has come, and waits out its latency: nothing says so until it ends, so the
+    # margins are wide (2 s for a loaded machine to send it, 4 s left to reset before it ends).
+    time.sleep(2.0)
     controls.reset()
     held.join(timeout=30)
 

@@ -152,8 +152,11 @@ def test_a_client_that_leaves_mid_request_prints_no_traceback() -> None:
                     content=b"[" if method == "POST" else None,  # the body never completes
                     timeout=0.3,
                 )
-        time.sleep(2)  # the server finishes both requests and finds no one to answer
-        log = httpx.get(f"{base}/_sandbox/requests").json()
+        # The server finishes both requests (logging each) and finds no one to answer.
+        deadline, log = time.monotonic() + 30, []
+        while len(log) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            log = httpx.get(f"{base}/_sandbox/requests").json()
         assert [entry["method"] for entry in log] == ["GET", "POST"]
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=15) == 0

@@ -42,6 +42,10 @@ def test_accepted_addresses(url: str, expected: str) -> None:
         ("http://[::1", "is not a valid URL"),
         ("https://[not-an-address]/", "is not a valid URL"),
         ("", "no service address"),
+        ("https://api.example.com\n::add-mask::x", "a space or control character"),
+        ("https://api.example.com/a b", "a space or control character"),
+        ("https://api.\texample.com", "a space or control character"),
+        ("https://api.example.com::warning::x", "is not a valid URL"),
     ],
 )
 def test_refused_addresses(url: str, complaint: str) -> None:

@@ -9,6 +9,7 @@ import os
 import click
 
 from reconciler.accounts.options import AccountOptions
+from reconciler.annotations import workflow_command
 from reconciler.errors import ReconcilerError
 from reconciler.words import plural
 
@@ -55,7 +56,7 @@ def validate_accounts(options: AccountOptions, output_format: str, no_env: bool)
         click.echo(json.dumps(rows, indent=2))
     elif output_format == "github":
         lines = [render_problems(problem, "github") for _, problem in invalid]
-        lines += [f"::error::account {name}: {message}" for name, message in failed]
+        lines += [workflow_command("error", f"account {name}: {said}") for name, said in failed]
         if lines:
             click.echo("\n".join(lines))
     else:

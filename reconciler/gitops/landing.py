@@ -33,6 +33,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from reconciler.accounts.file import AccountsFile
+from reconciler.annotations import workflow_command
 from reconciler.gitops import deployments
 from reconciler.gitops.comments import upsert_comment
 from reconciler.gitops.github import GitHub, GitHubError
@@ -146,7 +147,8 @@ def land(
     """Apply one account as main says; its outcome, recorded as its deployment."""
     print(f"::group::{target.name}", flush=True)
     landing = _land(github, target, reviewed, where, run or run_reconciler)
-    print(f"::{landing.annotation}::{target.name}: {landing.description}", flush=True)
+    said = workflow_command(landing.annotation, f"{target.name}: {landing.description}")
+    print(said, flush=True)
     print("::endgroup::", flush=True)
     return landing
 

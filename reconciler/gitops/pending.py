@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from reconciler.accounts.file import AccountsFile
+from reconciler.annotations import workflow_command
 from reconciler.gitops.deployments import environment_of
 from reconciler.gitops.github import GitHub
 from reconciler.gitops.history import HistoryError, Scope, account_scope
@@ -50,7 +51,8 @@ class Pending:
         """The drift check's or the pending job's line: `level` ('warning', 'notice') unless
         where it stands is unknown, which is an error."""
         said = f"not applied at {sha[:12]}: " if level == "warning" else ""
-        return f"::{'error' if self.unknown else level}::{self.account}: {said}{self.describe()}"
+        message = f"{self.account}: {said}{self.describe()}"
+        return workflow_command("error" if self.unknown else level, message)
 
 
 def pending_accounts(

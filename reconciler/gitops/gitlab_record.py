@@ -16,6 +16,7 @@ from typing import Any
 
 from reconciler.gitops.deployments import environment_of
 from reconciler.gitops.gitlab import GitLab
+from reconciler.gitops.record import LastApply
 
 #: The apply job's exit status when a newer merge superseded it: allowed to fail, so its
 #: deployment is not a success (examples/gitlab/, `allow_failure: exit_codes`).
@@ -31,16 +32,17 @@ class GitLabRecord:
         self.client = client
         self.environment = environment  # `production-{account}`
 
-    def last_applied(self, account: str) -> str | None:
+    def last_applied(self, account: str) -> LastApply | None:
+        environment = environment_of(self.environment, account)
         query = {
-            "environment": environment_of(self.environment, account),
+            "environment": environment,
             "status": "success",
             "order_by": "id",
             "sort": "desc",
             "per_page": "1",
         }
         found = self.client.get("/deployments", query)
-        return str(found[0]["sha"]) if found else None
+        return LastApply(str(found[0]["sha"]), f"a deployment of {environment}") if found else None
 
     def requests_of(self, merges: Sequence[str]) -> list[int]:
         iids: list[int] = []

@@ -167,7 +167,7 @@ def _land(github: GitHub, target: Target, reviewed: Reviewed, where: Where, run:
         _record(github, environment, where, landing, None)
         return landing
     try:
-        at = standing(GitHubRecord(github, environment, scope), scope, where.sha, head)
+        at = standing(GitHubRecord(github, environment), scope, where.sha, head)
     except HistoryError as error:  # its record cannot be read: this account fails, alone
         landing = Landing(scope.name, FAILED, f"where it stands is unknown: {error.one_line()}")
         _record(github, environment, where, landing, None)

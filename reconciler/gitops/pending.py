@@ -83,7 +83,7 @@ def pending_scope(
     record that cannot be read (its commit gone) makes the account pending, as unknown, with the
     pull request merged as `sha`: its apply then fails saying why, and the others' go on."""
     try:
-        at = standing(GitHubRecord(github, environment, scope), scope, sha, sha)
+        at = standing(GitHubRecord(github, environment), scope, sha, sha)
     except HistoryError as error:
         return Pending(scope.name, None, (), tuple(pulls_of(github, [sha])), None, error.one_line())
     if at.applied:

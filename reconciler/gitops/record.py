@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from reconciler.gitops.deployments import Record, environment_of, last_applied
+from reconciler.gitops.deployments import environment_of, last_applied
 from reconciler.gitops.github import GitHub
 from reconciler.gitops.history import (
     HistoryError,
@@ -26,21 +26,25 @@ from reconciler.gitops.history import (
 from reconciler.gitops.runs import merged_pull_request
 
 
+@dataclass(frozen=True, slots=True)
+class LastApply:
+    """An account's last successful apply: its commit, and which record says so (for a
+    message: 'deployment 7 in production-eu')."""
+
+    sha: str
+    record: str
+
+
 class ApplyRecord(Protocol):
     """An account's last successful apply, and the requests merges came from."""
-
-    @property
-    def environment(self) -> str:
-        """Where the records are kept: `production-{account}`, or one environment's name."""
-        ...
 
     @property
     def sign(self) -> str:
         """How a request is written before its number: '#' (GitHub) or '!' (GitLab)."""
         ...
 
-    def last_applied(self, account: str) -> str | None:
-        """The commit of the account's last successful apply; None: never applied."""
+    def last_applied(self, account: str) -> LastApply | None:
+        """The account's last successful apply; None: never applied."""
         ...
 
     def requests_of(self, merges: Sequence[str]) -> list[int]:
@@ -54,40 +58,19 @@ class GitHubRecord:
 
     sign = "#"
 
-    def __init__(self, github: GitHub, environment: str, scope: Scope) -> None:
+    def __init__(self, github: GitHub, environment: str) -> None:
         self.github = github
         self.environment = environment  # `production-{account}`, or one environment's name
-        self.scope = scope  # its commit must be in the checkout (`last_record`)
 
-    def last_applied(self, account: str) -> str | None:
-        found = last_record(self.github, self.scope, environment_of(self.environment, account))
-        return found.sha if found is not None else None
+    def last_applied(self, account: str) -> LastApply | None:
+        environment = environment_of(self.environment, account)
+        found = last_applied(self.github, environment)
+        if found is None:
+            return None
+        return LastApply(found.sha, f"deployment {found.deployment_id} in {environment}")
 
     def requests_of(self, merges: Sequence[str]) -> list[int]:
         return pulls_of(self.github, merges)
-
-
-def last_record(github: GitHub, scope: Scope, environment: str) -> Record | None:
-    """The account's last successful apply (None: never applied), whose commit the checkout
-    holds: one it does not (a shallow checkout, or a default branch rewritten since) is
-    refused, since what was applied there is then unknown."""
-    record = last_applied(github, environment)
-    if record is not None and not has_commit(scope, record.sha):
-        raise unheld(scope, record.sha, f"deployment {record.deployment_id} in {environment}")
-    return record
-
-
-def unheld(scope: Scope, sha: str, record: str) -> HistoryError:
-    """The refusal of a last successful apply (`record`: which one) at `sha`, a commit the
-    checkout lacks: what was applied there is unknown."""
-    return HistoryError(
-        f"{scope.name}: its last successful apply, {record}, is at {sha[:12]}, which this "
-        "checkout does not hold: the checkout is shallow, or the default branch was rewritten "
-        "(force-pushed) since; nothing is applied",
-        hint="check out the whole history (fetch-depth: 0; on GitLab, GIT_DEPTH: 0); after a "
-        "rewrite, retire that deployment (docs/troubleshooting.md): the account is then applied "
-        "from the apply before it, or as never applied",
-    )
 
 
 def pulls_of(github: GitHub, merges: Iterable[str]) -> list[int]:
@@ -145,11 +128,24 @@ def standing(record: ApplyRecord, scope: Scope, sha: str, head: str) -> Standing
             superseded_by=merge,
             superseding_request=found[0] if found else None,
         )
-    since = record.last_applied(scope.name)
-    if since is not None and not has_commit(scope, since):
-        where = environment_of(record.environment, scope.name)
-        raise unheld(scope, since, f"a deployment of {where}")
+    last = record.last_applied(scope.name)
+    if last is not None and not has_commit(scope, last.sha):
+        raise _unheld(scope, last)
+    since = last.sha if last is not None else None
     applied = since is not None and not changed_between(scope, since, sha)
     merges = merges_between(scope, since, sha)  # applied: those that undid each other
     requests = tuple(record.requests_of(merges))
     return Standing(scope.name, record.sign, since, tuple(merges), requests, applied)
+
+
+def _unheld(scope: Scope, last: LastApply) -> HistoryError:
+    """The refusal of a last successful apply at a commit the checkout lacks (a shallow
+    checkout, or a default branch rewritten since): what was applied there is unknown."""
+    return HistoryError(
+        f"{scope.name}: its last successful apply, {last.record}, is at {last.sha[:12]}, which "
+        "this checkout does not hold: the checkout is shallow, or the default branch was "
+        "rewritten (force-pushed) since; nothing is applied",
+        hint="check out the whole history (fetch-depth: 0; on GitLab, GIT_DEPTH: 0); after a "
+        "rewrite, retire that deployment (docs/troubleshooting.md): the account is then applied "
+        "from the apply before it, or as never applied",
+    )

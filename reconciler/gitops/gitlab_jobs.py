@@ -118,14 +118,18 @@ def reviewed_plans(client: GitLab, sha: str, into: Path) -> Reviewed:
 
 def _comment_job(client: GitLab, pipeline: int) -> int | None:
     """The `comment` job's id in the pipeline, or in the child pipelines its trigger jobs ran."""
-    jobs = client.get(f"/pipelines/{pipeline}/jobs", {"per_page": "100"})
-    found = next((int(j["id"]) for j in jobs if j.get("name") == COMMENT_JOB), None)
+    found = _job_named(client, pipeline, COMMENT_JOB)
     if found is not None:
         return found
     for bridge in client.get(f"/pipelines/{pipeline}/bridges", {"per_page": "100"}):
         child = (bridge.get("downstream_pipeline") or {}).get("id")
-        jobs = client.get(f"/pipelines/{int(child)}/jobs", {"per_page": "100"}) if child else []
-        found = next((int(j["id"]) for j in jobs if j.get("name") == COMMENT_JOB), None)
+        found = _job_named(client, int(child), COMMENT_JOB) if child else None
         if found is not None:
             return found
     return None
+
+
+def _job_named(client: GitLab, pipeline: int, name: str) -> int | None:
+    """The id of the pipeline's job `name` (None: it has none)."""
+    jobs = client.get(f"/pipelines/{pipeline}/jobs", {"per_page": "100"})
+    return next((int(job["id"]) for job in jobs if job.get("name") == name), None)

@@ -51,7 +51,7 @@ from reconciler.gitops.outcome import (
     outcome_body,
 )
 from reconciler.gitops.record import Standing, standing
-from reconciler.gitops.statuses import counts
+from reconciler.gitops.statuses import saved_counts
 from reconciler.render.marker import Marker
 
 T = TypeVar("T")
@@ -145,7 +145,7 @@ def _land(client: GitLab, where: Standing, job: ApplyJob, run: Run) -> tuple[Lan
     shutil.copy(plan, mine / f"{name}.json")
     expect = ["--expect-pull-request", str(reviewed.iid), "--expect-head-sha", reviewed.head_sha]
     if run(["apply", str(mine), "--account", name, *expect], None) == 0:
-        return Landing(name, APPLIED, f"the reviewed plan was applied: {_counts(plan)}"), 0
+        return Landing(name, APPLIED, f"the reviewed plan was applied: {saved_counts(plan)}"), 0
     print(f"{name}: the reviewed plan was not applied as saved; planning again", flush=True)
     status = run(["plan", "--account", name, "--out", str(new)], None)
     if status == 0:
@@ -154,17 +154,13 @@ def _land(client: GitLab, where: Standing, job: ApplyJob, run: Run) -> tuple[Lan
         status = run(["apply", str(new), "--account", name], None)
         if status == 0:
             said = "a new plan, equal to the reviewed one, was applied: "
-            said += _counts(new / f"{name}.json")
+            said += saved_counts(new / f"{name}.json")
             return Landing(name, APPLIED, said), 0
     elif status == 2:
         said = f"the plan at merge differs from the reviewed plan: nothing was applied ({pending})"
         return Landing(name, REFUSED, said), 2
     said = f"not applied, or applied in part: see the job's log ({pending})"
     return Landing(name, FAILED, said), status
-
-
-def _counts(plan: Path) -> str:
-    return counts(json.loads(plan.read_text(encoding="utf-8")))
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,7 +40,7 @@ from reconciler.gitops.github import GitHub, GitHubError
 from reconciler.gitops.history import HistoryError, Scope, account_scope, has_commit, path_scope
 from reconciler.gitops.outcome import APPLIED, FAILED, NOTHING, REFUSED, SUPERSEDED, Landing
 from reconciler.gitops.record import GitHubRecord, standing
-from reconciler.gitops.statuses import counts
+from reconciler.gitops.statuses import saved_counts
 from reconciler.render.marker import APPLY, Marker
 
 #: The single account's name without a key (as the adoption branch's `reconciler/adopt-default`).
@@ -235,7 +235,7 @@ def _reviewed(
     expect += ["--expect-head-sha", str(reviewed.head_sha or ""), *target.expect_files()]
     started = _start(github, target.environment, where, reviewed.pull_request, plan)
     if run(["apply", *target.source(saved), *expect], None) == 0:
-        said = f"the reviewed plan was applied: {_counts(plan)}"
+        said = f"the reviewed plan was applied: {saved_counts(plan)}"
         return _finish(github, started, where, Landing(name, APPLIED, said, "reviewed"))
     print(
         f"::warning::{name}: the reviewed plan was not applied as saved (stale, expired, "
@@ -252,9 +252,8 @@ def _reviewed(
             compare,
         )  # fmt: skip
     if status == 0 and run(["apply", *target.source(new)], None) == 0:
-        applied = (
-            f"a new plan, equal to the reviewed one, was applied: {_counts(target.plan_in(new))}"
-        )
+        counted = saved_counts(target.plan_in(new))
+        applied = f"a new plan, equal to the reviewed one, was applied: {counted}"
         landing = Landing(name, APPLIED, applied, "replanned")
         return _finish(github, started, where, landing)
     if status == 2 and reviewed.pull_request is not None:
@@ -284,11 +283,6 @@ def _refusal(target: Target, compare: Path, new: Path, run: Run) -> str:
     plan = "\n".join(lines[1:] if lines and lines[0].startswith("<!--") else lines)
     folded = f"<details><summary>The plan at merge</summary>\n\n{plan}\n\n</details>"
     return f"{body.rstrip()}\n\n{folded}\n"
-
-
-def _counts(plan: Path) -> str:
-    """'1 to invite, 1 payrun' from the saved plan applied (read for the outcome only)."""
-    return counts(json.loads(plan.read_text(encoding="utf-8")))
 
 
 def _start(

@@ -18,11 +18,13 @@ from reconciler.words import counted, plural
 
 def plan_counts(folder: Path) -> str:
     """'eu: 1 to invite, 1 payrun; us: no changes' from the saved plans `<name>.json`."""
-    said = []
-    for plan in sorted(folder.glob("*.json")):
-        document = json.loads(plan.read_text(encoding="utf-8"))
-        said.append(f"{plan.stem}: {counts(document)}")
+    said = [f"{plan.stem}: {saved_counts(plan)}" for plan in sorted(folder.glob("*.json"))]
     return "; ".join(said) or "no account planned"
+
+
+def saved_counts(plan: Path) -> str:
+    """'1 to invite, 1 payrun' from the saved plan file `plan`."""
+    return counts(json.loads(plan.read_text(encoding="utf-8")))
 
 
 def counts(document: dict[str, object]) -> str:

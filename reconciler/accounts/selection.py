@@ -186,6 +186,33 @@ def _entry_of(data: dict[str, Any], name: str) -> object:
 
 
 def _git(folder: Path, *args: str, what: str | None = None) -> str:
+    try:
+        return run_git(folder, *args)
+    except GitFailed as failed:
+        if not failed.ran:
+            raise SelectionError(
+                f"--changed-since needs git, which did not run: {failed.reason}"
+            ) from None
+        raise SelectionError(
+            f"--changed-since: git could not tell {what or ' '.join(args[:2])}: {failed.reason}",
+            hint="in CI, fetch enough history for the merge base (actions/checkout with "
+            "fetch-depth: 0)",
+        ) from None
+
+
+class GitFailed(Exception):
+    """git did not run (`ran` False: why), or failed (the last line of what it said)."""
+
+    def __init__(self, reason: str, *, ran: bool) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.ran = ran
+
+
+def run_git(folder: Path, *args: str) -> str:
+    """What `git ARGS` in `folder` prints, read as UTF-8 with any other bytes kept as surrogate
+    escapes (file names and files as they are, as os.fsdecode reads them), so no bytes of a
+    repository can fail it; GitFailed when git does not run or fails."""
     import subprocess  # only when git is asked (`validate` starts without it)
 
     try:
@@ -194,19 +221,15 @@ def _git(folder: Path, *args: str, what: str | None = None) -> str:
             cwd=folder,
             capture_output=True,
             encoding="utf-8",
-            errors="surrogateescape",  # file names and files as they are, as os.fsdecode reads them
+            errors="surrogateescape",
             timeout=60,
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as error:
-        raise SelectionError(f"--changed-since needs git, which did not run: {error}") from None
+        raise GitFailed(str(error), ran=False) from None
     if done.returncode != 0:
         reason = done.stderr.strip().splitlines()[-1:] or ["no reason given"]
-        raise SelectionError(
-            f"--changed-since: git could not tell {what or ' '.join(args[:2])}: {reason[0]}",
-            hint="in CI, fetch enough history for the merge base (actions/checkout with "
-            "fetch-depth: 0)",
-        )
+        raise GitFailed(reason[0], ran=True)
     return done.stdout
 
 

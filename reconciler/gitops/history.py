@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reconciler.accounts.file import AccountEntry, AccountsFile
-from reconciler.accounts.selection import account_settings, file_at
+from reconciler.accounts.selection import GitFailed, account_settings, file_at, run_git
 from reconciler.errors import ReconcilerError
 
 
@@ -109,25 +109,13 @@ def _entry_at(scope: Scope, file: str, sha: str) -> object:
 
 
 def _git(folder: Path, *args: str) -> str:
-    import subprocess
-
     try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=folder,
-            capture_output=True,
-            encoding="utf-8",
-            errors="surrogateescape",  # as selection's git reads: no bytes can fail it
-            timeout=60,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise HistoryError(f"git did not run: {error}") from None
-    if done.returncode != 0:
-        reason = done.stderr.strip().splitlines()[-1:] or ["no reason given"]
+        return run_git(folder, *args)
+    except GitFailed as failed:
+        if not failed.ran:
+            raise HistoryError(f"git did not run: {failed.reason}") from None
         raise HistoryError(
-            f"git could not tell {' '.join(args[:3])}: {reason[0]}",
+            f"git could not tell {' '.join(args[:3])}: {failed.reason}",
             hint="check out the default branch with its history (actions/checkout with "
             "fetch-depth: 0)",
-        )
-    return done.stdout
+        ) from None

@@ -88,9 +88,35 @@ def test_without_a_terminal_or_columns_each_payment_is_one_line(
 def test_the_ledger_names_payee_amount_and_paylist_and_fits_80_columns(
     payroll: tuple[SandboxServer, Path],
 ) -> None:
+    """A saved plan applied at COLUMNS=80: its replay (on stderr) and its ledger fit."""
+    server, path = payroll
+    saved = path.with_name("plan.json")
+    key = {"RECONCILER_PLAN_KEY": "columns-test-plan-key-0123456789abcdef"}
+    _run(server, "plan", str(path), "--out", str(saved), **key)
+    done = reconciler(
+        "apply",
+        str(saved),
+        server=server,
+        RECONCILER_CLIENT_ID=str(server.client_id),
+        COLUMNS="80",
+        **key,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    replay = [line for line in done.stderr.splitlines() if not line.startswith("{")]  # no log
+    assert any("will be paid" in line for line in replay), replay
+    assert [line for line in lines + replay if len(line) > 80] == []
+    row = lines.index('paylist["2026-12-contractors"].payments[264]  pay  applied')
+    # A saved plan keeps each payment's email (not the externalId it was written with).
+    named = " ".join(lines[row + 1 : row + 3]).split()
+    assert named[:4] == ["payee", _email(264), "amount", "8,025.00"], named
+    assert named[4] == "paylist" and named[5].isdigit()
+    assert lines[-1] == f"Apply complete: {COUNT} applied."
+
+
+def test_the_ledger_of_a_file_names_the_externalid(payroll: tuple[SandboxServer, Path]) -> None:
     server, path = payroll
     lines = _run(server, "apply", str(path), "--auto-approve", COLUMNS="80")
     assert [line for line in lines if len(line) > 80] == []
     row = lines.index('paylist["2026-12-contractors"].payments[264]  pay  applied')
     assert re.fullmatch(r"    payee CW-0264  amount 8,025\.00  paylist \d+", lines[row + 1])
-    assert lines[-1] == f"Apply complete: {COUNT} applied."

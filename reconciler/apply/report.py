@@ -141,8 +141,14 @@ def _wrap(text: str, width: int | None, hanging: str = "") -> list[str]:
     than that is left whole); None: one line."""
     if width is None or len(text) <= width:
         return [text]
-    options = {"break_long_words": False, "break_on_hyphens": False}
-    return textwrap.wrap(text, width, subsequent_indent=hanging, **options) or [text]
+    lines = textwrap.wrap(
+        text,
+        width,
+        subsequent_indent=hanging,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    return lines or [text]
 
 
 def _summed_up(entries: list[Entry], *, color: bool, width: int | None) -> list[str]:

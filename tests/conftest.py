@@ -20,6 +20,15 @@ from reconciler.sandbox import SandboxServer
 from tests.sandbox.support import ClientAccess, Controls, service_client
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The commands a test runs see no width of the runner's: COLUMNS is the width the text
+    plan and the ledger fit (reconciler/terminal.py), and pytest-xdist's workers have
+    COLUMNS=80 (and LINES). A test that wants a width sets COLUMNS itself."""
+    del config
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
+
+
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto` (the README's test command): two workers a core. The suite waits about as
     much as it computes (the sandbox's latencies and settling, retries' backoff, the child

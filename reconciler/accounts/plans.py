@@ -16,7 +16,7 @@ import click
 from reconciler.accounts.options import AccountOptions, nothing_selected
 from reconciler.accounts.staging import drop_staged, place_plans
 from reconciler.errors import ReconcilerError
-from reconciler.render.terminal import text_look
+from reconciler.terminal import text_look
 from reconciler.words import plural
 
 if TYPE_CHECKING:  # the runner (and the service's modules) only when accounts run

@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from reconciler._version import ISSUE_TRACKER
 from reconciler.adopt.model import Adoption, FileChange
 from reconciler.adopt.proposal import AdoptOptions
 from reconciler.adopt.propose import propose
@@ -100,7 +101,8 @@ def _check(path: Path, sources: list[SourceText], changes: Iterable[FileChange])
             raise AdoptRefused(
                 f"adopting would leave the desired state at {path} invalid, so nothing was "
                 "written:\n" + "\n".join(lines),
-                hint="adopt the rest with --only, and this change by hand (and report it)",
+                hint="adopt the rest with --only, and this change by hand; and report it, with "
+                f"these lines, on {ISSUE_TRACKER}",
             ) from None
 
 

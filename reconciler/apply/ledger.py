@@ -12,8 +12,10 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
+from reconciler.payee import payee_key
 from reconciler.plan.changes import (
     Change,
     Inactivate,
@@ -22,10 +24,16 @@ from reconciler.plan.changes import (
     WebhookCreate,
     WebhookUpdate,
 )
+from reconciler.plan.payruns import PayrunDecision
+from reconciler.service.models import Payment
 from reconciler.words import counted
 
-#: The `format_version` of the ledger's JSON document.
-LEDGER_FORMAT_VERSION = "1.0"
+#: The `format_version` of the ledger's JSON document (1.1: a `pay` row's payee, amount and
+#: paylist id).
+LEDGER_FORMAT_VERSION = "1.1"
+
+#: The action of a payment of a payrun (and of a payrun refused or unknown as a whole).
+PAY = "pay"
 
 _ACTIONS: dict[type, str] = {
     Invite: "invite",
@@ -55,7 +63,9 @@ class Entry:
 
     `detail` says why for failed and skipped, and carries a note for an applied change that
     took an unusual road (already inactivated, landed although the answer was lost).
-    `agreement_id` is the agreement inactivated or created, when the service said it.
+    `agreement_id` is the agreement inactivated or created, when the service said it. A `pay`
+    row names its `payee` (the externalId it was written with, else its email), its `amount`
+    (a whole payrun's total on a row for the payrun) and its `paylist_id` once there is one.
     """
 
     address: str
@@ -63,15 +73,52 @@ class Entry:
     outcome: Outcome
     detail: str | None = None
     agreement_id: int | None = None
+    payee: str | None = None
+    amount: Decimal | None = None
+    paylist_id: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        row: dict[str, Any] = {
             "address": self.address,
             "action": self.action,
             "outcome": str(self.outcome),
             "detail": self.detail,
             "agreement_id": self.agreement_id,
         }
+        if self.action == PAY:
+            amount = None if self.amount is None else f"{self.amount:.2f}"
+            row |= {"payee": self.payee, "amount": amount, "paylist_id": self.paylist_id}
+        return row
+
+
+def payrun_entry(
+    decision: PayrunDecision, outcome: Outcome, detail: str, paylist_id: int | None = None
+) -> Entry:
+    """The row of a payrun as a whole (refused, or its outcome unknown): its total."""
+    return Entry(
+        decision.address, PAY, outcome, detail, amount=decision.total, paylist_id=paylist_id
+    )
+
+
+def payment_entry(
+    decision: PayrunDecision,
+    number: int,
+    payment: Payment,
+    outcome: Outcome,
+    detail: str | None = None,
+) -> Entry:
+    """The row of payment `number` (from 1) of a payrun's paylist, as the service holds it:
+    its payee by the externalId the payrun wrote it with (else its email), amount, paylist."""
+    written = {payee_key(p.email): p.worker for p in decision.payments if p.worker}
+    return Entry(
+        f"{decision.address}.payments[{number}]",
+        PAY,
+        outcome,
+        detail,
+        payee=written.get(payee_key(payment.worker_email)) or payment.worker_email,
+        amount=payment.amount,
+        paylist_id=payment.paylist_id,
+    )
 
 
 class Ledger:

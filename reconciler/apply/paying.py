@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from reconciler.apply.ledger import Entry, Ledger, Outcome
+from reconciler.apply.ledger import PAY as PAY  # the action of a payment (tests name it here)
+from reconciler.apply.ledger import Ledger, Outcome, payment_entry, payrun_entry
 from reconciler.identity import description_key
 from reconciler.plan.model import Plan
 from reconciler.plan.payruns import REFUSED, TO_PAY, PayrunDecision, same_payments
@@ -38,7 +39,6 @@ from reconciler.service.errors import (
 )
 from reconciler.service.models import Paylist, PaylistSummary, Payment, PaymentItem
 
-PAY = "pay"
 POLL_S = 0.25
 
 
@@ -157,9 +157,7 @@ def _read_back(
                     return None
                 return found.id
     except ServiceError as error:
-        ledger.add_payment(
-            Entry(decision.address, PAY, Outcome.SKIPPED, f"{UNKNOWN} ({error.message})")
-        )
+        ledger.add_payment(payrun_entry(decision, Outcome.SKIPPED, f"{UNKNOWN} ({error.message})"))
         return None
     reason = (
         "the service did not confirm the paylist, and holds none with this payrun's key "
@@ -195,22 +193,21 @@ def _settle(
             f"unknown: paylist {paylist_id} was created, but reading how its payments settle "
             f"failed ({error.message}): run `reconciler plan` to see"
         )
-        ledger.add_payment(Entry(decision.address, PAY, Outcome.SKIPPED, unknown))
+        ledger.add_payment(payrun_entry(decision, Outcome.SKIPPED, unknown, paylist_id))
         return
     for number, payment in enumerate(payments, start=1):
         status = str(payment.status)
-        address = f"{decision.address}.payments[{number}]"
         if status == "SUCCESS" or (not wait and status == "PENDING"):
             detail = "accepted; settles later (--no-wait)" if status == "PENDING" else None
-            ledger.add_payment(Entry(address, PAY, Outcome.APPLIED, detail))
+            ledger.add_payment(payment_entry(decision, number, payment, Outcome.APPLIED, detail))
         elif status == "PENDING":
             note = f"still PENDING at the --settle-timeout (paylist {paylist_id})"
-            ledger.add_payment(Entry(address, PAY, Outcome.SKIPPED, note))
+            ledger.add_payment(payment_entry(decision, number, payment, Outcome.SKIPPED, note))
         else:
             cause = payment.cause or status
             retry = "to retry, add a new payrun with this payment"
             detail = f"{status}: {cause}; {retry}"
-            ledger.add_payment(Entry(address, PAY, Outcome.FAILED, detail))
+            ledger.add_payment(payment_entry(decision, number, payment, Outcome.FAILED, detail))
 
 
 def _ours(
@@ -237,4 +234,4 @@ def _ours(
 
 
 def _refused(ledger: Ledger, decision: PayrunDecision, reasons: Sequence[str]) -> None:
-    ledger.add_payment(Entry(decision.address, PAY, Outcome.FAILED, "; ".join(reasons)))
+    ledger.add_payment(payrun_entry(decision, Outcome.FAILED, "; ".join(reasons)))

@@ -21,6 +21,7 @@ from reconciler.apply.progress import progress_for
 from reconciler.apply.report import ledger_json, ledger_text
 from reconciler.plan import Plan
 from reconciler.service.client import ServiceClient
+from reconciler.terminal import text_look
 
 
 def execute(
@@ -109,5 +110,5 @@ def print_ledger(ledger: Ledger, fmt: str) -> None:
     if fmt == "json":
         click.echo(ledger_json(ledger), nl=False)
         return
-    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    click.echo(ledger_text(ledger, color=color), nl=False, color=color)
+    color, width = text_look(sys.stdout)
+    click.echo(ledger_text(ledger, color=color, width=width), nl=False, color=color)

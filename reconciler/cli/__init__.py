@@ -14,6 +14,7 @@ from typing import NoReturn
 import click
 
 from reconciler import ending, logconfig, redaction
+from reconciler._version import ISSUE_TRACKER
 from reconciler.cli.logging_options import LOG_FORMATS, LOG_LEVELS, add_logging_options
 from reconciler.errors import ReconcilerError
 
@@ -192,7 +193,8 @@ class _Group(click.Group):
             message = redaction.shown(f"{type(error).__name__}: {error}", 1000)
             click.echo(
                 f"Error: internal error: {message}\n"
-                "  hint: run with --log-level debug to see where it happened, and report it.",
+                "  hint: run with --log-level debug to see where it happened, and report it "
+                f"with that output on {ISSUE_TRACKER}.",
                 err=True,
             )
             ctx.exit(1)

@@ -38,13 +38,13 @@ from reconciler.plan.refresh import refresh
 from reconciler.plan.resume import resume
 from reconciler.plan.saved import DEFAULT_MAX_AGE, SavedPlan, is_saved_plan, load_saved_plan
 from reconciler.render import renderer_for
-from reconciler.render.terminal import text_look
-from reconciler.render.text import payrun_lines
+from reconciler.render.text import Line, lines_text, payrun_lines
 from reconciler.service.client import ServiceClient
 from reconciler.session.account import check_saved_account
 from reconciler.session.plankey import plan_key
 from reconciler.session.reading import file_and_account, refresh_progress
 from reconciler.session.review import check_expected
+from reconciler.terminal import text_look, text_width
 
 _log = logs.get_logger("reconciler.apply")
 
@@ -282,13 +282,14 @@ def _resume(
     """The saved plan, if it still holds (`StalePlan` otherwise)."""
     plan = resume(saved, live, key=plan_key(client), environ=os.environ, max_age=max_age)
     _register_header_values(plan)
-    click.echo(
+    width = text_width(terminal=sys.stderr.isatty())
+    opening = Line(
         f"Applying the saved plan made at {saved.created_at.isoformat()} "
-        f"(reconciler {saved.tool_version}): {plan.actions_line}.",
-        err=True,
+        f"(reconciler {saved.tool_version}): {plan.actions_line}."
     )
+    click.echo(lines_text([opening], width=width), err=True)
     if plan.payruns:  # what the checks at apply time found, before anything is paid
-        click.echo("\n".join(line.text for line in payrun_lines(plan)).lstrip("\n"), err=True)
+        click.echo(lines_text(payrun_lines(plan), width=width).lstrip("\n"), err=True)
     return plan
 
 

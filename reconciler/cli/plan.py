@@ -19,8 +19,8 @@ from reconciler.cli.review import review_options
 from reconciler.plan import Plan, PlanOptions
 from reconciler.render import FORMATS, renderer_for
 from reconciler.render.json import plan_json, write_plan_json
-from reconciler.render.terminal import text_look
 from reconciler.session.planning import Planned, plan_path, write_planned
+from reconciler.terminal import text_look
 
 #: `--detailed-exitcode` and `drift`: something to change (or drift, for `drift`).
 EXIT_CHANGES = 2

@@ -9,21 +9,20 @@ import threading
 from collections import Counter
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 import click
 
 from reconciler.cli.connection import demo_seed
 from reconciler.errors import ReconcilerError
 from reconciler.hosts import is_loopback
-from reconciler.lean_httpx import httpx
 from reconciler.sandbox import SandboxServer
 from reconciler.sandbox.faults import FaultSettings
 from reconciler.sandbox.seed import SeedError
-from reconciler.service.reach import reach
+from reconciler.secrets import Secret
+from reconciler.service.client import ServiceClient
+from reconciler.service.config import ClientConfig
+from reconciler.service.errors import ServiceError
 from reconciler.words import counted, plural
-
-_PAGE_SIZE = 200
 
 
 @click.group()
@@ -197,44 +196,30 @@ def _wait_for_stop() -> None:
 
 
 def _summary(server: SandboxServer) -> str:
-    """What the demo account holds, read over HTTP as any client would."""
-    headers = {"Authorization": f"Bearer {server.token}"}
+    """What the demo account holds, read over HTTP as any client would: with the service
+    client, so its pages are walked as the contract numbers them (one-indexed, or from 0
+    under --zero-based-pages), each agreement once."""
+    config = ClientConfig(  # its own address, even beyond loopback: the token is its own too
+        base_url=server.base_url,
+        token=Secret(server.token),
+        token_source="the sandbox's demo client",
+        client_id=server.client_id,
+    )
     try:
-        with httpx.Client(
-            base_url=server.base_url,
-            headers=headers,
-            timeout=10,
-            **reach(server.base_url),
-        ) as client:
-            workers = _all_workers(client)
-            webhook = client.get("/webhooks/clients")
-    except httpx.HTTPError as error:
+        with ServiceClient(config, read_only=True) as client:
+            workers = client.list_workers()
+            webhook = client.get_webhook()
+    except ServiceError as error:
         raise ReconcilerError(f"the sandbox did not answer: {error}") from None
-    statuses = Counter(worker["status"] for worker in workers)
+    statuses = Counter(str(worker.status) for worker in workers)
     lines = [
         f"The sandbox answers at {server.base_url} (demo client {server.client_id}).",
         f"Workers: {plural(len(workers), 'agreement')}",
     ]
     lines += [f"  {status:<22}{counted(count)}" for status, count in sorted(statuses.items())]
-    if webhook.status_code == 404:
+    if webhook is None:
         lines.append("Webhook: none")
     else:
-        config = webhook.json()
-        state = "enabled" if config["enabled"] else "disabled"
-        lines.append(
-            f"Webhook: {config['url']} ({state}), events {', '.join(config['event_types'])}"
-        )
+        state = "enabled" if webhook.enabled else "disabled"
+        lines.append(f"Webhook: {webhook.url} ({state}), events {', '.join(webhook.event_types)}")
     return "\n".join(lines)
-
-
-def _all_workers(client: httpx.Client) -> list[dict[str, Any]]:
-    workers: list[dict[str, Any]] = []
-    page = 0
-    while True:
-        answer = client.get("/contract/workers/list", params={"page": page, "size": _PAGE_SIZE})
-        answer.raise_for_status()
-        body = answer.json()
-        workers += body["content"]
-        if body["last"]:
-            return workers
-        page += 1

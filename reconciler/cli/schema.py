@@ -39,12 +39,10 @@ def schema(which: str, out: Path | None) -> None:
         return
     _write(out, text)
     click.echo(f"Wrote the schema to {out}.", err=True)
-    if which == "accounts":
-        click.echo(f"Next: start reconciler.yaml with `{MODELINE}<path to {out.name}>`.", err=True)
-        return
+    files = "reconciler.yaml" if which == "accounts" else "a desired-state file"
     click.echo(
-        f"Next: start each desired-state file with `{MODELINE}<path to {out.name}>`, "
-        "or export next to it.",
+        f"Next: if {files} does not start with `{MODELINE}...` yet (`reconciler export` writes "
+        f"that line), start it with `{MODELINE}<path to {out.name}>`.",
         err=True,
     )
 

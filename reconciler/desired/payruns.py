@@ -217,10 +217,14 @@ def _payment_problems(
             path, "a payment names exactly one of `worker` (an externalId) or `email`"
         )
     elif isinstance(worker, str) and worker not in emails:
+        nearest = _nearest_external_id(worker, emails)
+        step = (
+            f"did you mean {nearest!r}? (a worker the files do not manage is paid by `email`)"
+            if nearest
+            else "pay a worker this file does not manage by `email`"
+        )
         yield PathProblem(
-            (*path, "worker"),
-            f"worker {worker!r:.80} is not an externalId of the files: pay a worker this file "
-            "does not manage by `email`",
+            (*path, "worker"), f"worker {worker!r:.80} is not an externalId of the files: {step}"
         )
     elif isinstance(email, str) and (reason := email_problem(email)):
         yield PathProblem((*path, "email"), f"invalid email {email!r:.80}: {reason}")
@@ -229,6 +233,23 @@ def _payment_problems(
     description = payment.get("description")
     if isinstance(description, str) and (reason := hidden_text_problem(description)):
         yield PathProblem((*path, "description"), f"the description {reason}")
+
+
+#: Up to this many externalIds, an unknown one is compared with all of them; beyond, only with
+#: those of its length (an id scheme's ids share one: CW-9999 and CW-0999), so the work stays
+#: bounded in a file of 100,000 workers.
+_COMPARED_WITH_ALL = 2_000
+
+
+def _nearest_external_id(worker: str, emails: Mapping[str, str]) -> str | None:
+    """The externalId of the files `worker` most likely meant (a typo), or None."""
+    import difflib  # only for a file with an unknown payee
+
+    known = list(emails)
+    if len(known) > _COMPARED_WITH_ALL:
+        known = [external_id for external_id in known if len(external_id) == len(worker)]
+    close = difflib.get_close_matches(worker[:80], known, n=1, cutoff=0.75)
+    return close[0] if close else None
 
 
 def build_payruns(files: list[FileValues]) -> tuple[Payrun, ...]:

@@ -31,13 +31,15 @@ from reconciler.plan.changes import (
 from reconciler.plan.money import LiveMoney, MoneyReport
 from reconciler.plan.payrun_checks import WalletCheck
 from reconciler.plan.payruns import (
+    CONFLICT,
+    REFUSED,
     TO_PAY,
     LivePaylist,
     PayrunDecision,
     to_pay_phrase,
 )
 from reconciler.service.models import Wallet, Webhook, Worker
-from reconciler.words import counted
+from reconciler.words import counted, plural
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,21 +247,42 @@ class Plan:
     @property
     def headline(self) -> str:
         """The plan's first words: what it does, or why there is nothing to do."""
-        if self.changes:
+        return self.headline_for(strict=False)
+
+    def headline_for(self, *, strict: bool) -> str:
+        """The plan's first words for every mix: actions (changes or payruns to pay) first;
+        else each reason the account is not as the file says: drift, conflicts and blocked
+        payruns, money that needs action, and (`strict`, as `drift --strict` judges it)
+        unmanaged workers; else that it matches."""
+        if self.has_changes:
             return "reconciler will perform the following actions:"
-        if self.narrowed:
-            return "No changes among what --target and --exclude selected."
         summary = self.summary
-        if summary.drifted or summary.conflicts:
-            return (
-                "No changes to apply, but the account still differs from the file where "
-                "the plan cannot act (below)."
-            )
+        blocked = any(decision.state in (CONFLICT, REFUSED) for decision in self.payruns)
+        reasons = []
+        if summary.drifted or summary.conflicts or blocked:
+            reasons.append("the account still differs from the file where the plan cannot act")
         if self.money is not None and self.money.needs_action:
-            return (
-                "No changes to apply, but money was paid outside the files' payruns or needs "
-                "action (below)."
-            )
+            reasons.append("money was paid outside the files' payruns or needs action")
+        if strict and self.unmanaged:
+            unmanaged = f"{plural(len(self.unmanaged), 'open agreement')} not owned by the file"
+            if not reasons and not self.narrowed:
+                return (
+                    f"No changes to apply, but {unmanaged} (unmanaged, listed below) make "
+                    "`drift --strict` report drift."
+                )
+            reasons.append(f"{unmanaged} make `drift --strict` report drift")
+        but = (
+            ", ".join(reasons[:-1]) + " and " + reasons[-1]
+            if len(reasons) > 1
+            else "".join(reasons)
+        )
+        if self.narrowed:
+            nothing = "No changes among what --target and --exclude selected"
+            return f"{nothing}, but {but} (below)." if but else f"{nothing}."
+        if but:
+            return f"No changes to apply, but {but} (below)."
+        if self.ignored:
+            return "No changes. The account matches the file but for the drift ignore rules hide."
         return "No changes. The account matches the file."
 
     @property

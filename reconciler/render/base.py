@@ -10,7 +10,6 @@ from typing import Any, Protocol
 from reconciler.identity import hidden_text_problem
 from reconciler.plan.model import Plan
 from reconciler.secrets import MASK, Secret
-from reconciler.words import plural
 
 FORMATS = ("text", "json", "markdown")
 
@@ -98,9 +97,4 @@ def jsonable(value: Any) -> Any:
 
 def strict_headline(plan: Plan) -> str:
     """The headline under `drift --strict`, where unmanaged workers count as drift too."""
-    if plan.unmanaged and not (plan.drift or plan.conflicts):
-        return (
-            f"No changes to apply, but {plural(len(plan.unmanaged), 'open agreement')} "
-            "not owned by the file (unmanaged, listed below) make `drift --strict` report drift."
-        )
-    return plan.headline
+    return plan.headline_for(strict=True)

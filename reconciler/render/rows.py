@@ -24,7 +24,7 @@ from typing import Any, Protocol, TextIO, TypeVar
 
 import click
 
-from reconciler.money import two_places
+from reconciler.money import grouped, two_places
 from reconciler.secrets import MASK, Secret
 from reconciler.service.models import WebhookHeader
 from reconciler.words import counted
@@ -55,13 +55,19 @@ PRIORITY = (
     "amount",
     "total",
     "balance",
+    # What a payment's failure was and what a paylist pays for: kept before the ids (they
+    # wrap between words, so they take what room the others leave).
+    "cause",
+    "description",
     "id",
     "paylist_id",
     "journal_id",
     "agreement_id",
     "operation",
-    "cause",
 )
+
+#: Free-text columns: on a narrow terminal they wrap between words rather than being cut.
+WRAPPING = frozenset({"description", "cause", "reason", "payment_purpose", "error"})
 
 
 def _wide() -> bool:
@@ -90,9 +96,19 @@ def print_rows(
     else:
         from reconciler.render.tables import print_table
 
-        cells = [[_table_cell(getattr(row, column)) for column in columns] for row in rows]
+        values = [[getattr(row, column) for column in columns] for row in rows]
+        cells = [[_table_cell(value) for value in row] for row in values]
+        amounts = {c for i, c in enumerate(columns) if any(type(r[i]) is Decimal for r in values)}
         title = f"{title} ({counted(len(cells))})"
-        print_table(columns, cells, title=title, wide=_wide(), priority=PRIORITY)
+        print_table(
+            columns,
+            cells,
+            title=title,
+            wide=_wide(),
+            priority=PRIORITY,
+            wrapping=WRAPPING,
+            right=amounts,
+        )
 
 
 def print_record(
@@ -279,7 +295,10 @@ def _json_value(value: Any) -> Any:
 
 
 def _table_cell(value: Any) -> str:
-    """A cell of a table for people: times to the second, else as in CSV."""
+    """A cell of a table for people: amounts grouped as the plan writes them (1,394,500.00),
+    times to the second, else as in CSV."""
+    if isinstance(value, Decimal):
+        return grouped(value)
     if isinstance(value, datetime):
         text = value.isoformat(sep=" ", timespec="seconds")
         return text.removesuffix("+00:00") + " UTC" if text.endswith("+00:00") else text

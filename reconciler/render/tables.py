@@ -1,21 +1,26 @@
 """Tables for people that fit the terminal, as `kubectl get` and `gh` print them.
 
 A value is never broken inside a word or an email: when a table is wider than the terminal,
-its least important columns are left out (the caption names them) and, when the most
-important ones still do not fit, their values are cut with an ellipsis. `--wide` shows every
+its free-text columns (a description, a cause) wrap between words first, each keeping at
+least `WRAPPED_MIN` columns, then its least important columns are left out (the caption names
+them) and, when the most important ones still do not fit, their values are cut with an
+ellipsis. Amounts are right-aligned. `--wide` shows every
 column and every value whole, letting the terminal wrap the lines; output that goes to no
 terminal (a pipe, a file) is written whole too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from rich.cells import cell_len
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
+
+#: The fewest columns a wrapping (free-text) column is given before columns are left out.
+WRAPPED_MIN = 16
 
 #: What rich's default box adds to a table: a border and a space either side of each column.
 _PER_COLUMN = 3
@@ -86,15 +91,25 @@ def print_table(
     title: str,
     wide: bool,
     priority: Sequence[str] = (),
+    wrapping: Collection[str] = (),
+    right: Collection[str] = (),
 ) -> None:
-    """Print `rows` under `headers` as a table that fits (see the module's docstring)."""
+    """Print `rows` under `headers` as a table that fits (see the module's docstring): the
+    columns named in `wrapping` wrap between words, those in `right` are right-aligned."""
     widths = column_widths(headers, rows)
     console, width = terminal_console(wide=wide, needed=natural_width(widths))
-    fit = fit_columns(headers, widths, width, priority)
+    least = [
+        min(w, WRAPPED_MIN) if width is not None and header in wrapping else w
+        for header, w in zip(headers, widths, strict=True)
+    ]
+    fit = fit_columns(headers, least, width, priority)
     table = Table(title=title, title_justify="left")
     for i in fit.kept:
-        # Never folded: a value that cannot fit is cut with an ellipsis, never broken.
-        table.add_column(headers[i], no_wrap=True, overflow="ellipsis")
+        justify: JustifyMethod = "right" if headers[i] in right else "left"
+        if headers[i] in wrapping:
+            table.add_column(headers[i], justify=justify, min_width=least[i], overflow="fold")
+        else:  # never folded: a value that cannot fit is cut with an ellipsis, never broken
+            table.add_column(headers[i], justify=justify, no_wrap=True, overflow="ellipsis")
     for row in rows:
         table.add_row(*(row[i] for i in fit.kept))
     if fit.hidden:

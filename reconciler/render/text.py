@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +52,7 @@ class Line:
 
     text: str
     style: str | None = None
+    hang: tuple[int, ...] = ()  # columns a wrapped continuation may start under (see `wrap`)
 
 
 class TextRenderer:
@@ -71,12 +72,19 @@ class TextRenderer:
         self._width = width  # a terminal's: lines are wrapped between words to fit it
 
     def render(self, plan: Plan) -> str:
-        out = []
-        for line in plan_lines(plan, show_unmanaged=self._show_unmanaged, strict=self._strict):
-            style = _STYLE.get(line.style or "")
-            for text in wrap(line.text, self._width):
-                out.append(click.style(text, **style) if self._color and style else text)
-        return "\n".join(out) + "\n"
+        lines = plan_lines(plan, show_unmanaged=self._show_unmanaged, strict=self._strict)
+        return lines_text(lines, width=self._width, color=self._color) + "\n"
+
+
+def lines_text(lines: Iterable[Line], *, width: int | None, color: bool = False) -> str:
+    """Lines as text `width` columns wide (wrapped between words; None: one line an item),
+    coloured when asked."""
+    out = []
+    for line in lines:
+        style = _STYLE.get(line.style or "")
+        for text in wrap(line.text, width, line.hang):
+            out.append(click.style(text, **style) if color and style else text)
+    return "\n".join(out)
 
 
 def plan_lines(plan: Plan, *, show_unmanaged: bool = False, strict: bool = False) -> Iterator[Line]:
@@ -217,11 +225,17 @@ def look_alike_lines(decision: PayrunDecision) -> list[Line]:
 
 def payment_lines(payments: Sequence[PayrunPayment]) -> list[Line]:
     """Payments one a line: the amounts right-aligned, the emails padded so that the
-    descriptions start in one column."""
+    descriptions start in one column (and a wrapped description continues under it)."""
     emails = [show_paid(payment.email) for payment in payments]
     width = max(map(len, emails), default=0)
+    payee = len("      + ") + 14 + 2
+    columns = (payee + width + 2, payee)  # under the description, else under the payee
     return [
-        Line(f"      + {p.amount:>14,.2f}  {email.ljust(width)}  {show_paid(p.description)}", "+")
+        Line(
+            f"      + {p.amount:>14,.2f}  {email.ljust(width)}  {show_paid(p.description)}",
+            "+",
+            columns,
+        )
         for p, email in zip(payments, emails, strict=True)
     ]
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import threading
+from decimal import Decimal
 
 import pytest
 
 from reconciler.apply import Ledger, Outcome
+from reconciler.apply.ledger import Entry
 from reconciler.apply.report import ledger_json, ledger_text
 from reconciler.plan import Inactivate, Invite, Replace, WebhookUpdate
 from tests.plan.factories import agreement, desired_webhook, live_webhook, want
@@ -138,3 +140,40 @@ def test_an_interrupted_apply_of_thousands_is_summed_up_not_listed() -> None:
     assert "  invite: 1,000 applied, 1 failed, 2,000 skipped" in lines
     assert lines[-1].startswith("Apply interrupted: 1,000 applied, 1 failed, 2,000 skipped.")
     assert len(json.loads(ledger_json(ledger))["changes"]) == 3001  # every row stays in JSON
+
+
+def test_a_payment_row_names_payee_amount_and_paylist_and_fits_the_width() -> None:
+    ledger = Ledger(CHANGES[:1])
+    ledger.record(0, Outcome.APPLIED, agreement_id=41)
+    address = 'paylist["2026-12-contractors"].payments[264]'
+    paid = Entry(address, "pay", Outcome.APPLIED, None, None, "CW-0264", Decimal("7400"), 12)
+    cause = "INSUFFICIENT_FUNDS; to retry, add a new payrun with this payment"
+    failed = Entry(address, "pay", Outcome.FAILED, cause, None, "ada@example.com", Decimal(1), 12)
+    ledger.add_payment(paid)
+    ledger.add_payment(failed)
+    whole = ledger_text(ledger).splitlines()
+    assert whole[0].split() == [
+        *["ADDRESS", "ACTION", "OUTCOME", "AGREEMENT", "PAYEE", "AMOUNT"],
+        "PAYLIST",
+        "DETAIL",
+    ]
+    assert whole[2].split() == [address, "pay", "applied", "CW-0264", "7,400.00", "12"]
+    narrow = ledger_text(ledger, width=60).splitlines()
+    assert all(len(line) <= 60 for line in narrow), narrow
+    assert narrow[narrow.index(f"{address}  pay  applied") + 1] == (
+        "    payee CW-0264  amount 7,400.00  paylist 12"
+    )
+    assert " ".join(narrow).split().count("INSUFFICIENT_FUNDS;") == 1  # whole, between words
+    document = json.loads(ledger_json(ledger))
+    assert document["format_version"] == "1.1"
+    assert document["changes"][1] == {
+        "address": address,
+        "action": "pay",
+        "outcome": "applied",
+        "detail": None,
+        "agreement_id": None,
+        "payee": "CW-0264",
+        "amount": "7400.00",
+        "paylist_id": 12,
+    }
+    assert "payee" not in document["changes"][0]  # a worker's row is as it was

@@ -53,3 +53,19 @@ def test_never_writes_through_a_symlink(tmp_path: Path) -> None:
     refused = run("schema", "--out", str(link), cwd=tmp_path)
     assert refused.returncode == 1, refused.stderr
     assert elsewhere.read_text() == "services: {}\n"
+
+
+@pytest.mark.parametrize(("which", "files"), [("desired-state", "a desired-state file"),
+                                              ("accounts", "reconciler.yaml")])  # fmt: skip
+def test_the_next_step_asks_for_the_modeline_only_where_it_is_missing(
+    tmp_path: Path, which: str, files: str
+) -> None:
+    """`export` writes the modeline already: the hint must not ask every file to get it."""
+    done = run("schema", which, "--out", str(tmp_path / "s.json"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"Next: if {files} does not start with `# yaml-language-server: $schema=...` yet "
+        "(`reconciler export` writes that line), start it with "
+        "`# yaml-language-server: $schema=<path to s.json>`."
+    )
+    assert "start each" not in done.stderr

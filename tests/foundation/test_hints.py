@@ -54,3 +54,19 @@ def test_log_options_work_after_the_command_too(tmp_path: Path) -> None:
     assert re.search(r'"event": "planned"', planned.stderr), planned.stderr
     quiet = run("plan", "--sandbox", "--sandbox-db", str(tmp_path / "s.db"), str(QUICKSTART))
     assert '"planned"' not in quiet.stderr
+
+
+def test_every_hint_that_says_report_it_says_where() -> None:
+    """'and report it' stopped short (issue 50): each such hint names the issue tracker."""
+    from reconciler._version import ISSUE_TRACKER
+
+    assert "issue tracker" in ISSUE_TRACKER and "https://" in ISSUE_TRACKER
+    found = []
+    for path in sorted((ROOT / "reconciler").rglob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines):
+            if re.search(r"report (it|this)\b", line):
+                found.append(path.name)
+                near = "\n".join(lines[number : number + 2])
+                assert "{ISSUE_TRACKER}" in near, f"{path}:{number + 1}: {line.strip()}"
+    assert len(found) >= 2  # the internal error's hint, and adopt's

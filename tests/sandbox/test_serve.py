@@ -218,3 +218,24 @@ def test_the_account_is_the_demo_one_unless_empty_and_the_printed_line_reaches_i
 def test_empty_and_seed_together_are_refused() -> None:
     done = run("sandbox", "serve", "--empty", "--seed", str(SEED), "--check")
     assert done.returncode == 1 and "--empty starts without a seed" in done.stderr
+
+
+@pytest.mark.parametrize("numbering", [[], ["--zero-based-pages"]])
+def test_check_counts_every_page_once(tmp_path: Path, numbering: list[str]) -> None:
+    """300 agreements are two pages of 200: one-indexed (page 0 and 1 both the first) or
+    from 0, each is counted once (it said 500 when it asked page 0 then page 1)."""
+    seed = tmp_path / "big.yaml"
+    seed.write_text(
+        "workers:\n"
+        + "".join(
+            f"  - {{externalId: CW-{n:04}, firstName: A, lastName: B,"
+            f" email: w{n}@example.com, country: GB, status: ACTIVE}}\n"
+            for n in range(300)
+        )
+    )
+    done = run("sandbox", "serve", "--seed", str(seed), *numbering, "--check")
+    assert done.returncode == 0, done.stderr
+    assert "Workers: 300 agreements" in done.stdout
+    assert [line.split() for line in done.stdout.splitlines() if line.startswith("  ")] == [
+        ["ACTIVE", "300"]
+    ]

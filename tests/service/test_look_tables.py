@@ -14,10 +14,12 @@ import struct
 import subprocess
 import sys
 import termios
+from decimal import Decimal
 from typing import Any
 
 import pytest
 
+from reconciler.service.models import PaymentItem
 from tests.cli import reconciler, user_environment
 from tests.service.helpers import client_for, control, invitation
 
@@ -113,3 +115,34 @@ def _plain(text: str) -> str:
     import re
 
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+DESCRIPTION = "November 2026 contractors, second half (reissued after the bank holiday)"
+
+
+@pytest.fixture
+def paid(account: Any) -> Any:
+    """A paylist of 1,394,500.00 with a long description, FAILED (the wallet holds less)."""
+    with client_for(account) as client:
+        items = [PaymentItem(DESCRIPTION, Decimal("1394500.00"), "worker1@example.com")]
+        client.create_paylist(DESCRIPTION, items, idempotence_key="k" * 32)
+    control(account, "process")
+    return account
+
+
+def _words_shown(text: str, shown: str) -> bool:
+    return all(word in shown.split() for word in text.split())
+
+
+def test_paylists_at_80_columns_group_the_total_and_keep_the_description(paid: Any) -> None:
+    shown = _plain(on_terminal(paid, 80, "paylists"))
+    assert "1,394,500.00" in shown and "1394500.00" not in shown
+    assert _words_shown(DESCRIPTION, shown.replace("│", " ")), shown  # wrapped between words
+    assert all(len(line) <= 80 for line in shown.splitlines()), shown
+
+
+def test_payments_at_80_columns_keep_the_status_and_the_cause(paid: Any) -> None:
+    shown = _plain(on_terminal(paid, 80, "payments"))
+    assert "FAILED" in shown and "INSUFFICIENT_FUNDS" in shown, shown
+    assert "1,394,500.00" in shown
+    assert all(len(line) <= 80 for line in shown.splitlines()), shown

@@ -270,9 +270,14 @@ def traced_paylists(units: Sequence[Unit], paylists: Iterable[LivePaylist]) -> s
     payrun is split now) and with that paylist's content (`_same_content`). A key is a claim
     anyone may make (it is derived from the payrun's public id): a paylist under it with other
     content, a resized payrun's included, is not money paid through payruns."""
+    return set(traced_units(units, paylists))
+
+
+def traced_units(units: Sequence[Unit], paylists: Iterable[LivePaylist]) -> dict[int, Unit]:
+    """The unit (payrun and part) each traced paylist paid, by paylist id (`traced_paylists`)."""
     asked = {paylist_key(unit.payrun_id, unit.part): unit for unit in units}
     return {
-        live.paylist_id
+        live.paylist_id: unit
         for live in paylists
         if (unit := asked.get(live.idempotence_key)) is not None and _same_content(unit, live)
     }

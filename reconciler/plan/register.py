@@ -1,0 +1,323 @@
+"""The payroll register: what the account asked, paid, failed and still holds pending, by month.
+
+Pure: the account's paylists with their payments (`LivePaylist`), and with the files the units
+their payruns ask for (`units_of`), in; a `Register` out. The rules:
+
+| question | answer |
+| --- | --- |
+| a payment's month | the month (UTC) its money moved: settled, its update time; else its creation |
+| paid | SUCCESS |
+| failed | FAILED, counted by the service's cause |
+| pending | every other status: not settled yet, so it may still be paid |
+| requested | all of them: paid + failed + pending |
+| a paylist's payrun | the files' payrun whose key and content it holds (`traced_units`) |
+| with the files | only the paylists their payruns paid; the others are counted, not shown |
+| `since` / `until` | months, both included; a payment moved outside them is left out |
+
+A paylist whose payments settled in two months is in both, each with its own payments. A
+payrun's period (`periods`, by payrun id) and the record of the merge that paid a paylist
+(`merges`, by paylist id: commit, pull request, author, approvers) are shown beside it when
+given; without a record the register is the service's side alone (`Register.merges_read`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+
+from reconciler.payee import payee_key
+from reconciler.plan.payruns import LivePaylist, Unit, traced_units
+from reconciler.service.models import Payment
+
+_ZERO = Decimal("0.00")
+_MONTH = re.compile(r"(\d{4})-(0[1-9]|1[0-2])")
+#: The month of a payment the service gave no time for: after every dated month.
+UNDATED = "undated"
+PAID, FAILED, PENDING = "paid", "failed", "pending"
+
+
+def month_problem(text: str) -> str | None:
+    """Why `text` is not a month written YYYY-MM (None: it is one)."""
+    if _MONTH.fullmatch(text):
+        return None
+    return f"{text!r} is not a month: write YYYY-MM, such as 2027-01"
+
+
+def month_of(moment: datetime | None) -> str:
+    """A moment's month, YYYY-MM in UTC (a naive time is taken as UTC)."""
+    if moment is None:
+        return UNDATED
+    if moment.utcoffset() is not None:
+        moment = moment.astimezone(UTC)
+    return f"{moment.year:04d}-{moment.month:02d}"
+
+
+def bucket(status: str) -> str:
+    """Paid (SUCCESS), failed (FAILED) or pending (any other status: not settled)."""
+    return PAID if status == "SUCCESS" else FAILED if status == "FAILED" else PENDING
+
+
+def moved_at(payment: Payment) -> datetime | None:
+    """When the payment's money moved: settled, its update time; pending, its creation."""
+    if bucket(str(payment.status)) == PENDING:
+        return payment.created_at
+    return payment.updated_at or payment.created_at
+
+
+@dataclass(frozen=True, slots=True)
+class Sums:
+    """What was requested, paid, failed and is pending: counts and amounts."""
+
+    requested: Decimal = _ZERO
+    paid: Decimal = _ZERO
+    failed: Decimal = _ZERO
+    pending: Decimal = _ZERO
+    requested_count: int = 0
+    paid_count: int = 0
+    failed_count: int = 0
+    pending_count: int = 0
+
+
+class _Tally:
+    """A running `Sums`."""
+
+    __slots__ = ("amounts", "counts")
+
+    def __init__(self) -> None:
+        self.amounts = {PAID: _ZERO, FAILED: _ZERO, PENDING: _ZERO}
+        self.counts = {PAID: 0, FAILED: 0, PENDING: 0}
+
+    def add(self, kind: str, amount: Decimal) -> None:
+        self.amounts[kind] += amount
+        self.counts[kind] += 1
+
+    def sums(self) -> Sums:
+        amounts, counts = self.amounts, self.counts
+        return Sums(
+            requested=amounts[PAID] + amounts[FAILED] + amounts[PENDING],
+            paid=amounts[PAID],
+            failed=amounts[FAILED],
+            pending=amounts[PENDING],
+            requested_count=counts[PAID] + counts[FAILED] + counts[PENDING],
+            paid_count=counts[PAID],
+            failed_count=counts[FAILED],
+            pending_count=counts[PENDING],
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MergeRecord:
+    """The record of the merge that paid a paylist: what the forge says of it."""
+
+    commit: str
+    pull_request: str | None = None
+    author: str | None = None
+    approvers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """The failed payments of one cause: the service's word for why."""
+
+    cause: str
+    count: int
+    amount: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class PaylistRow:
+    """One paylist's payments that moved in one month."""
+
+    month: str
+    paylist_id: int
+    description: str
+    sums: Sums
+    causes: tuple[Cause, ...] = ()
+    payrun_id: str | None = None
+    part: int | None = None
+    period: str | None = None
+    merge: MergeRecord | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Month:
+    month: str
+    sums: Sums
+    paylists: tuple[PaylistRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PayeeRow:
+    """One payee's payments of the register (the payee as the service keys its mailbox)."""
+
+    payee: str
+    sums: Sums
+    months: int
+
+
+@dataclass(frozen=True, slots=True)
+class PaymentRow:
+    """One payment of the register, with its paylist's payrun, period and merge record."""
+
+    month: str
+    paylist_id: int
+    payment_id: int
+    payee: str
+    amount: Decimal
+    status: str
+    cause: str | None
+    description: str
+    created_at: datetime | None
+    updated_at: datetime | None
+    payrun_id: str | None = None
+    part: int | None = None
+    period: str | None = None
+    merge: MergeRecord | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Register:
+    months: tuple[Month, ...]
+    payees: tuple[PayeeRow, ...]
+    payments: tuple[PaymentRow, ...]
+    totals: Sums
+    since: str | None = None
+    until: str | None = None
+    #: Whether the files' payruns chose the paylists (PATH given).
+    files: bool = False
+    #: With the files: the account's paylists that no payrun of theirs paid (not shown).
+    left_out: tuple[int, ...] = ()
+    #: Whether a record of the merges was read: without one, the service's side alone.
+    merges_read: bool = False
+    #: The failed payments of the register by cause.
+    causes: tuple[Cause, ...] = ()
+
+
+def build_register(
+    paylists: Sequence[LivePaylist],
+    units: Sequence[Unit] | None = None,
+    *,
+    since: str | None = None,
+    until: str | None = None,
+    periods: Mapping[str, str] | None = None,
+    merges: Mapping[int, MergeRecord] | None = None,
+) -> Register:
+    """The register of `paylists` (the whole account, or with `units` the files' payruns'),
+    of the months from `since` to `until` (YYYY-MM, both included; None: no bound)."""
+    traced = None if units is None else traced_units(units, paylists)
+    periods = periods or {}
+    chosen = [p for p in paylists if traced is None or p.paylist_id in traced]
+    left_out = (
+        ()
+        if traced is None
+        else tuple(p.paylist_id for p in paylists if p.paylist_id not in traced)
+    )
+    rows: list[PaymentRow] = []
+    for live in sorted(chosen, key=lambda p: p.paylist_id):
+        unit = None if traced is None else traced[live.paylist_id]
+        payrun_id = None if unit is None else unit.payrun_id
+        for payment in sorted(live.payments, key=lambda p: p.id):
+            month = month_of(moved_at(payment))
+            if not _within(month, since, until):
+                continue
+            rows.append(
+                PaymentRow(
+                    month=month,
+                    paylist_id=live.paylist_id,
+                    payment_id=payment.id,
+                    payee=payment.worker_email,
+                    amount=payment.amount,
+                    status=str(payment.status),
+                    cause=payment.cause,
+                    description=payment.description,
+                    created_at=payment.created_at,
+                    updated_at=payment.updated_at,
+                    payrun_id=payrun_id,
+                    part=None if unit is None else unit.part,
+                    period=None if payrun_id is None else periods.get(payrun_id),
+                    merge=(merges or {}).get(live.paylist_id),
+                )
+            )
+    rows.sort(key=lambda row: (_month_order(row.month), row.paylist_id, row.payment_id))
+    descriptions = {live.paylist_id: live.description for live in chosen}
+    return Register(
+        months=_months(rows, descriptions),
+        payees=_payees(rows),
+        payments=tuple(rows),
+        totals=_sums(rows),
+        since=since,
+        until=until,
+        files=units is not None,
+        left_out=left_out,
+        merges_read=merges is not None,
+        causes=_causes(rows),
+    )
+
+
+def _within(month: str, since: str | None, until: str | None) -> bool:
+    if month == UNDATED:
+        return since is None and until is None
+    return (since is None or month >= since) and (until is None or month <= until)
+
+
+def _month_order(month: str) -> tuple[int, str]:
+    return (1, month) if month == UNDATED else (0, month)
+
+
+def _sums(rows: Iterable[PaymentRow]) -> Sums:
+    tally = _Tally()
+    for row in rows:
+        tally.add(bucket(row.status), row.amount)
+    return tally.sums()
+
+
+def _causes(rows: Iterable[PaymentRow]) -> tuple[Cause, ...]:
+    """The failed payments by cause, the largest amount first (no cause: `unknown`)."""
+    found: dict[str, list[Decimal]] = {}
+    for row in rows:
+        if bucket(row.status) == FAILED:
+            found.setdefault(row.cause or "unknown", []).append(row.amount)
+    causes = [Cause(cause, len(amounts), sum(amounts, _ZERO)) for cause, amounts in found.items()]
+    return tuple(sorted(causes, key=lambda c: (-c.amount, c.cause)))
+
+
+def _months(rows: Sequence[PaymentRow], descriptions: Mapping[int, str]) -> tuple[Month, ...]:
+    by_month: dict[str, dict[int, list[PaymentRow]]] = {}
+    for row in rows:  # in month, paylist and payment order
+        by_month.setdefault(row.month, {}).setdefault(row.paylist_id, []).append(row)
+    months = []
+    for month, paylists in by_month.items():
+        shown = []
+        for paylist_id, payments in paylists.items():
+            first = payments[0]
+            shown.append(
+                PaylistRow(
+                    month=month,
+                    paylist_id=paylist_id,
+                    description=descriptions[paylist_id],
+                    sums=_sums(payments),
+                    causes=_causes(payments),
+                    payrun_id=first.payrun_id,
+                    part=first.part,
+                    period=first.period,
+                    merge=first.merge,
+                )
+            )
+        every = [row for payments in paylists.values() for row in payments]
+        months.append(Month(month, _sums(every), tuple(shown)))
+    return tuple(months)
+
+
+def _payees(rows: Sequence[PaymentRow]) -> tuple[PayeeRow, ...]:
+    """Each payee (by `payee_key`, shown as first seen), the most requested first."""
+    by_payee: dict[str, list[PaymentRow]] = {}
+    for row in rows:
+        by_payee.setdefault(payee_key(row.payee), []).append(row)
+    payees = [
+        PayeeRow(found[0].payee, _sums(found), len({row.month for row in found}))
+        for found in by_payee.values()
+    ]
+    return tuple(sorted(payees, key=lambda p: (-p.sums.requested, p.payee)))

@@ -1,0 +1,420 @@
+"""The payroll register in each output: text and Markdown for people, CSV and JSON for machines.
+
+Text and Markdown group amounts as the plan does (`1,394,500.00`); CSV and JSON write them as
+two-place strings (`"1394500.00"`). CSV has one row a payment; JSON has the months, their
+paylists, the payees and every payment. Markdown puts a Mermaid chart of the months (paid and
+failed) beside its table: `xychart-beta`, which GitHub's Mermaid and GitLab's (10.7) both
+render (the name `xychart` alone is Mermaid 11's), of at most `CHART_MONTHS` months, the table
+being the fallback where it is not drawn. Mermaid draws a chart's bars over one another, so
+each month's settled money (paid and failed) is drawn first and its paid part over it: what
+shows above the paid bar is what failed. Markdown bounds its payee table (an issue or a comment
+has a size limit); text, CSV and JSON list everyone.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from reconciler.money import grouped, two_places
+from reconciler.plan.register import Cause, MergeRecord, PaylistRow, Register, Sums
+from reconciler.render.base import show_paid
+from reconciler.render.json_stream import Stream, write_document
+from reconciler.render.markdown import code_span, escape
+from reconciler.words import counted, plural
+
+REPORT_FORMATS = ("text", "markdown", "csv", "json")
+#: The months a Markdown chart shows (the last ones): a bar chart of more reads as noise, and
+#: the table below it has every month.
+CHART_MONTHS = 24
+#: Payees listed in Markdown, the most requested first; the rest are counted.
+MARKDOWN_PAYEES = 50
+#: What the register cannot say yet: the forge's record of each merge.
+SERVICE_SIDE = (
+    "the service's side alone: the record of the merge that paid each paylist (commit, pull "
+    "request, author, approvers) is not read"
+)
+MONTHS_NOTE = (
+    "a payment's month is the month its money moved: when it settled (paid or failed), or, "
+    "still pending, when it was asked for"
+)
+CSV_COLUMNS = (
+    "month",
+    "paylist_id",
+    "payrun_id",
+    "part",
+    "period",
+    "payment_id",
+    "payee",
+    "amount",
+    "status",
+    "cause",
+    "description",
+    "created_at",
+    "updated_at",
+    "commit",
+    "pull_request",
+    "author",
+    "approvers",
+)
+_SUM_HEADERS = ("PAYMENTS", "REQUESTED", "PAID", "FAILED", "PENDING")
+
+
+def _scope(register: Register, source: str | None) -> str:
+    bounds = _bounds(register)
+    what = f"the payruns of {source}" if register.files and source else "the account"
+    return f"{what}{bounds}"
+
+
+def _bounds(register: Register) -> str:
+    since, until = register.since, register.until
+    if since and until:
+        return f", {since} to {until}" if since != until else f", {since}"
+    if since:
+        return f", from {since}"
+    if until:
+        return f", until {until}"
+    return ""
+
+
+def _left_out(register: Register) -> str | None:
+    if not register.left_out:
+        return None
+    shown = ", ".join(str(paylist_id) for paylist_id in register.left_out[:10])
+    more = ", ..." if len(register.left_out) > 10 else ""
+    return (
+        f"{plural(len(register.left_out), 'paylist')} of the account paid by no payrun of the "
+        f"files (or held under a payrun's key with other content) not shown: paylist {shown}{more}"
+    )
+
+
+def _causes_text(causes: Sequence[Cause]) -> str:
+    return ", ".join(
+        f"{cause.cause} {counted(cause.count)} ({grouped(cause.amount)})" for cause in causes
+    )
+
+
+def _payrun_text(row: PaylistRow) -> str:
+    if row.payrun_id is None:
+        return ""
+    return row.payrun_id if row.part is None else f"{row.payrun_id} part {row.part}"
+
+
+def _sum_cells(sums: Sums) -> list[str]:
+    return [
+        counted(sums.requested_count),
+        grouped(sums.requested),
+        grouped(sums.paid),
+        grouped(sums.failed),
+        grouped(sums.pending),
+    ]
+
+
+def _merge_text(merge: MergeRecord | None) -> str:
+    if merge is None:
+        return ""
+    pieces = [merge.commit[:12]]
+    if merge.pull_request:
+        pieces.append(merge.pull_request)
+    if merge.author:
+        pieces.append(f"by {merge.author}")
+    if merge.approvers:
+        pieces.append(f"approved by {', '.join(merge.approvers)}")
+    return " ".join(pieces)
+
+
+# -- text -----------------------------------------------------------------------------------
+
+
+def register_text(register: Register, source: str | None = None) -> str:
+    """The register for a terminal: the months with their paylists, the total, the payees."""
+    lines = [f"Payroll register of {_scope(register, source)}."]
+    if not register.merges_read:
+        lines.append(f"It shows {SERVICE_SIDE}.")
+    lines.append(f"Months: {MONTHS_NOTE}.")
+    if left_out := _left_out(register):
+        lines.append(f"{left_out[0].upper()}{left_out[1:]}.")
+    lines.append("")
+    if not register.payments:
+        lines.append("No payment moved in these months.")
+        return "\n".join(lines) + "\n"
+    payruns, periods = register.files, _any_period(register)
+    merges = register.merges_read
+    headers = ["MONTH", "PAYLIST"]
+    headers += ["PAYRUN"] * payruns + ["PERIOD"] * periods
+    headers += [*_SUM_HEADERS, "DESCRIPTION"] + ["MERGE"] * merges
+    rows: list[list[str]] = []
+    notes: dict[int, str] = {}
+    for month in register.months:
+        rows.append([month.month, ""] + [""] * (payruns + periods) + _sum_cells(month.sums) + [""])
+        rows[-1] += [""] * merges
+        for row in month.paylists:
+            cells = ["", str(row.paylist_id)]
+            cells += [_payrun_text(row)] * payruns + [row.period or ""] * periods
+            cells += [*_sum_cells(row.sums), show_paid(row.description)]
+            cells += [_merge_text(row.merge)] * merges
+            rows.append(cells)
+            if row.causes:
+                notes[len(rows) - 1] = f"failed: {_causes_text(row.causes)}"
+    total = ["TOTAL", ""] + [""] * (payruns + periods) + _sum_cells(register.totals) + [""]
+    rows.append(total + [""] * merges)
+    right = {headers.index(name) for name in _SUM_HEADERS} | {1}
+    for number, line in enumerate(_aligned(headers, rows, right)):
+        lines.append(line)
+        if number - 1 in notes:
+            lines.append(f"{' ' * 11}{notes[number - 1]}")
+    lines.append("")
+    lines.append(f"Payees ({counted(len(register.payees))}):")
+    payee_rows = [
+        [show_paid(payee.payee), counted(payee.months), *_sum_cells(payee.sums)]
+        for payee in register.payees
+    ]
+    lines += _aligned(["PAYEE", "MONTHS", *_SUM_HEADERS], payee_rows, set(range(1, 7)))
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def _any_period(register: Register) -> bool:
+    return any(row.period for month in register.months for row in month.paylists)
+
+
+def _aligned(headers: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:
+    """Columns two spaces apart, as wide as their widest cell; `right` ones right-aligned."""
+    widths = [len(header) for header in headers]
+    for row in rows:
+        widths = [max(width, len(cell)) for width, cell in zip(widths, row, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            cell.rjust(width) if index in right else cell.ljust(width)
+            for index, (cell, width) in enumerate(zip(cells, widths, strict=True))
+        )
+
+    return [line(headers), *(line(row) for row in rows)]
+
+
+# -- Markdown -------------------------------------------------------------------------------
+
+
+def register_markdown(register: Register, source: str | None = None) -> str:
+    """A title, the note on what is shown, the chart of the months, the table, the payees."""
+    where = escape(_scope(register, source))
+    lines = [f"## Payroll register of {where}", ""]
+    if not register.merges_read:
+        lines += [f"_This register shows {escape(SERVICE_SIDE)}._", ""]
+    lines += [f"_Months: {escape(MONTHS_NOTE)}._", ""]
+    if left_out := _left_out(register):
+        lines += [f"{escape(left_out[0].upper() + left_out[1:])}.", ""]
+    if not register.payments:
+        lines.append("No payment moved in these months.")
+        return "\n".join(lines) + "\n"
+    lines += [*months_chart(register), ""]
+    payruns, periods, merges = register.files, _any_period(register), register.merges_read
+    headers = ["month", "paylist"] + ["payrun"] * payruns + ["period"] * periods
+    headers += ["payments", "requested", "paid", "failed", "pending", "failed by cause"]
+    headers += ["merge"] * merges
+    lines.append("| " + " | ".join(headers) + " |")
+    aligns = ["---", "---:"] + ["---"] * (payruns + periods) + ["---:"] * 5 + ["---"]
+    lines.append("|" + "|".join(aligns + ["---"] * merges) + "|")
+    blank = [""] * (payruns + periods)
+    for month in register.months:
+        cells = [f"**{month.month}**", "", *blank, *_bold(_sum_cells(month.sums)), ""]
+        lines.append(_row(cells + [""] * merges))
+        for row in month.paylists:
+            cells = ["", str(row.paylist_id)]
+            cells += [code_span(_payrun_text(row)) if row.payrun_id else ""] * payruns
+            cells += [row.period or ""] * periods
+            cells += [*_sum_cells(row.sums), escape(_causes_text(row.causes))]
+            cells += [escape(_merge_text(row.merge))] * merges
+            lines.append(_row(cells))
+    total = ["**total**", "", *blank, *_bold(_sum_cells(register.totals)), ""]
+    lines.append(_row(total + [""] * merges))
+    lines += ["", f"### Payees ({counted(len(register.payees))})", ""]
+    lines.append("| payee | months | payments | requested | paid | failed | pending |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|")
+    for payee in register.payees[:MARKDOWN_PAYEES]:
+        cells = [code_span(payee.payee), counted(payee.months), *_sum_cells(payee.sums)]
+        lines.append(_row(cells))
+    if len(register.payees) > MARKDOWN_PAYEES:
+        rest = len(register.payees) - MARKDOWN_PAYEES
+        lines += [
+            "",
+            f"_And {plural(rest, 'more payee')}: every payment is in `--format csv`._",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _bold(cells: Iterable[str]) -> list[str]:
+    return [f"**{cell}**" for cell in cells]
+
+
+def _row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def months_chart(register: Register) -> Iterator[str]:
+    """A Mermaid bar chart of the months' money, paid and failed (the last `CHART_MONTHS`
+    months), and a line saying how to read it."""
+    months = [month for month in register.months][-CHART_MONTHS:]
+    labels = ", ".join(f'"{month.month}"' for month in months)
+    settled = ", ".join(two_places(m.sums.paid + m.sums.failed) for m in months)
+    paid = ", ".join(two_places(month.sums.paid) for month in months)
+    yield "```mermaid"
+    # Series colours in order: the settled bar (its visible top: failed) red, paid green.
+    yield '%%{init: {"themeVariables": {"xyChart": {"plotColorPalette": "#cf222e, #1a7f37"}}}}%%'
+    yield "xychart-beta"
+    yield '    title "Paid and failed by month"'
+    yield f"    x-axis [{labels}]"
+    yield '    y-axis "Amount"'
+    yield f"    bar [{settled}]"
+    yield f"    bar [{paid}]"
+    yield "```"
+    yield ""
+    shown = (
+        f"the last {counted(len(months))} of {counted(len(register.months))} months; "
+        if len(register.months) > len(months)
+        else ""
+    )
+    yield (
+        f"_Each month's bar: paid (green) and, above it, failed (red); {shown}pending money is "
+        "in the table only._"
+    )
+
+
+# -- CSV and JSON ---------------------------------------------------------------------------
+
+
+def register_csv(register: Register) -> str:
+    """One row a payment, with its month, paylist, payrun, period and merge record."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for row in register.payments:
+        merge = row.merge
+        writer.writerow(
+            [
+                row.month,
+                row.paylist_id,
+                row.payrun_id or "",
+                "" if row.part is None else row.part,
+                row.period or "",
+                row.payment_id,
+                row.payee,
+                two_places(row.amount),
+                row.status,
+                row.cause or "",
+                row.description,
+                "" if row.created_at is None else row.created_at.isoformat(),
+                "" if row.updated_at is None else row.updated_at.isoformat(),
+                "" if merge is None else merge.commit,
+                "" if merge is None else merge.pull_request or "",
+                "" if merge is None else merge.author or "",
+                "" if merge is None else "; ".join(merge.approvers),
+            ]
+        )
+    return out.getvalue()
+
+
+def register_json(register: Register, source: str | None = None) -> str:
+    """The register as one JSON document: amounts as two-place strings, counts as integers."""
+    out = io.BytesIO()
+    write_document(_document(register, source), out)
+    return out.getvalue().decode("utf-8")
+
+
+def _document(register: Register, source: str | None) -> dict[str, Any]:
+    return {
+        "scope": "files" if register.files else "account",
+        "source": source if register.files else None,
+        "since": register.since,
+        "until": register.until,
+        "merges_read": register.merges_read,
+        "note": None if register.merges_read else f"This register shows {SERVICE_SIDE}.",
+        "totals": _sums(register.totals),
+        "failed_causes": [_cause(cause) for cause in register.causes],
+        "months": [
+            {
+                "month": month.month,
+                **_sums(month.sums),
+                "paylists": [_paylist(row) for row in month.paylists],
+            }
+            for month in register.months
+        ],
+        "payees": [
+            {"payee": payee.payee, "months": payee.months, **_sums(payee.sums)}
+            for payee in register.payees
+        ],
+        "left_out_paylists": list(register.left_out),
+        "payments": Stream(
+            {
+                "month": row.month,
+                "paylist_id": row.paylist_id,
+                "payrun_id": row.payrun_id,
+                "part": row.part,
+                "period": row.period,
+                "payment_id": row.payment_id,
+                "payee": row.payee,
+                "amount": two_places(row.amount),
+                "status": row.status,
+                "cause": row.cause,
+                "description": row.description,
+                "created_at": None if row.created_at is None else row.created_at.isoformat(),
+                "updated_at": None if row.updated_at is None else row.updated_at.isoformat(),
+                "merge": _merge(row.merge),
+            }
+            for row in register.payments
+        ),
+    }
+
+
+def _paylist(row: PaylistRow) -> dict[str, Any]:
+    return {
+        "paylist_id": row.paylist_id,
+        "description": row.description,
+        "payrun_id": row.payrun_id,
+        "part": row.part,
+        "period": row.period,
+        **_sums(row.sums),
+        "failed_causes": [_cause(cause) for cause in row.causes],
+        "merge": _merge(row.merge),
+    }
+
+
+def _sums(sums: Sums) -> dict[str, Any]:
+    return {
+        "requested": two_places(sums.requested),
+        "paid": two_places(sums.paid),
+        "failed": two_places(sums.failed),
+        "pending": two_places(sums.pending),
+        "requested_count": sums.requested_count,
+        "paid_count": sums.paid_count,
+        "failed_count": sums.failed_count,
+        "pending_count": sums.pending_count,
+    }
+
+
+def _cause(cause: Cause) -> dict[str, Any]:
+    return {"cause": cause.cause, "count": cause.count, "amount": two_places(cause.amount)}
+
+
+def _merge(merge: MergeRecord | None) -> dict[str, Any] | None:
+    if merge is None:
+        return None
+    return {
+        "commit": merge.commit,
+        "pull_request": merge.pull_request,
+        "author": merge.author,
+        "approvers": list(merge.approvers),
+    }
+
+
+def render_register(register: Register, fmt: str, source: str | None = None) -> str:
+    """The register in `fmt` (one of `REPORT_FORMATS`)."""
+    if fmt == "csv":
+        return register_csv(register)
+    if fmt == "json":
+        return register_json(register, source)
+    if fmt == "markdown":
+        return register_markdown(register, source)
+    return register_text(register, source)

@@ -55,14 +55,19 @@ def report(
     from reconciler.plan.register import build_register
     from reconciler.render.register import render_register
 
-    units = None
-    if path is not None:  # only its payruns are read: ${VAR}s are checked by name alone
-        desired = load_desired_state(path, connection.env(), read_variables=False)
-        units = units_of(desired.payruns)
     with open_client(connection, read_only=True) as client:
+        # The reads start now; the file is loaded while their pages are awaited.
         reading = MoneyReading(
             client, payruns=True, window=None, parallelism=client.config.parallelism, wallet=False
         )
+        units = None
+        try:  # only its payruns are read: ${VAR}s are checked by name alone
+            if path is not None:
+                desired = load_desired_state(path, connection.env(), read_variables=False)
+                units = units_of(desired.payruns)
+        except BaseException:  # the file's problem is the one to show
+            reading.stop()
+            raise
         paylists = reading.result().paylists
     register = build_register(paylists, units, since=since, until=until)
     click.echo(render_register(register, fmt, None if path is None else str(path)), nl=False)

@@ -23,10 +23,12 @@ given; without a record the register is the service's side alone (`Register.merg
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
+from operator import attrgetter
+from typing import Any, NamedTuple
 
 from reconciler.payee import payee_key
 from reconciler.plan.payruns import LivePaylist, Unit, traced_units
@@ -50,7 +52,7 @@ def month_of(moment: datetime | None) -> str:
     """A moment's month, YYYY-MM in UTC (a naive time is taken as UTC)."""
     if moment is None:
         return UNDATED
-    if moment.utcoffset() is not None:
+    if moment.tzinfo is not UTC and moment.utcoffset() is not None:
         moment = moment.astimezone(UTC)
     return f"{moment.year:04d}-{moment.month:02d}"
 
@@ -82,17 +84,22 @@ class Sums:
 
 
 class _Tally:
-    """A running `Sums`."""
+    """A running `Sums`, with the failed payments by cause."""
 
-    __slots__ = ("amounts", "counts")
+    __slots__ = ("amounts", "causes", "counts")
 
     def __init__(self) -> None:
         self.amounts = {PAID: _ZERO, FAILED: _ZERO, PENDING: _ZERO}
         self.counts = {PAID: 0, FAILED: 0, PENDING: 0}
+        self.causes: dict[str, list[Any]] = {}
 
-    def add(self, kind: str, amount: Decimal) -> None:
+    def add(self, kind: str, amount: Decimal, cause: str | None) -> None:
         self.amounts[kind] += amount
         self.counts[kind] += 1
+        if kind == FAILED:
+            found = self.causes.setdefault(cause or "unknown", [0, _ZERO])
+            found[0] += 1
+            found[1] += amount
 
     def sums(self) -> Sums:
         amounts, counts = self.amounts, self.counts
@@ -106,6 +113,11 @@ class _Tally:
             failed_count=counts[FAILED],
             pending_count=counts[PENDING],
         )
+
+    def by_cause(self) -> tuple[Cause, ...]:
+        """The failed payments by cause, the largest amount first (no cause: `unknown`)."""
+        causes = [Cause(cause, count, amount) for cause, (count, amount) in self.causes.items()]
+        return tuple(sorted(causes, key=lambda c: (-c.amount, c.cause)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,9 +170,9 @@ class PayeeRow:
     months: int
 
 
-@dataclass(frozen=True, slots=True)
-class PaymentRow:
-    """One payment of the register, with its paylist's payrun, period and merge record."""
+class PaymentRow(NamedTuple):
+    """One payment of the register, with its paylist's payrun, period and merge record (a
+    tuple: a year of payroll makes tens of thousands, and a frozen dataclass is slow to make)."""
 
     month: str
     paylist_id: int
@@ -208,7 +220,7 @@ def build_register(
     """The register of `paylists` (the whole account, or with `units` the files' payruns'),
     of the months from `since` to `until` (YYYY-MM, both included; None: no bound)."""
     traced = None if units is None else traced_units(units, paylists)
-    periods = periods or {}
+    periods, records = periods or {}, merges or {}
     chosen = [p for p in paylists if traced is None or p.paylist_id in traced]
     left_out = (
         ()
@@ -216,44 +228,98 @@ def build_register(
         else tuple(p.paylist_id for p in paylists if p.paylist_id not in traced)
     )
     rows: list[PaymentRow] = []
-    for live in sorted(chosen, key=lambda p: p.paylist_id):
+    for live in chosen:
         unit = None if traced is None else traced[live.paylist_id]
         payrun_id = None if unit is None else unit.payrun_id
-        for payment in sorted(live.payments, key=lambda p: p.id):
+        part = None if unit is None else unit.part
+        period = None if payrun_id is None else periods.get(payrun_id)
+        merge = records.get(live.paylist_id)
+        for payment in live.payments:
             month = month_of(moved_at(payment))
-            if not _within(month, since, until):
-                continue
-            rows.append(
-                PaymentRow(
-                    month=month,
-                    paylist_id=live.paylist_id,
-                    payment_id=payment.id,
-                    payee=payment.worker_email,
-                    amount=payment.amount,
-                    status=str(payment.status),
-                    cause=payment.cause,
-                    description=payment.description,
-                    created_at=payment.created_at,
-                    updated_at=payment.updated_at,
-                    payrun_id=payrun_id,
-                    part=None if unit is None else unit.part,
-                    period=None if payrun_id is None else periods.get(payrun_id),
-                    merge=(merges or {}).get(live.paylist_id),
+            if _within(month, since, until):
+                rows.append(
+                    PaymentRow(
+                        month,
+                        live.paylist_id,
+                        payment.id,
+                        payment.worker_email,
+                        payment.amount,
+                        str(payment.status),
+                        payment.cause,
+                        payment.description,
+                        payment.created_at,
+                        payment.updated_at,
+                        payrun_id,
+                        part,
+                        period,
+                        merge,
+                    )
                 )
-            )
-    rows.sort(key=lambda row: (_month_order(row.month), row.paylist_id, row.payment_id))
-    descriptions = {live.paylist_id: live.description for live in chosen}
+    rows.sort(key=attrgetter("month", "paylist_id", "payment_id"))  # `undated` sorts last
+    total = _Tally()
+    by_month: dict[str, tuple[_Tally, dict[int, _Tally]]] = {}
+    by_payee: dict[str, tuple[str, _Tally, set[str]]] = {}
+    for row in rows:
+        kind = bucket(row.status)
+        total.add(kind, row.amount, row.cause)
+        if (of_month := by_month.get(row.month)) is None:
+            of_month = by_month[row.month] = (_Tally(), {})
+        month, paylists_of = of_month
+        month.add(kind, row.amount, row.cause)
+        if (paylist := paylists_of.get(row.paylist_id)) is None:
+            paylist = paylists_of[row.paylist_id] = _Tally()
+        paylist.add(kind, row.amount, row.cause)
+        key = payee_key(row.payee)
+        if (of_payee := by_payee.get(key)) is None:
+            of_payee = by_payee[key] = (row.payee, _Tally(), set())
+        of_payee[1].add(kind, row.amount, row.cause)
+        of_payee[2].add(row.month)
+    lives = {live.paylist_id: live for live in chosen}
+    first = {(row.month, row.paylist_id): row for row in reversed(rows)}
     return Register(
-        months=_months(rows, descriptions),
-        payees=_payees(rows),
+        months=tuple(
+            Month(
+                name,
+                month.sums(),
+                tuple(
+                    _paylist_row(first[(name, paylist_id)], lives[paylist_id], tally)
+                    for paylist_id, tally in paylists_of.items()
+                ),
+            )
+            for name, (month, paylists_of) in by_month.items()
+        ),
+        payees=tuple(
+            sorted(
+                (
+                    PayeeRow(shown, tally.sums(), len(months))
+                    for shown, tally, months in by_payee.values()
+                ),
+                key=lambda p: (-p.sums.requested, p.payee),
+            )
+        ),
         payments=tuple(rows),
-        totals=_sums(rows),
+        totals=total.sums(),
         since=since,
         until=until,
         files=units is not None,
         left_out=left_out,
         merges_read=merges is not None,
-        causes=_causes(rows),
+        causes=total.by_cause(),
+    )
+
+
+def _paylist_row(first: PaymentRow, live: LivePaylist, tally: _Tally) -> PaylistRow:
+    """A paylist's payments of one month (`first`: the first of them, which names its payrun)."""
+    return PaylistRow(
+        month=first.month,
+        paylist_id=live.paylist_id,
+        description=live.description,
+        sums=tally.sums(),
+        causes=tally.by_cause(),
+        payrun_id=first.payrun_id,
+        part=first.part,
+        period=first.period,
+        merge=first.merge,
     )
 
 
@@ -261,63 +327,3 @@ def _within(month: str, since: str | None, until: str | None) -> bool:
     if month == UNDATED:
         return since is None and until is None
     return (since is None or month >= since) and (until is None or month <= until)
-
-
-def _month_order(month: str) -> tuple[int, str]:
-    return (1, month) if month == UNDATED else (0, month)
-
-
-def _sums(rows: Iterable[PaymentRow]) -> Sums:
-    tally = _Tally()
-    for row in rows:
-        tally.add(bucket(row.status), row.amount)
-    return tally.sums()
-
-
-def _causes(rows: Iterable[PaymentRow]) -> tuple[Cause, ...]:
-    """The failed payments by cause, the largest amount first (no cause: `unknown`)."""
-    found: dict[str, list[Decimal]] = {}
-    for row in rows:
-        if bucket(row.status) == FAILED:
-            found.setdefault(row.cause or "unknown", []).append(row.amount)
-    causes = [Cause(cause, len(amounts), sum(amounts, _ZERO)) for cause, amounts in found.items()]
-    return tuple(sorted(causes, key=lambda c: (-c.amount, c.cause)))
-
-
-def _months(rows: Sequence[PaymentRow], descriptions: Mapping[int, str]) -> tuple[Month, ...]:
-    by_month: dict[str, dict[int, list[PaymentRow]]] = {}
-    for row in rows:  # in month, paylist and payment order
-        by_month.setdefault(row.month, {}).setdefault(row.paylist_id, []).append(row)
-    months = []
-    for month, paylists in by_month.items():
-        shown = []
-        for paylist_id, payments in paylists.items():
-            first = payments[0]
-            shown.append(
-                PaylistRow(
-                    month=month,
-                    paylist_id=paylist_id,
-                    description=descriptions[paylist_id],
-                    sums=_sums(payments),
-                    causes=_causes(payments),
-                    payrun_id=first.payrun_id,
-                    part=first.part,
-                    period=first.period,
-                    merge=first.merge,
-                )
-            )
-        every = [row for payments in paylists.values() for row in payments]
-        months.append(Month(month, _sums(every), tuple(shown)))
-    return tuple(months)
-
-
-def _payees(rows: Sequence[PaymentRow]) -> tuple[PayeeRow, ...]:
-    """Each payee (by `payee_key`, shown as first seen), the most requested first."""
-    by_payee: dict[str, list[PaymentRow]] = {}
-    for row in rows:
-        by_payee.setdefault(payee_key(row.payee), []).append(row)
-    payees = [
-        PayeeRow(found[0].payee, _sums(found), len({row.month for row in found}))
-        for found in by_payee.values()
-    ]
-    return tuple(sorted(payees, key=lambda p: (-p.sums.requested, p.payee)))

@@ -37,8 +37,8 @@ SERVICE_SIDE = (
     "request, author, approvers) is not read"
 )
 MONTHS_NOTE = (
-    "a payment's month is the month its money moved: when it settled (paid or failed), or, "
-    "still pending, when it was asked for"
+    "those the money moved in: a payment is in the month it settled (paid or failed) or, still "
+    "pending, the month it was asked for"
 )
 CSV_COLUMNS = (
     "month",
@@ -84,9 +84,10 @@ def _left_out(register: Register) -> str | None:
         return None
     shown = ", ".join(str(paylist_id) for paylist_id in register.left_out[:10])
     more = ", ..." if len(register.left_out) > 10 else ""
+    count = len(register.left_out)
     return (
-        f"{plural(len(register.left_out), 'paylist')} of the account paid by no payrun of the "
-        f"files (or held under a payrun's key with other content) not shown: paylist {shown}{more}"
+        f"Not shown: {plural(count, 'paylist')} of the account that no payrun of the files paid "
+        f"(paylist {shown}{more})"
     )
 
 
@@ -135,7 +136,7 @@ def register_text(register: Register, source: str | None = None) -> str:
         lines.append(f"It shows {SERVICE_SIDE}.")
     lines.append(f"Months: {MONTHS_NOTE}.")
     if left_out := _left_out(register):
-        lines.append(f"{left_out[0].upper()}{left_out[1:]}.")
+        lines.append(f"{left_out}.")
     lines.append("")
     if not register.payments:
         lines.append("No payment moved in these months.")
@@ -205,7 +206,7 @@ def register_markdown(register: Register, source: str | None = None) -> str:
         lines += [f"_This register shows {escape(SERVICE_SIDE)}._", ""]
     lines += [f"_Months: {escape(MONTHS_NOTE)}._", ""]
     if left_out := _left_out(register):
-        lines += [f"{escape(left_out[0].upper() + left_out[1:])}.", ""]
+        lines += [f"{escape(left_out)}.", ""]
     if not register.payments:
         lines.append("No payment moved in these months.")
         return "\n".join(lines) + "\n"

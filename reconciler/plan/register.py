@@ -264,8 +264,8 @@ def build_register(
         total.add(kind, row.amount, row.cause)
         if (of_month := by_month.get(row.month)) is None:
             of_month = by_month[row.month] = (_Tally(), {})
-        month, paylists_of = of_month
-        month.add(kind, row.amount, row.cause)
+        of_month[0].add(kind, row.amount, row.cause)
+        paylists_of = of_month[1]
         if (paylist := paylists_of.get(row.paylist_id)) is None:
             paylist = paylists_of[row.paylist_id] = _Tally()
         paylist.add(kind, row.amount, row.cause)

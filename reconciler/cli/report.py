@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from reconciler.cli.connection import ConnectionOptions, connection_options, open_client
+from reconciler.cli.connection import ConnectionOptions, connection_options
 from reconciler.plan.register import month_problem
 
 
@@ -49,25 +49,8 @@ def report(
     """
     if since is not None and until is not None and since > until:
         raise click.BadParameter(f"{since} is after --until {until}", param_hint="--since")
-    from reconciler.desired import load_desired_state
-    from reconciler.plan.paylist_reads import MoneyReading
-    from reconciler.plan.payruns import units_of
-    from reconciler.plan.register import build_register
     from reconciler.render.register import render_register
+    from reconciler.session.register import read_register
 
-    with open_client(connection, read_only=True) as client:
-        # The reads start now; the file is loaded while their pages are awaited.
-        reading = MoneyReading(
-            client, payruns=True, window=None, parallelism=client.config.parallelism, wallet=False
-        )
-        units = None
-        try:  # only its payruns are read: ${VAR}s are checked by name alone
-            if path is not None:
-                desired = load_desired_state(path, connection.env(), read_variables=False)
-                units = units_of(desired.payruns)
-        except BaseException:  # the file's problem is the one to show
-            reading.stop()
-            raise
-        paylists = reading.result().paylists
-    register = build_register(paylists, units, since=since, until=until)
+    register = read_register(connection, path, since=since, until=until)
     click.echo(render_register(register, fmt, None if path is None else str(path)), nl=False)

@@ -25,7 +25,6 @@ from reconciler.render.json_stream import Stream, write_document
 from reconciler.render.markdown import code_span, escape
 from reconciler.words import counted, plural
 
-REPORT_FORMATS = ("text", "markdown", "csv", "json")
 #: The months a Markdown chart shows (the last ones): a bar chart of more reads as noise, and
 #: the table below it has every month.
 CHART_MONTHS = 24
@@ -411,7 +410,7 @@ def _merge(merge: MergeRecord | None) -> dict[str, Any] | None:
 
 
 def render_register(register: Register, fmt: str, source: str | None = None) -> str:
-    """The register in `fmt` (one of `REPORT_FORMATS`)."""
+    """The register in `fmt`: text (the default), markdown, csv or json."""
     if fmt == "csv":
         return register_csv(register)
     if fmt == "json":

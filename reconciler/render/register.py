@@ -2,32 +2,26 @@
 
 Text and Markdown group amounts as the plan does (`1,394,500.00`); CSV and JSON write them as
 two-place strings (`"1394500.00"`). CSV has one row a payment; JSON has the months, their
-paylists, the payees and every payment. Markdown puts a Mermaid chart of the months (paid and
-failed) beside its table: `xychart-beta`, which GitHub's Mermaid and GitLab's (10.7) both
-render (the name `xychart` alone is Mermaid 11's), of at most `CHART_MONTHS` months, the table
-being the fallback where it is not drawn. Mermaid draws a chart's bars over one another, so
-each month's settled money (paid and failed) is drawn first and its paid part over it: what
-shows above the paid bar is what failed. Markdown bounds its payee table (an issue or a comment
-has a size limit); text, CSV and JSON list everyone.
+paylists, the payees and every payment. Markdown puts a Mermaid chart of the months, paid and
+failed (`reconciler.render.chart`), beside its table, and bounds its payee table (an issue or a
+comment has a size limit); text, CSV and JSON list everyone.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from reconciler.money import grouped, two_places
 from reconciler.plan.register import Cause, MergeRecord, PaylistRow, Register, Sums
 from reconciler.render.base import show_paid
+from reconciler.render.chart import months_chart
 from reconciler.render.json_stream import Stream, write_document
 from reconciler.render.markdown import code_span, escape
 from reconciler.words import counted, plural
 
-#: The months a Markdown chart shows (the last ones): a bar chart of more reads as noise, and
-#: the table below it has every month.
-CHART_MONTHS = 24
 #: Payees listed in Markdown, the most requested first; the rest are counted.
 MARKDOWN_PAYEES = 50
 #: What the register cannot say yet: the forge's record of each merge.
@@ -209,7 +203,8 @@ def register_markdown(register: Register, source: str | None = None) -> str:
     if not register.payments:
         lines.append("No payment moved in these months.")
         return "\n".join(lines) + "\n"
-    lines += [*months_chart(register), ""]
+    chart = [(month.month, month.sums.paid, month.sums.failed) for month in register.months]
+    lines += [*months_chart(chart), ""]
     payruns, periods, merges = register.files, _any_period(register), register.merges_read
     headers = ["month", "paylist"] + ["payrun"] * payruns + ["period"] * periods
     headers += ["payments", "requested", "paid", "failed", "pending", "failed by cause"]
@@ -251,35 +246,6 @@ def _bold(cells: Iterable[str]) -> list[str]:
 
 def _row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
-
-
-def months_chart(register: Register) -> Iterator[str]:
-    """A Mermaid bar chart of the months' money, paid and failed (the last `CHART_MONTHS`
-    months), and a line saying how to read it."""
-    months = [month for month in register.months][-CHART_MONTHS:]
-    labels = ", ".join(f'"{month.month}"' for month in months)
-    settled = ", ".join(two_places(m.sums.paid + m.sums.failed) for m in months)
-    paid = ", ".join(two_places(month.sums.paid) for month in months)
-    yield "```mermaid"
-    # Series colours in order: the settled bar (its visible top: failed) red, paid green.
-    yield '%%{init: {"themeVariables": {"xyChart": {"plotColorPalette": "#cf222e, #1a7f37"}}}}%%'
-    yield "xychart-beta"
-    yield '    title "Paid and failed by month"'
-    yield f"    x-axis [{labels}]"
-    yield '    y-axis "Amount"'
-    yield f"    bar [{settled}]"
-    yield f"    bar [{paid}]"
-    yield "```"
-    yield ""
-    shown = (
-        f"the last {counted(len(months))} of {counted(len(register.months))} months; "
-        if len(register.months) > len(months)
-        else ""
-    )
-    yield (
-        f"_Each month's bar: paid (green) and, above it, failed (red); {shown}pending money is "
-        "in the table only._"
-    )
 
 
 # -- CSV and JSON ---------------------------------------------------------------------------

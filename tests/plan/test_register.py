@@ -16,13 +16,8 @@ from reconciler.plan.register import (
     month_of,
     month_problem,
 )
-from reconciler.render.register import (
-    CHART_MONTHS,
-    months_chart,
-    register_csv,
-    register_markdown,
-    register_text,
-)
+from reconciler.render.chart import CHART_MONTHS, months_chart
+from reconciler.render.register import register_csv, register_markdown, register_text
 from reconciler.service.models import Payment, PaymentStatus
 
 
@@ -278,7 +273,7 @@ def test_the_chart_shows_the_last_months_settled_and_paid() -> None:
         )
     ]
     register = build_register([paylist(1, *payments)])
-    chart = list(months_chart(register))
+    chart = list(months_chart([(m.month, m.sums.paid, m.sums.failed) for m in register.months]))
     assert chart[0] == "```mermaid" and "xychart-beta" in chart
     axis = next(line for line in chart if "x-axis" in line)
     assert axis.count('"') == 2 * CHART_MONTHS and '"2026-06"' in axis and "2024-06" not in axis

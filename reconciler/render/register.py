@@ -16,7 +16,7 @@ from typing import Any
 
 from reconciler.money import grouped, two_places
 from reconciler.plan.register import Cause, MergeRecord, PaylistRow, Register, Sums
-from reconciler.render.base import show_paid
+from reconciler.render.base import clean, show_paid
 from reconciler.render.chart import months_chart
 from reconciler.render.json_stream import Stream, write_document
 from reconciler.render.markdown import code_span, escape
@@ -148,10 +148,10 @@ def register_text(register: Register, source: str | None = None) -> str:
             cells = ["", str(row.paylist_id)]
             cells += [_payrun_text(row)] * payruns + [row.period or ""] * periods
             cells += [*_sum_cells(row.sums), show_paid(row.description)]
-            cells += [_merge_text(row.merge)] * merges
+            cells += [clean(_merge_text(row.merge))] * merges
             rows.append(cells)
             if row.causes:
-                notes[len(rows) - 1] = f"failed: {_causes_text(row.causes)}"
+                notes[len(rows) - 1] = f"failed: {clean(_causes_text(row.causes))}"
     total = ["TOTAL", ""] + [""] * (payruns + periods) + _sum_cells(register.totals) + [""]
     rows.append(total + [""] * merges)
     right = {headers.index(name) for name in _SUM_HEADERS} | {1}

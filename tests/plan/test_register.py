@@ -281,3 +281,14 @@ def test_the_chart_shows_the_last_months_settled_and_paid() -> None:
     assert len(bars) == 2  # settled (paid + failed) first, paid over it
     assert bars[0].startswith("bar [10.00, 10.00") and bars[1].startswith("bar [0.00, 10.00")
     assert f"the last {CHART_MONTHS} of 30 months" in chart[-1]
+
+
+def test_the_services_text_is_shown_as_text_never_acted_on() -> None:
+    payments = [
+        pay(1, "1.00", "FAILED", cause="INSUFFICIENT\x1b[2J_FUNDS\u202e"),
+        pay(2, "1.00", email="e\u202evil@example.com", description="pay\x1b[31m me"),
+    ]
+    text = register_text(build_register([paylist(1, *payments)]))
+    assert "\x1b" not in text and "\u202e" not in text
+    assert "INSUFFICIENT\\x1b[2J_FUNDS\\u202e" in text
+    assert '"e\\u202evil@example.com"' in text

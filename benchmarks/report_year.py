@@ -15,7 +15,9 @@ holding those payruns. As a user runs them, each a child process, alternately, `
   report makes) and prints their count, nothing else: what no register can take less than.
 
 Each answer is checked (every month there, the failed payments counted, the payruns named).
-The figure is the ratio of the medians, `report FILE` over the reads alone; target 1.2x.
+The figure is the ratio of the medians, `report FILE` over the reads alone; target 1.2x. Beside
+it, the median of each run's own ratio (the two run one after the other), and the ratio of the
+children's CPU time, which the machine's other jobs move less than the wall time.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import statistics
 import sys
 import tempfile
@@ -120,6 +123,12 @@ def pay_the_year(server: SandboxServer, months: int, payments: int) -> None:
             ).raise_for_status()
 
 
+def _children_cpu() -> float:
+    """The CPU seconds (user and system) the finished child processes have used so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def check(name: str, output: str, months: int) -> None:
     """The answer is the year's register: every month, and the failures counted."""
     wanted = [f"2025-{month:02d}" for month in range(1, months + 1)]
@@ -162,9 +171,12 @@ def main() -> int:
                 "report FILE --format markdown": [*report, str(files), "--format", "markdown"],
             }
             times: dict[str, list[float]] = {name: [] for name in commands}
+            cpu: dict[str, list[float]] = {name: [] for name in commands}
             for _ in range(args.runs):
                 for name, command in commands.items():
+                    before = _children_cpu()
                     seconds, result = timed_run(command, env)
+                    cpu[name].append(_children_cpu() - before)
                     if result.returncode != 0:
                         raise SystemExit(f"{name} failed: {result.stderr[-2000:]}")
                     if name == "reads alone":
@@ -175,10 +187,14 @@ def main() -> int:
                         check(name, result.stdout, args.months)
                     times[name].append(seconds)
     alone = statistics.median(times["reads alone"])
+    alone_cpu = statistics.median(cpu["reads alone"])
     for name, runs in times.items():
         median = statistics.median(runs)
+        pairs = statistics.median(t / a for t, a in zip(runs, times["reads alone"], strict=True))
+        used = statistics.median(cpu[name])
         print(
-            f"{name:32} median {median:.3f} s = {median / alone:.2f} x the reads alone "
+            f"{name:30} {median:.3f} s = {median / alone:.2f} x the reads alone (pairs: "
+            f"{pairs:.2f} x), CPU {used:.3f} s = {used / alone_cpu:.2f} x "
             f"({', '.join(f'{t:.3f}' for t in runs)})"
         )
     ratio = statistics.median(times["report FILE"]) / alone
@@ -186,7 +202,7 @@ def main() -> int:
     print(
         f"report FILE over the reads alone: {ratio:.2f} x (target <= {TARGET} x): {verdict}; "
         f"{args.months} payruns of {args.payments:,} payments, {args.latency_ms} ms a request, "
-        f"median of {args.runs}"
+        f"median of {args.runs}, load average {os.getloadavg()[0]:.2f} at the end"
     )
     return 0 if ratio <= TARGET else 1
 

@@ -8,13 +8,14 @@ from typing import Any
 import click
 
 from reconciler.cli.connection import ConnectionOptions, connection_options
-from reconciler.plan.register import month_problem
 
 
 class _Month(click.ParamType):  # type: ignore[type-arg]  # generic in newer click only
     name = "YYYY-MM"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from reconciler.plan.register import month_problem
+
         text = str(value).strip()
         if (problem := month_problem(text)) is not None:
             self.fail(problem, param, ctx)

@@ -23,7 +23,7 @@ given; without a record the register is the service's side alone (`Register.merg
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -81,6 +81,20 @@ class Sums:
     paid_count: int = 0
     failed_count: int = 0
     pending_count: int = 0
+
+
+def combined(sums: Iterable[Sums]) -> Sums:
+    """The sums of several rows as one."""
+    tally = _Tally()
+    for one in sums:
+        for kind, amount, count in (
+            (PAID, one.paid, one.paid_count),
+            (FAILED, one.failed, one.failed_count),
+            (PENDING, one.pending, one.pending_count),
+        ):
+            tally.amounts[kind] += amount
+            tally.counts[kind] += count
+    return tally.sums()
 
 
 class _Tally:

@@ -9,48 +9,32 @@ comment has a size limit); text, CSV and JSON list everyone.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterable, Sequence
-from typing import Any
 
-from reconciler.money import grouped, two_places
-from reconciler.plan.register import Cause, MergeRecord, PaylistRow, Register, Sums
+from reconciler.money import grouped
+from reconciler.plan.register import (
+    Cause,
+    MergeRecord,
+    Month,
+    PaylistRow,
+    Register,
+    Sums,
+    combined,
+)
 from reconciler.render.base import clean, show_paid
 from reconciler.render.chart import months_chart
-from reconciler.render.json_stream import Stream, write_document
 from reconciler.render.markdown import code_span, escape
+from reconciler.render.register_rows import SERVICE_SIDE, register_csv, register_json
 from reconciler.words import counted, plural
 
 #: Payees listed in Markdown, the most requested first; the rest are counted.
 MARKDOWN_PAYEES = 50
-#: What the register cannot say yet: the forge's record of each merge.
-SERVICE_SIDE = (
-    "the service's side alone: the record of the merge that paid each paylist (commit, pull "
-    "request, author, approvers) is not read"
-)
+#: Paylist rows of the Markdown table (the newest months'; the earlier ones in one row): a
+#: comment or an issue holds 65,536 characters.
+MARKDOWN_PAYLISTS = 200
 MONTHS_NOTE = (
     "those the money moved in: a payment is in the month it settled (paid or failed) or, still "
     "pending, the month it was asked for"
-)
-CSV_COLUMNS = (
-    "month",
-    "paylist_id",
-    "payrun_id",
-    "part",
-    "period",
-    "payment_id",
-    "payee",
-    "amount",
-    "status",
-    "cause",
-    "description",
-    "created_at",
-    "updated_at",
-    "commit",
-    "pull_request",
-    "author",
-    "approvers",
 )
 _SUM_HEADERS = ("PAYMENTS", "REQUESTED", "PAID", "FAILED", "PENDING")
 
@@ -213,7 +197,13 @@ def register_markdown(register: Register, source: str | None = None) -> str:
     aligns = ["---", "---:"] + ["---"] * (payruns + periods) + ["---:"] * 5 + ["---"]
     lines.append("|" + "|".join(aligns + ["---"] * merges) + "|")
     blank = [""] * (payruns + periods)
-    for month in register.months:
+    shown = _newest(register.months, MARKDOWN_PAYLISTS)
+    if earlier := register.months[: len(register.months) - len(shown)]:
+        span = f"{earlier[0].month} to {earlier[-1].month}"
+        sums = combined(month.sums for month in earlier)
+        cells = [f"**earlier: {plural(len(earlier), 'month')}**", span, *blank]
+        lines.append(_row([*cells, *_bold(_sum_cells(sums)), "", *[""] * merges]))
+    for month in shown:
         cells = [f"**{month.month}**", "", *blank, *_bold(_sum_cells(month.sums)), ""]
         lines.append(_row(cells + [""] * merges))
         for row in month.paylists:
@@ -225,6 +215,8 @@ def register_markdown(register: Register, source: str | None = None) -> str:
             lines.append(_row(cells))
     total = ["**total**", "", *blank, *_bold(_sum_cells(register.totals)), ""]
     lines.append(_row(total + [""] * merges))
+    if earlier:
+        lines += ["", "_Earlier months in one row: `--since` shows them, `--format csv` has them._"]
     lines += ["", f"### Payees ({counted(len(register.payees))})", ""]
     lines.append("| payee | months | payments | requested | paid | failed | pending |")
     lines.append("|---|---:|---:|---:|---:|---:|---:|")
@@ -240,6 +232,15 @@ def register_markdown(register: Register, source: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _newest(months: Sequence[Month], most: int) -> Sequence[Month]:
+    """The newest months whose paylist rows number at most `most` (the newest always)."""
+    count, first = 0, len(months)
+    while first > 0 and (first == len(months) or count + len(months[first - 1].paylists) <= most):
+        first -= 1
+        count += len(months[first].paylists)
+    return months[first:]
+
+
 def _bold(cells: Iterable[str]) -> list[str]:
     return [f"**{cell}**" for cell in cells]
 
@@ -248,139 +249,10 @@ def _row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-# -- CSV and JSON ---------------------------------------------------------------------------
-
-
-def register_csv(register: Register) -> str:
-    """One row a payment, with its month, paylist, payrun, period and merge record."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for row in register.payments:
-        merge = row.merge
-        writer.writerow(
-            [
-                row.month,
-                row.paylist_id,
-                row.payrun_id or "",
-                "" if row.part is None else row.part,
-                row.period or "",
-                row.payment_id,
-                row.payee,
-                two_places(row.amount),
-                row.status,
-                row.cause or "",
-                row.description,
-                "" if row.created_at is None else row.created_at.isoformat(),
-                "" if row.updated_at is None else row.updated_at.isoformat(),
-                "" if merge is None else merge.commit,
-                "" if merge is None else merge.pull_request or "",
-                "" if merge is None else merge.author or "",
-                "" if merge is None else "; ".join(merge.approvers),
-            ]
-        )
-    return out.getvalue()
-
-
-def register_json(register: Register, source: str | None = None) -> str:
-    """The register as one JSON document: amounts as two-place strings, counts as integers."""
-    out = io.BytesIO()
-    write_document(_document(register, source), out)
-    return out.getvalue().decode("utf-8")
-
-
-def _document(register: Register, source: str | None) -> dict[str, Any]:
-    return {
-        "scope": "files" if register.files else "account",
-        "source": source if register.files else None,
-        "since": register.since,
-        "until": register.until,
-        "merges_read": register.merges_read,
-        "note": None if register.merges_read else f"This register shows {SERVICE_SIDE}.",
-        "totals": _sums(register.totals),
-        "failed_causes": [_cause(cause) for cause in register.causes],
-        "months": [
-            {
-                "month": month.month,
-                **_sums(month.sums),
-                "paylists": [_paylist(row) for row in month.paylists],
-            }
-            for month in register.months
-        ],
-        "payees": [
-            {"payee": payee.payee, "months": payee.months, **_sums(payee.sums)}
-            for payee in register.payees
-        ],
-        "left_out_paylists": list(register.left_out),
-        "payments": Stream(
-            {
-                "month": row.month,
-                "paylist_id": row.paylist_id,
-                "payrun_id": row.payrun_id,
-                "part": row.part,
-                "period": row.period,
-                "payment_id": row.payment_id,
-                "payee": row.payee,
-                "amount": two_places(row.amount),
-                "status": row.status,
-                "cause": row.cause,
-                "description": row.description,
-                "created_at": None if row.created_at is None else row.created_at.isoformat(),
-                "updated_at": None if row.updated_at is None else row.updated_at.isoformat(),
-                "merge": _merge(row.merge),
-            }
-            for row in register.payments
-        ),
-    }
-
-
-def _paylist(row: PaylistRow) -> dict[str, Any]:
-    return {
-        "paylist_id": row.paylist_id,
-        "description": row.description,
-        "payrun_id": row.payrun_id,
-        "part": row.part,
-        "period": row.period,
-        **_sums(row.sums),
-        "failed_causes": [_cause(cause) for cause in row.causes],
-        "merge": _merge(row.merge),
-    }
-
-
-def _sums(sums: Sums) -> dict[str, Any]:
-    return {
-        "requested": two_places(sums.requested),
-        "paid": two_places(sums.paid),
-        "failed": two_places(sums.failed),
-        "pending": two_places(sums.pending),
-        "requested_count": sums.requested_count,
-        "paid_count": sums.paid_count,
-        "failed_count": sums.failed_count,
-        "pending_count": sums.pending_count,
-    }
-
-
-def _cause(cause: Cause) -> dict[str, Any]:
-    return {"cause": cause.cause, "count": cause.count, "amount": two_places(cause.amount)}
-
-
-def _merge(merge: MergeRecord | None) -> dict[str, Any] | None:
-    if merge is None:
-        return None
-    return {
-        "commit": merge.commit,
-        "pull_request": merge.pull_request,
-        "author": merge.author,
-        "approvers": list(merge.approvers),
-    }
-
-
 def render_register(register: Register, fmt: str, source: str | None = None) -> str:
     """The register in `fmt`: text (the default), markdown, csv or json."""
-    if fmt == "csv":
-        return register_csv(register)
-    if fmt == "json":
-        return register_json(register, source)
+    if fmt in ("csv", "json"):
+        return register_csv(register) if fmt == "csv" else register_json(register, source)
     if fmt == "markdown":
         return register_markdown(register, source)
     return register_text(register, source)

@@ -17,7 +17,8 @@ from reconciler.plan.register import (
     month_problem,
 )
 from reconciler.render.chart import CHART_MONTHS, months_chart
-from reconciler.render.register import register_csv, register_markdown, register_text
+from reconciler.render.register import MARKDOWN_PAYLISTS, register_markdown, register_text
+from reconciler.render.register_rows import register_csv
 from reconciler.service.models import Payment, PaymentStatus
 
 
@@ -292,3 +293,21 @@ def test_the_services_text_is_shown_as_text_never_acted_on() -> None:
     assert "\x1b" not in text and "\u202e" not in text
     assert "INSUFFICIENT\\x1b[2J_FUNDS\\u202e" in text
     assert '"e\\u202evil@example.com"' in text
+
+
+def test_markdown_keeps_the_newest_months_and_sums_the_earlier_in_one_row() -> None:
+    months = [f"{2020 + m // 12}-{m % 12 + 1:02d}" for m in range(60)]
+    lives = [
+        paylist(
+            n + 1, pay(n + 1, "10.00", made=f"{month}-10", settled=f"{month}-10", paylist_id=n + 1)
+        )
+        for n, month in enumerate(months * 5)  # five paylists a month
+    ]
+    markdown = register_markdown(build_register(lives))
+    table = markdown[markdown.index("| month |") :]
+    rows = [line for line in table.splitlines() if line.startswith("|  | ")]
+    assert len(rows) == MARKDOWN_PAYLISTS  # the newest 40 months, five paylists each
+    assert "| **earlier: 20 months** | 2020-01 to 2021-08 | **100** | **1,000.00** |" in table
+    assert "| **total** |  | **300** | **3,000.00** |" in table
+    assert "**2021-08**" not in table and "**2021-09**" in table
+    assert len(markdown) < 65536

@@ -280,6 +280,10 @@ def test_the_chart_shows_the_last_months_settled_and_paid() -> None:
     assert axis.count('"') == 2 * CHART_MONTHS and '"2026-06"' in axis and "2024-06" not in axis
     bars = [line.strip() for line in chart if line.strip().startswith("bar ")]
     assert len(bars) == 2  # settled (paid + failed) first, paid over it
+    assert '    y-axis "Amount" 0 --> 10.00' in chart
+    assert '    y-axis "Amount" 0 --> 1' in list(
+        months_chart([("2026-11", Decimal(0), Decimal(0))])
+    )
     assert bars[0].startswith("bar [10.00, 10.00") and bars[1].startswith("bar [0.00, 10.00")
     assert f"the last {CHART_MONTHS} of 30 months" in chart[-1]
 

@@ -167,6 +167,7 @@ def test_markdown_has_a_mermaid_chart_of_the_months_beside_the_table(
     chart = markdown[markdown.index("```mermaid") : markdown.index("```\n", 10) + 3]
     assert "xychart-beta" in chart
     assert 'x-axis ["2026-10", "2026-11"]' in chart
+    assert 'y-axis "Amount" 0 --> 21500.00' in chart  # from 0, to the largest month
     assert "bar [1750.00, 21500.00]" in chart  # settled: paid and failed
     assert "bar [1750.00, 1500.00]" in chart  # paid, drawn over it
     table = markdown[markdown.index("| month |") :]

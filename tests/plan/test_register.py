@@ -315,3 +315,31 @@ def test_markdown_keeps_the_newest_months_and_sums_the_earlier_in_one_row() -> N
     assert "| **total** |  | **300** | **3,000.00** |" in table
     assert "**2021-08**" not in table and "**2021-09**" in table
     assert len(markdown) < 65536
+
+
+SAME_CASES = {
+    "the same text": ("Ada@example.com", "10.00", "Retainer", True),
+    "the mailbox written in another case": ("ada@EXAMPLE.com", "10", "Retainer", True),
+    "a look-alike description (Cyrillic a)": ("Ada@example.com", "10.00", "Ret\u0430iner", True),
+    "another amount": ("Ada@example.com", "10.01", "Retainer", False),
+    "another description": ("Ada@example.com", "10.00", "Retainers", False),
+    "another mailbox (a Kelvin sign is not k)": (
+        "Ada@example.com\u212a",
+        "10.00",
+        "Retainer",
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("email, amount, description, same", SAME_CASES.values(), ids=SAME_CASES)
+def test_a_paylist_is_the_payruns_by_the_identity_rule_whatever_its_text(
+    email: str, amount: str, description: str, same: bool
+) -> None:
+    """`same_payments` asks the exact text first: the rule still decides when it differs."""
+    from reconciler.plan.payruns import same_payments
+
+    mine = [PayrunPayment(email, Decimal(amount), description)]
+    theirs = [pay(1, "10.00", email="Ada@example.com", description="Retainer")]
+    assert same_payments(mine, theirs) is same
+    assert same_payments(mine * 2, theirs) is False  # as many times each

@@ -11,7 +11,7 @@ their payruns ask for (`units_of`), in; a `Register` out. The rules:
 | pending | every other status: not settled yet, so it may still be paid |
 | requested | all of them: paid + failed + pending |
 | a paylist's payrun | the files' payrun whose key and content it holds (`traced_units`) |
-| with the files | only the paylists their payruns paid; the others are counted, not shown |
+| with the files | only the paylists their payruns paid; the others counted, the unpaid named |
 | `since` / `until` | months, both included; a payment moved outside them is left out |
 
 A paylist whose payments settled in two months is in both, each with its own payments. A
@@ -216,6 +216,8 @@ class Register:
     files: bool = False
     #: With the files: the account's paylists that no payrun of theirs paid (not shown).
     left_out: tuple[int, ...] = ()
+    #: With the files: their payruns no paylist of the account holds (with their content).
+    unpaid: tuple[str, ...] = ()
     #: Whether a record of the merges was read: without one, the service's side alone.
     merges_read: bool = False
     #: The failed payments of the register by cause.
@@ -317,9 +319,18 @@ def build_register(
         until=until,
         files=units is not None,
         left_out=left_out,
+        unpaid=_unpaid(units, traced),
         merges_read=merges is not None,
         causes=total.by_cause(),
     )
+
+
+def _unpaid(units: Sequence[Unit] | None, traced: Mapping[int, Unit] | None) -> tuple[str, ...]:
+    """The payruns of `units` (by id, in file order) none of whose paylists was traced."""
+    if units is None or traced is None:
+        return ()
+    paid = {unit.payrun_id for unit in traced.values()}
+    return tuple(dict.fromkeys(u.payrun_id for u in units if u.payrun_id not in paid))
 
 
 def _paylist_row(first: PaymentRow, live: LivePaylist, tally: _Tally) -> PaylistRow:

@@ -68,6 +68,16 @@ def _left_out(register: Register) -> str | None:
     )
 
 
+def _unpaid(register: Register) -> str | None:
+    if not register.unpaid:
+        return None
+    shown = ", ".join(register.unpaid[:10]) + (", ..." if len(register.unpaid) > 10 else "")
+    return (
+        f"No paylist of the account holds {plural(len(register.unpaid), 'payrun')} of the files "
+        f"({shown}): reconciler plan says whether to pay them or they are in conflict"
+    )
+
+
 def _causes_text(causes: Sequence[Cause]) -> str:
     return ", ".join(
         f"{cause.cause} {counted(cause.count)} ({grouped(cause.amount)})" for cause in causes
@@ -112,8 +122,7 @@ def register_text(register: Register, source: str | None = None) -> str:
     if not register.merges_read:
         lines.append(f"It shows {SERVICE_SIDE}.")
     lines.append(f"Months: {MONTHS_NOTE}.")
-    if left_out := _left_out(register):
-        lines.append(f"{left_out}.")
+    lines += [f"{note}." for note in (_left_out(register), _unpaid(register)) if note]
     lines.append("")
     if not register.payments:
         lines.append("No payment moved in these months.")
@@ -182,8 +191,8 @@ def register_markdown(register: Register, source: str | None = None) -> str:
     if not register.merges_read:
         lines += [f"_This register shows {escape(SERVICE_SIDE)}._", ""]
     lines += [f"_Months: {escape(MONTHS_NOTE)}._", ""]
-    if left_out := _left_out(register):
-        lines += [f"{escape(left_out)}.", ""]
+    for note in (_left_out(register), _unpaid(register)):
+        lines += [f"{escape(note)}.", ""] if note else []
     if not register.payments:
         lines.append("No payment moved in these months.")
         return "\n".join(lines) + "\n"

@@ -102,6 +102,7 @@ def _document(register: Register, source: str | None) -> dict[str, Any]:
             for payee in register.payees
         ],
         "left_out_paylists": list(register.left_out),
+        "unpaid_payruns": list(register.unpaid),
         "payments": Stream(
             {
                 "month": row.month,

@@ -177,10 +177,14 @@ def test_with_the_files_only_their_payruns_paylists_each_named_by_its_payrun() -
         (7, "2026-11-contractors", "2026-11")
     ]
     assert register.left_out == (8, 9)
+    assert register.unpaid == ("2026-12-contractors",)  # its key's paylist is not its content
     assert register.files
+    assert "No paylist of the account holds 1 payrun of the files (2026-12-contractors)" in (
+        register_text(register)
+    )
     whole = build_register([ours, foreign, claim])
     assert [r.payrun_id for m in whole.months for r in m.paylists] == [None, None, None]
-    assert not whole.files and whole.left_out == ()
+    assert not whole.files and whole.left_out == () and whole.unpaid == ()
 
 
 def test_a_split_payrun_names_each_part() -> None:

@@ -1,7 +1,8 @@
 """`reconciler report`, run as a user runs it against the sandbox over real HTTP.
 
 The account: two payruns of the files paid in October and November 2026 (one of November's
-payments FAILED for want of funds), and a paylist made by hand that no payrun of the files made.
+payments FAILED for want of funds), and a paylist made by hand that no payrun of the files made;
+the files' third payrun, December's, is not paid yet.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ payruns:
     payments:
       - {email: ada@example.com, amount: "1500.00", description: November 2026 retainer}
       - {email: grace@example.com, amount: "20000.00", description: November 2026 bonus}
+  - id: 2026-12-contractors
+    description: December 2026 contractors
+    payments:
+      - {email: ada@example.com, amount: "1500.00", description: December 2026 retainer}
 """
 PAYRUNS = {
     "2026-10-contractors": (
@@ -136,6 +141,7 @@ def test_the_register_gives_paid_failed_with_cause_and_the_payrun(
         "Not shown: 1 paylist of the account that no payrun of the files paid (paylist 3)" in text
     )
     assert "Paid by hand" not in text and "By hand" not in text
+    assert "No paylist of the account holds 1 payrun of the files (2026-12-contractors)" in text
     # Without PATH, the whole account: the paylist made by hand too, with no payrun.
     whole = _report(sandbox, "--since", "2026-11")
     assert '"By hand"' in whole and "2026-10" not in whole and "PAYRUN" not in whole
@@ -191,6 +197,7 @@ def test_json_amounts_are_two_place_strings(sandbox: SandboxServer, payroll: Pat
     assert document["totals"]["requested"] == "23250.00"
     assert len(document["payments"]) == 4 and document["merges_read"] is False
     assert document["left_out_paylists"] == [3]
+    assert document["unpaid_payruns"] == ["2026-12-contractors"]
 
 
 @pytest.mark.parametrize(

@@ -87,6 +87,11 @@ _COMMANDS = {
         "webhook",
         "The account's webhook configuration.",
     ),
+    "report": (
+        "reconciler.cli.report",
+        "report",
+        "The payroll register: per month and paylist, requested, paid, failed and pending.",
+    ),
     "plan": (
         "reconciler.cli.plan",
         "plan",

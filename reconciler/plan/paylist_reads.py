@@ -60,11 +60,11 @@ class PaylistReader(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class MoneyRead:
-    """The paylists for the payrun decisions (all of them, or none), the wallet, the report's
-    reads (None without a window)."""
+    """The paylists for the payrun decisions (all of them, or none), the wallet (None when not
+    asked for: the register's reads), the report's reads (None without a window)."""
 
     paylists: tuple[LivePaylist, ...]
-    wallet: Wallet
+    wallet: Wallet | None
     money: LiveMoney | None
 
 
@@ -83,6 +83,7 @@ class MoneyReading:
         payruns: bool,
         window: MoneyWindow | None,
         parallelism: int,
+        wallet: bool = True,
     ) -> None:
         self._reader = reader
         self._payruns = payruns
@@ -94,7 +95,7 @@ class MoneyReading:
         submit = self._pool.submit
         self._paylists = submit(self._list_paylists, since)
         self._payments = submit(lambda: list(reader.iter_payments(since)))
-        self._wallet = submit(reader.get_wallet)
+        self._wallet = submit(reader.get_wallet) if wallet else None
         self._top_ups: Future[list[JournalEntry]] | None = None
         if window is not None and window.top_ups:
             self._top_ups = submit(_top_ups, reader, window.since)
@@ -135,7 +136,7 @@ class MoneyReading:
             summaries = [summary for summary, _ in listed]
             paylists = self._live_paylists(summaries, headers, self._payments.result())
             journal = None if self._top_ups is None else self._top_ups.result()
-            wallet = self._wallet.result()
+            wallet = None if self._wallet is None else self._wallet.result()
             paid_in_window = _paid_in(journal or [])
             if not self._payruns:  # only the window's paylists were listed
                 summaries, headers, paylists = self._moved_earlier(

@@ -34,7 +34,14 @@ from reconciler.export.yamltext import quoted, scalar
 from reconciler.plan.model import LiveState
 from reconciler.service.models import Webhook, Worker
 from reconciler.words import plural as _count
-from reconciler.worker_fields import COUNTRY, LEGAL_NAME, Compare, Exported, WorkerFields
+from reconciler.worker_fields import (
+    COUNTRY,
+    LEGAL_NAME,
+    TYPE_OF_WORKER,
+    Compare,
+    Exported,
+    WorkerFields,
+)
 
 #: The file of a split export that holds everything but the workers.
 SETTINGS_FILE = "00-settings.yaml"
@@ -44,8 +51,8 @@ _UNANSWERED_NOTE = (
     "# The service does not show these values until the worker answers the invitation, so they\n"
     f"# are written as {PLACEHOLDER}: fill each one in (`reconciler validate` refuses the file\n"
     "# until then). Values the service does not show yet are never compared, so a plan stays\n"
-    "# empty whatever true value you write. typeOfWorker is Worker, or Business (then add\n"
-    "# workerLegalName).\n"
+    f"# empty whatever true value you write. {TYPE_OF_WORKER} is Worker, or Business (then add\n"
+    f"# {LEGAL_NAME}).\n"
 )
 _UNMANAGED_NOTE = (
     "# Unmanaged: these open agreements have no externalId, so no file can own them and\n"

@@ -61,7 +61,7 @@ class _Comparison:
         self.checks = tuple((item.key, item.getter(), _differs(item, table)) for item in compared)
         attributed = all(item.attribute and item.live_attribute for item in compared)
         self.same: tuple[Callable[[Any], Any], Callable[[Any], Any]] | None = None
-        if attributed and len(compared) > 1:
+        if attributed and compared:
             self.same = (
                 attrgetter(*(str(item.attribute) for item in compared)),
                 attrgetter(*(str(item.live_attribute) for item in compared)),

@@ -171,7 +171,7 @@ def worker(item: Mapping[str, Any]) -> Worker:
         country,
         _country_names()[0].get(country or "") or country_iso(country),
         external if type(external) is str and external.isascii() else _optional_text(external),
-        *(() if not more else (_more(get, more),)),
+        _more(get, more) if more else (),
     )
 
 

@@ -18,7 +18,7 @@ CHANGED, ADDED, REMOVED = "changed", "added", "removed"
 
 @dataclass(frozen=True, slots=True)
 class Adopted:
-    """One thing taken from the account: its address (`worker["ENG-002"].jobTitle`,
+    """One thing taken from the account: its address (`worker["ENG-002"].<field>`,
     `worker["ENG-009"]`, `webhook.event_types`), what it does to the files, and a line for
     people (never a secret: header values are never shown)."""
 

@@ -10,11 +10,14 @@ else the plan reports is listed with the reason it stays.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
+from typing import Any
 
 import yaml
 
+from reconciler import worker_fields
 from reconciler.adopt.model import (
     ADDED,
     CHANGED,
@@ -33,6 +36,16 @@ from reconciler.money import grouped
 from reconciler.plan.changes import FieldChange, worker_address
 from reconciler.plan.model import LiveState, Plan
 from reconciler.service.models import Worker, WorkerStatus
+from reconciler.worker_fields import (
+    EMAIL,
+    EXTERNAL_ID,
+    LEGAL_NAME,
+    TYPE_OF_WORKER,
+    Check,
+    Compare,
+    Exported,
+    WorkerFields,
+)
 
 _CLOSED = frozenset({WorkerStatus.ENDED, WorkerStatus.INACTIVATED})
 _UNHELD = ", which a file cannot hold: correct it in the service"
@@ -112,7 +125,7 @@ def _items(documents: list[YamlDocument]) -> dict[str, _Item]:
         if sequence is None or key is None:
             continue
         for index, node in enumerate(sequence.value):
-            external_id = YamlDocument.get(node, "externalId")
+            external_id = YamlDocument.get(node, EXTERNAL_ID)
             if isinstance(node, yaml.MappingNode) and isinstance(external_id, yaml.ScalarNode):
                 found[external_id.value] = _Item(document, sequence, key, index, node)
     return found
@@ -144,7 +157,12 @@ def _field(proposal: Proposal, item: _Item, agreement: Worker, change: FieldChan
     address = f"{worker_address(agreement.external_id or '')}.{change.name}"
     document, node = item.document, item.node
     value = change.before
-    if change.name == "countryIso" and agreement.country_iso is None:
+    item_field = worker_fields.WORKER_FIELDS.by_key.get(change.name)
+    if (
+        item_field is not None
+        and item_field.compare is Compare.COUNTRY
+        and not agreement.country_iso
+    ):
         proposal.leave(
             address,
             f"the service shows the country as {quoted(str(agreement.country))}, which has no "
@@ -158,7 +176,7 @@ def _field(proposal: Proposal, item: _Item, agreement: Worker, change: FieldChan
 
         def remove() -> None:
             document.delete_pair(node, change.name)
-            if change.name == "workerLegalName":
+            if change.name == LEGAL_NAME:
                 _set_type(document, node, "Worker")
 
         proposal.take(address, REMOVED, shown, remove)
@@ -171,7 +189,7 @@ def _field(proposal: Proposal, item: _Item, agreement: Worker, change: FieldChan
 
     def write() -> None:
         document.set_key(node, change.name, str(value))
-        if change.name == "workerLegalName":
+        if change.name == LEGAL_NAME:
             _set_type(document, node, "Business")
 
     proposal.take(address, CHANGED, shown, write)
@@ -179,7 +197,7 @@ def _field(proposal: Proposal, item: _Item, agreement: Worker, change: FieldChan
 
 def _set_type(document: YamlDocument, node: yaml.MappingNode, kind: str) -> None:
     """A Business is recognised by its legal name: the type follows the adopted one."""
-    found = YamlDocument.get(node, "typeOfWorker")
+    found = YamlDocument.get(node, TYPE_OF_WORKER)
     if isinstance(found, yaml.ScalarNode) and found.value != kind:
         document.set_scalar(found, kind)
 
@@ -220,7 +238,7 @@ def _new_workers(
             open_by_id[external_id].append(agreement)
     emails = {}  # a new worker may not take an email the files already give
     for listed, item in items.items():
-        email = YamlDocument.get(item.node, "workerEmail")
+        email = YamlDocument.get(item.node, EMAIL)
         if isinstance(email, yaml.ScalarNode):
             emails[email_key(email.value)] = listed
     for external_id in sorted(open_by_id):
@@ -263,18 +281,26 @@ def _unheld(external_id: str, agreement: Worker) -> str | None:
     reason = external_id_problem(external_id)
     if reason is not None:
         return f"the service's externalId {reason}{_UNHELD}"
-    values = {
-        "workerName": agreement.first_name,
-        "workerSurname": agreement.last_name,
-        "workerLegalName": agreement.legal_name,
-        "workerEmail": agreement.email,
-        "jobTitle": agreement.job_title,
-    }
-    for name, value in values.items():
+    for name, get in _held_texts(worker_fields.WORKER_FIELDS):
+        value = get(agreement)
         reason = None if not value else worker_value_problem(name, value)
         if reason is not None:
             return f"the service's {name} {_shown(value)} {reason}{_UNHELD}"
     return None
+
+
+@cache
+def _held_texts(table: WorkerFields) -> tuple[tuple[str, Callable[[Worker], Any]], ...]:
+    """The texts of a new worker a file must be able to hold (`rules.worker_value_problem`):
+    those the service shows that export writes and `validate` has a text rule for."""
+    return tuple(
+        (item.key, item.live_getter())
+        for item in table
+        if item.live and item.export is not Exported.NEVER and item.check in _TEXT_RULES
+    )
+
+
+_TEXT_RULES = (Check.LINE, Check.EMAIL)
 
 
 def _add_item(proposal: Proposal, items: dict[str, _Item], lines: list[str]) -> None:

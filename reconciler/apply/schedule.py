@@ -105,6 +105,7 @@ def invitation_for(worker: DesiredWorker) -> Invitation:
         job_title=worker.job_title,
         worker_email_text=worker.worker_email_text,
         external_id=worker.external_id,
+        more=worker.more,
     )
 
 

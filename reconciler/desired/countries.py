@@ -1,6 +1,6 @@
 """The country code a person most likely meant: "Britain" is GB, "Holland" NL, "USA" US.
 
-`countryIso` takes an ISO 3166-1 alpha-2 code. A name written instead (the short, official or
+A worker's country takes an ISO 3166-1 alpha-2 code. A name written instead (the short, official or
 common name from pycountry's iso-codes, in any case), an alpha-3 code, a lower-case code, or one
 of the few everyday names below, gets the code suggested in its error message; the value itself
 is never changed.

@@ -1,8 +1,8 @@
 """Ignore rules: drift a team chose to live with for a while, with an owner and an end.
 
 `ignoreChanges` on a worker hides a field's drift for good, and nobody remembers why. An
-`ignore:` entry names the drift by its address (`worker["ENG-002"].jobTitle`, a glob allowed:
-`worker["ENG-*"].jobTitle`), says why, who answers for it and until when. Until that date the
+`ignore:` entry names the drift by its address (`worker["ENG-002"].<field>`, a glob allowed:
+`worker["ENG-*"].<field>`), says why, who answers for it and until when. Until that date the
 drift it matches is shown as ignored (counted, never failing `drift`); from the day after, the
 rule no longer hides anything, and `validate` and `drift` name it as expired.
 """
@@ -63,7 +63,7 @@ class IgnoreRules:
 def address_matches(glob: str, address: str) -> bool:
     """Whether `glob` (`*` any text, `?` one character; brackets and quotes are the address's
     own) names `address` or an address it lies under: `worker["X"]` names
-    `worker["X"].jobTitle`, `webhook` names `webhook.url`."""
+    `worker["X"].<field>`, `webhook` names `webhook.url`."""
     wanted = [address]
     cut = address.find("].")
     if cut > 0:

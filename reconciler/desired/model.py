@@ -1,44 +1,28 @@
 """The typed, immutable model of the desired state that the plan consumes.
 
-Field values keep the API's own spelling (`Worker`, `GB`, `jobTitle` in `ignore_changes`),
-so what a person writes is what is compared and what is sent.
+Field values keep the API's own spelling (`Worker`, `GB`, a field's own name in
+`ignore_changes`), so what a person writes is what is compared and what is sent; which fields a
+worker has is `reconciler.worker_fields`' table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
+from reconciler import worker_fields
 from reconciler.desired.ignore import IgnoreRule
 from reconciler.identity import text_key
 from reconciler.quick import quick_init
 from reconciler.secrets import Secret
 
-#: The fields of an invitation item a file may name in `ignoreChanges`.
-COMPARABLE_FIELDS = (
-    "workerName",
-    "workerSurname",
-    "workerLegalName",
-    "workerEmail",
-    "jobTitle",
-    "countryIso",
-)
-
-#: A worker's fields as the file and the API spell them, and the model's attribute for each.
-WORKER_FIELDS = (
-    ("externalId", "external_id"),
-    ("typeOfWorker", "type_of_worker"),
-    ("workerName", "worker_name"),
-    ("workerSurname", "worker_surname"),
-    ("workerLegalName", "worker_legal_name"),
-    ("workerEmail", "worker_email"),
-    ("countryIso", "country_iso"),
-    ("jobTitle", "job_title"),
-    ("workerEmailText", "worker_email_text"),
-)
+#: The fields of an invitation item a file may name in `ignoreChanges` (those a plan compares).
+COMPARABLE_FIELDS = tuple(item.key for item in worker_fields.WORKER_FIELDS.compared)
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -68,6 +52,8 @@ class DesiredWorker:
     job_title: str | None = None
     worker_email_text: str | None = None
     ignore_changes: frozenset[str] = frozenset()
+    #: The fields the table (`reconciler.worker_fields`) gives no attribute: (key, text).
+    more: tuple[tuple[str, str], ...] = ()
     location: Location | None = field(default=None, compare=False)
 
     @classmethod
@@ -78,33 +64,58 @@ class DesiredWorker:
         already (a file of ASCII without escapes), which NFC leaves as it is.
         """
         get = item.get
+        keys, more_keys = _reading(worker_fields.WORKER_FIELDS)
         ignored = get("ignoreChanges")
-        worker = cls(  # positional, in the fields' order: 100,000 of them are built at a time
-            item["externalId"],
-            item["typeOfWorker"],
-            item["workerName"],
-            item["workerSurname"],
-            item["workerEmail"],
-            item["countryIso"],
-            get("workerLegalName"),
-            get("jobTitle"),
-            get("workerEmailText"),
-            _NOTHING_IGNORED if ignored is None else frozenset(ignored),
+        more = () if not more_keys else _more(get, more_keys)
+        make: Callable[..., DesiredWorker] = cls  # the table's fields, in the model's order
+        worker = make(  # positional: 100,000 of them are built at a time
+            *map(get, keys), _NOTHING_IGNORED if ignored is None else frozenset(ignored), more
         )
         return worker if ascii_text else worker._in_nfc()
 
     def _in_nfc(self) -> DesiredWorker:
         changed: dict[str, Any] = {
             attribute: text_key(value)
-            for _, attribute in WORKER_FIELDS
+            for attribute in _TEXT_ATTRIBUTES
             if isinstance(value := getattr(self, attribute), str) and not value.isascii()
         }
+        if any(not value.isascii() for _, value in self.more):
+            changed["more"] = tuple((key, text_key(value)) for key, value in self.more)
         return replace(self, **changed) if changed else self
 
     def as_fields(self) -> dict[str, str]:
         """The fields that are set, spelled as in the file (`ignoreChanges` aside)."""
-        values = {name: getattr(self, attribute) for name, attribute in WORKER_FIELDS}
-        return {name: value for name, value in values.items() if value is not None}
+        values = ((key, get(self)) for key, get in getters(worker_fields.WORKER_FIELDS))
+        return {name: value for name, value in values if value is not None}
+
+
+_ATTRIBUTES = [item.name for item in dataclasses.fields(DesiredWorker)]
+#: The attributes before `ignore_changes`: the table's fields that have one.
+_TEXT_ATTRIBUTES = tuple(_ATTRIBUTES[: _ATTRIBUTES.index("ignore_changes")])
+
+
+@functools.cache
+def _reading(table: worker_fields.WorkerFields) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The keys of a file's worker in the model's order of attributes, and those it holds in
+    `more`; a table naming an attribute the model lacks (or lacking one it has) is refused."""
+    by_attribute = {item.attribute: item.key for item in table if item.attribute is not None}
+    if set(by_attribute) != set(_TEXT_ATTRIBUTES):
+        raise TypeError(
+            f"the worker fields' attributes {sorted(by_attribute)} are not DesiredWorker's "
+            f"{sorted(_TEXT_ATTRIBUTES)}"
+        )
+    more = tuple(item.key for item in table if item.attribute is None)
+    return tuple(by_attribute[attribute] for attribute in _TEXT_ATTRIBUTES), more
+
+
+@functools.cache
+def getters(table: worker_fields.WorkerFields) -> tuple[tuple[str, Any], ...]:
+    """Each field's key and what reads it from a `DesiredWorker`, in the table's order."""
+    return tuple((item.key, item.getter()) for item in table)
+
+
+def _more(get: Any, keys: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((key, value) for key in keys if (value := get(key)) is not None)
 
 
 _NOTHING_IGNORED: frozenset[str] = frozenset()

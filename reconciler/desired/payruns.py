@@ -28,6 +28,7 @@ from reconciler.identity import (
     text_key,
 )
 from reconciler.money import CENT, two_places
+from reconciler.worker_fields import EMAIL, EXTERNAL_ID
 
 MAX_AMOUNT = Decimal("1000000000000.00")
 #: A plain decimal: ASCII digits without a leading zero (a YAML 1.1 reader takes `012` for the
@@ -144,7 +145,7 @@ def _emails_by_worker(files: list[FileValues]) -> dict[str, str]:
         workers = values.data.get("workers")
         for worker in workers if isinstance(workers, list) else []:
             if isinstance(worker, dict):
-                external_id, email = worker.get("externalId"), worker.get("workerEmail")
+                external_id, email = worker.get(EXTERNAL_ID), worker.get(EMAIL)
                 if isinstance(external_id, str) and isinstance(email, str):
                     found.setdefault(external_id, email)
     return found

@@ -12,16 +12,16 @@ from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
+from reconciler import worker_fields
 from reconciler.desired.ignore import parse_day
 from reconciler.desired.lookalikes import look_alike_problems
 from reconciler.desired.problems import PathProblem, YamlPath
 from reconciler.desired.values import FileValues
 from reconciler.hosts import is_loopback
 from reconciler.identity import control_problem, email_key, external_id_problem, text_key
+from reconciler.worker_fields import EMAIL, EXTERNAL_ID, Check, WorkerFields
 
 PLACEHOLDER = "TODO(export)"
-#: Text a plan and the service show as it is: no control character may hide in it.
-_SHOWN_TEXT_FIELDS = ("workerName", "workerSurname", "workerLegalName", "jobTitle")
 #: The most characters the schema lets a text field of a worker hold.
 _MAX_TEXT = 255
 #: Header names the service refuses (its own framing headers), in lower case.
@@ -53,9 +53,10 @@ def file_problems(values: FileValues, has_placeholder: bool) -> list[PathProblem
     problems: list[PathProblem] = []
     workers = data.get("workers")
     if isinstance(workers, list):
+        checks = _checks(worker_fields.WORKER_FIELDS)
         for index, worker in enumerate(workers):
             if isinstance(worker, dict):
-                problems += _worker_problems(worker, ("workers", index))
+                problems += _worker_problems(worker, ("workers", index), checks)
     webhook = data.get("webhook")
     if isinstance(webhook, dict):
         problems += _header_problems(values.name, webhook.get("headers"))
@@ -101,29 +102,37 @@ def ignore_problems(data: dict[Any, Any]) -> Iterator[PathProblem]:
                 yield PathProblem(("ignore", index, "until"), message)
 
 
-def _worker_problems(worker: dict[Any, Any], path: YamlPath) -> list[PathProblem]:
-    # countryIso: the schema's enum of every ISO 3166-1 code says it (desired/schema.py)
+@cache
+def _checks(table: WorkerFields) -> dict[Check, tuple[str, ...]]:
+    """The keys each text rule (`worker_fields.Check`) applies to."""
+    return {check: tuple(item.key for item in table if item.check is check) for check in Check}
+
+
+def _worker_problems(
+    worker: dict[Any, Any], path: YamlPath, checks: dict[Check, tuple[str, ...]]
+) -> list[PathProblem]:
+    # the country: the schema's enum of every ISO 3166-1 code says it (desired/schema.py)
     problems: list[PathProblem] = []
     get = worker.get
-    external_id = get("externalId")
+    external_id = get(EXTERNAL_ID)
     if isinstance(external_id, str) and (reason := external_id_problem(external_id)):
-        problems.append(PathProblem((*path, "externalId"), f"externalId {external_id!r} {reason}"))
-    for field in _SHOWN_TEXT_FIELDS:
+        problems.append(PathProblem((*path, EXTERNAL_ID), f"externalId {external_id!r} {reason}"))
+    for field in checks[Check.LINE]:  # shown as it is: no control character may hide in it
         text = get(field)
         if type(text) is str and text.isascii() and text.isprintable():
             continue  # nearly every value: checked in C, without a call
         if isinstance(text, str) and (reason := control_problem(text)):
             problems.append(PathProblem((*path, field), f"{field} {reason}"))
-    text = get("workerEmailText")  # an e-mail's body: lines and tabs are its own
-    if isinstance(text, str) and (reason := control_problem(text, allowed="\n\t")):
-        problems.append(PathProblem((*path, "workerEmailText"), f"workerEmailText {reason}"))
-    email = get("workerEmail")
-    if isinstance(email, str) and email.strip() and PLACEHOLDER not in email:
-        reason = email_problem(email)
-        if reason is not None:
-            problems.append(
-                PathProblem((*path, "workerEmail"), f"invalid email {email!r}: {reason}")
-            )
+    for field in checks[Check.BODY]:  # an e-mail's body: lines and tabs are its own
+        text = get(field)
+        if isinstance(text, str) and (reason := control_problem(text, allowed="\n\t")):
+            problems.append(PathProblem((*path, field), f"{field} {reason}"))
+    for field in checks[Check.EMAIL]:
+        email = get(field)
+        if isinstance(email, str) and email.strip() and PLACEHOLDER not in email:
+            reason = email_problem(email)
+            if reason is not None:
+                problems.append(PathProblem((*path, field), f"invalid email {email!r}: {reason}"))
     return problems
 
 
@@ -134,9 +143,11 @@ def worker_value_problem(field: str, value: str) -> str | None:
         return "is empty or blank"
     if len(value) > _MAX_TEXT:
         return f"is longer than {_MAX_TEXT} characters"
-    if field in _SHOWN_TEXT_FIELDS and (reason := control_problem(value)):
+    item = worker_fields.WORKER_FIELDS.by_key.get(field)
+    check = Check.NONE if item is None else item.check
+    if check is Check.LINE and (reason := control_problem(value)):
         return reason
-    if field == "workerEmail" and (reason := email_problem(value)):
+    if check is Check.EMAIL and (reason := email_problem(value)):
         return f"is not a valid email: {reason}"
     return None
 
@@ -282,7 +293,7 @@ def _worker_merge_problems(
             if not isinstance(worker, dict):
                 continue
             here = number * _SPAN + index
-            external_id, email = worker.get("externalId"), worker.get("workerEmail")
+            external_id, email = worker.get(EXTERNAL_ID), worker.get(EMAIL)
             if isinstance(external_id, str):
                 first = first_ids.setdefault(text_key(external_id), here)
                 if first != here:
@@ -299,9 +310,9 @@ def _worker_merge_problems(
             if isinstance(email, str):
                 first = first_emails.setdefault(email_key(email), here)
                 if first != here:
-                    message = f"workerEmail {email!r} is given twice (as one mailbox)"
-                    other = place(first, "workerEmail")
-                    path = ("workers", index, "workerEmail")
+                    message = f"{EMAIL} {email!r} is given twice (as one mailbox)"
+                    other = place(first, EMAIL)
+                    path = ("workers", index, EMAIL)
                     problems.append((name, PathProblem(path, message, other=other)))
     return problems
 

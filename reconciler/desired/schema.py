@@ -18,10 +18,12 @@ from typing import Any
 
 import jsonschema_rs
 
+from reconciler import worker_fields
 from reconciler.desired.countries import suggested_code
 from reconciler.desired.keys import NonTextKey
 from reconciler.desired.problems import PathProblem, YamlPath
 from reconciler.words import counted
+from reconciler.worker_fields import COUNTRY, WorkerFields
 
 _TWO_LETTERS = re.compile("[A-Z]{2}")  # anything else is the pattern's to refuse
 _SHARE = re.compile(r"[0-9]+(\.[0-9]+)?%")
@@ -61,10 +63,25 @@ def _inline(schema: Any, definitions: dict[str, Any]) -> Any:
     return {**target, **inlined}
 
 
+def worker_definition(table: WorkerFields) -> dict[str, Any]:
+    """The schema of a worker for the fields of `table` (`reconciler.worker_fields`): its keys,
+    the required ones and those `ignoreChanges` may name are the table's; each key's schema is
+    the shipped file's (with its description and examples) or, for a key it lacks, the
+    table's. The shipped file equals it for the package's own table (a test says so)."""
+    shipped: dict[str, Any] = desired_state_schema()["$defs"]["worker"]
+    known = shipped["properties"]
+    ignore = known["ignoreChanges"]
+    compared = [item.key for item in table.compared]
+    properties = {item.key: known.get(item.key, dict(item.schema)) for item in table}
+    properties["ignoreChanges"] = {**ignore, "items": {**ignore["items"], "enum": compared}}
+    return {**shipped, "required": list(table.required), "properties": properties}
+
+
 @cache
-def _validator() -> tuple[Any, dict[str, Any]]:
+def _validator(table: WorkerFields) -> tuple[Any, dict[str, Any]]:
     schema = desired_state_schema()
-    inlined: dict[str, Any] = _inline(schema, schema["$defs"])
+    definitions = {**schema["$defs"], "worker": worker_definition(table)}
+    inlined: dict[str, Any] = _inline(schema, definitions)
     return jsonschema_rs.validator_for(inlined), inlined
 
 
@@ -97,7 +114,8 @@ def schema_problems(data: object) -> list[PathProblem]:
 
 
 def _schema_problems(data: object) -> list[PathProblem]:
-    validator, schema = _validator()
+    table = worker_fields.WORKER_FIELDS
+    validator, schema = _validator(table)
     if validator.is_valid(data):
         return []
     workers = data.get("workers") if isinstance(data, dict) else None
@@ -106,7 +124,7 @@ def _schema_problems(data: object) -> list[PathProblem]:
     # A long list of workers is checked one worker at a time, so the checking stops after the
     # first few thousand broken ones (the validator would build every error of the document).
     failures = list(_failures(validator, schema, {**data, "workers": []}))
-    item_validator, item_schema = _worker_validator()
+    item_validator, item_schema = _worker_validator(table)
     broken = 0
     for index, worker in enumerate(workers):
         if item_validator.is_valid(worker):
@@ -124,9 +142,9 @@ def _schema_problems(data: object) -> list[PathProblem]:
 
 
 @cache
-def _worker_validator() -> tuple[Any, dict[str, Any]]:
+def _worker_validator(table: WorkerFields) -> tuple[Any, dict[str, Any]]:
     """The validator of one item of `workers`, for checking a long list item by item."""
-    _, schema = _validator()
+    _, schema = _validator(table)
     item: dict[str, Any] = schema["properties"]["workers"]["items"]
     return jsonschema_rs.validator_for(item), item
 
@@ -197,7 +215,7 @@ def _explain(failure: _Failure) -> Iterator[PathProblem]:
         case "type":
             wanted = _TYPE_NAMES.get(str(expected), str(expected))
             yield PathProblem(path, f"{name} must be {wanted}, not {_describe(instance)}")
-        case "enum" if path[-1:] == ("countryIso",):
+        case "enum" if path[-1:] == (COUNTRY,):
             if isinstance(instance, str) and _TWO_LETTERS.fullmatch(instance):
                 yield PathProblem(path, unknown_country(instance))
             # otherwise the pattern's (or the type's) message says it already
@@ -213,8 +231,8 @@ def _explain(failure: _Failure) -> Iterator[PathProblem]:
             yield PathProblem(
                 path, f"{name} is longer than {counted(expected)} characters ({counted(count)})"
             )
-        case "pattern" if path[-1:] == ("countryIso",):
-            message = f"countryIso must be two upper-case letters (ISO 3166-1); got {instance!r}"
+        case "pattern" if path[-1:] == (COUNTRY,):
+            message = f"{COUNTRY} must be two upper-case letters (ISO 3166-1); got {instance!r}"
             yield PathProblem(path, message + _did_you_mean(instance))
         case "pattern" if path[-1:] == ("name",):
             message = f"header name {instance!r} is not an HTTP token (letters, digits, -, _, ...)"

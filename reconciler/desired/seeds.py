@@ -3,25 +3,32 @@ for each of its keys.
 
 A seed (`reconciler sandbox serve --seed FILE`) describes the live account the sandbox starts
 with, in its own words (`firstName`, `email`, `country`, `status`); a desired state says what the
-account should be (`version`, `workerName`, `workerEmail`, `countryIso`). Planning a folder that
-holds both used to report every seed key as unknown (80 problems for the demo seed).
+account should be (`version`, and the file's own names for a worker's fields). Planning a
+folder that holds both used to report every seed key as unknown (80 problems for the demo seed).
 """
 
 from __future__ import annotations
 
 import re
+from functools import cache
 
+from reconciler import worker_fields
 from reconciler.desired.model import Location
 from reconciler.desired.problems import Problem
 from reconciler.desired.source import SourceText
+from reconciler.worker_fields import WorkerFields
 
-#: Keys only a seed's workers have; a desired state calls them otherwise (or has no such key).
-_SEED_WORKER_KEYS = frozenset({"firstName", "lastName", "legalName", "email", "country", "status"})
-#: Keys only a desired state's workers have: a file with any of them is a desired state, however
-#: mistaken (its problems are reported one by one).
-_DESIRED_WORKER_KEYS = frozenset(
-    {"typeOfWorker", "workerName", "workerSurname", "workerLegalName", "workerEmail", "countryIso"}
-)
+
+@cache
+def _worker_keys(table: WorkerFields) -> tuple[frozenset[str], frozenset[str]]:
+    """The keys only a seed's workers have (the worker list's names, and `status`), which a
+    desired state calls otherwise; and those only a desired state's workers have: a file with
+    any of them is a desired state, however mistaken (its problems are reported one by one)."""
+    live = {item.live for item in table if item.live is not None}
+    seed = frozenset({key for key in live if key not in table.by_key} | {"status"})
+    return seed, frozenset(key for key in table.by_key if key not in live)
+
+
 #: What a seed holds at its top level, and nothing else.
 _SEED_KEYS = frozenset({"workers", "webhook"})
 
@@ -36,9 +43,10 @@ def seed_problem(source: SourceText, data: object) -> Problem | None:
     if not isinstance(workers, list):
         return None
     keys = [set(worker) for worker in workers if isinstance(worker, dict)]
-    if any(found & _DESIRED_WORKER_KEYS for found in keys):
+    seed_keys, desired_keys = _worker_keys(worker_fields.WORKER_FIELDS)
+    if any(found & desired_keys for found in keys):
         return None
-    if not any(len(found & _SEED_WORKER_KEYS) >= 2 for found in keys):
+    if not any(len(found & seed_keys) >= 2 for found in keys):
         return None  # one such key is more likely a typo in a desired state
     found = _WORKERS.search(source.text)
     line = 1 if found is None else source.text.count("\n", 0, found.start()) + 1

@@ -7,13 +7,16 @@ named) can be tested with plain values.
 
 from __future__ import annotations
 
+import functools
 import re
 import textwrap
 import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from reconciler import worker_fields
 from reconciler.export.model import (
     EXPORT_MARK,
     MODELINE,
@@ -31,28 +34,25 @@ from reconciler.export.yamltext import quoted, scalar
 from reconciler.plan.model import LiveState
 from reconciler.service.models import Webhook, Worker
 from reconciler.words import plural as _count
+from reconciler.worker_fields import (
+    COUNTRY,
+    LEGAL_NAME,
+    TYPE_OF_WORKER,
+    Compare,
+    Exported,
+    WorkerFields,
+)
 
 #: The file of a split export that holds everything but the workers.
 SETTINGS_FILE = "00-settings.yaml"
-#: Field order of an exported worker: the spec's.
-FIELD_ORDER = (
-    "externalId",
-    "typeOfWorker",
-    "workerName",
-    "workerSurname",
-    "workerLegalName",
-    "workerEmail",
-    "countryIso",
-    "jobTitle",
-)
 _SLUG_LENGTH = 60
 _COMMENT_WIDTH = 94
 _UNANSWERED_NOTE = (
     "# The service does not show these values until the worker answers the invitation, so they\n"
     f"# are written as {PLACEHOLDER}: fill each one in (`reconciler validate` refuses the file\n"
     "# until then). Values the service does not show yet are never compared, so a plan stays\n"
-    "# empty whatever true value you write. typeOfWorker is Worker, or Business (then add\n"
-    "# workerLegalName).\n"
+    f"# empty whatever true value you write. {TYPE_OF_WORKER} is Worker, or Business (then add\n"
+    f"# {LEGAL_NAME}).\n"
 )
 _UNMANAGED_NOTE = (
     "# Unmanaged: these open agreements have no externalId, so no file can own them and\n"
@@ -139,9 +139,11 @@ def render_export(live: LiveState, options: ExportOptions) -> Export:
 
 
 def worker_entry(external_id: str, worker: Worker) -> WorkerEntry:
-    """A worker's lines under `workers:`, with placeholders where the service shows nothing."""
+    """A worker's lines under `workers:`, with placeholders where the service shows nothing;
+    its fields in the table's order (`reconciler.worker_fields`), each as its `Exported` says."""
     missing: list[str] = []
     note = None
+    exported, names, legal_name = _exported(worker_fields.WORKER_FIELDS)
 
     def known(field: str, value: str | None) -> str:
         if value:
@@ -149,33 +151,52 @@ def worker_entry(external_id: str, worker: Worker) -> WorkerEntry:
         missing.append(field)
         return PLACEHOLDER
 
-    shown = worker.first_name or worker.last_name or worker.legal_name
-    if worker.legal_name:
+    if legal_name(worker):
         kind = "Business"
-    elif shown:
+    elif any(name(worker) for name in names):
         kind = "Worker"
     else:
         kind = None  # nobody has answered yet: a Business cannot be told from a person
-    values = {
-        "externalId": scalar(external_id),
-        "typeOfWorker": known("typeOfWorker", kind),
-        "workerName": known("workerName", worker.first_name),
-        "workerSurname": known("workerSurname", worker.last_name),
-        "workerLegalName": scalar(worker.legal_name) if worker.legal_name else None,
-        "workerEmail": scalar(worker.email),
-        "countryIso": known("countryIso", worker.country_iso),
-        "jobTitle": scalar(worker.job_title) if worker.job_title else None,
-    }
+    values: list[tuple[str, str]] = []
+    for key, how, get in exported:
+        value: Any = kind if how is Exported.KIND else get(worker)
+        if how is Exported.ALWAYS:
+            values.append((key, scalar(value)))
+        elif how is Exported.WHEN_SET:
+            if value:
+                values.append((key, scalar(value)))
+        else:
+            values.append((key, known(key, value)))
     if worker.country and not worker.country_iso:
         note = f"the service shows the country as {quoted(worker.country)}, which has no ISO code"
     lines = [
-        f"{'  - ' if index == 0 else '    '}{name}: {values[name]}"
-        for index, name in enumerate(name for name in FIELD_ORDER if values[name] is not None)
+        f"{'  - ' if index == 0 else '    '}{name}: {value}"
+        for index, (name, value) in enumerate(values)
     ]
     unfinished = None
     if missing:
         unfinished = Unfinished(external_id, worker.email, str(worker.status), tuple(missing), note)
     return WorkerEntry(external_id, tuple(lines), worker.country_iso, worker.job_title, unfinished)
+
+
+_Read = Callable[[Worker], Any]
+
+
+@functools.cache
+def _exported(
+    table: WorkerFields,
+) -> tuple[tuple[tuple[str, Exported, _Read], ...], tuple[_Read, ...], _Read]:
+    """The fields export writes (key, how, what reads the live value), what reads the names
+    the service shows once a worker answers, and what reads the legal name."""
+    exported = tuple(
+        (item.key, item.export, item.live_getter())
+        for item in table
+        if item.export is not Exported.NEVER
+    )
+    names = tuple(
+        item.live_getter() for item in table if item.compare in (Compare.SHOWN, Compare.LEGAL_NAME)
+    )
+    return exported, names, table.by_key[LEGAL_NAME].live_getter()
 
 
 # --- comment blocks --------------------------------------------------------------------------
@@ -294,10 +315,10 @@ class _Grouping:
 
 _GROUPINGS = {
     SplitBy.COUNTRY: _Grouping(
-        "countryIso", "country", lambda entry: entry.country_iso, "unknown", "is not shown yet"
+        COUNTRY, "country", lambda entry: entry.country_iso, "unknown", "is not shown yet"
     ),
-    SplitBy.JOB_TITLE: _Grouping(
-        "jobTitle", "job-title", lambda entry: entry.job_title, "none", "is not set"
+    SplitBy.JOB_TITLE: _Grouping(  # the field's own name
+        str(SplitBy.JOB_TITLE), "job-title", lambda entry: entry.job_title, "none", "is not set"
     ),
 }
 

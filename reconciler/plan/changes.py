@@ -8,13 +8,17 @@ in the plan as in the YAML.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, ClassVar
 
+from reconciler import worker_fields
 from reconciler.desired.model import DesiredWebhook, DesiredWorker
 from reconciler.secrets import Secret, live_webhook_url
 from reconciler.service.models import Webhook, Worker
+from reconciler.worker_fields import Compare, WorkerField, WorkerFields
 
 #: A resource as a plain mapping; secret values stay `Secret` until a renderer masks them.
 Resource = dict[str, Any]
@@ -42,32 +46,51 @@ class FieldChange:
 
 def desired_worker_resource(worker: DesiredWorker) -> Resource:
     """The invitation item the file asks for, in the API's own field names."""
-    resource: Resource = {
-        "externalId": worker.external_id,
-        "typeOfWorker": worker.type_of_worker,
-        "workerName": worker.worker_name,
-        "workerSurname": worker.worker_surname,
-        "workerLegalName": worker.worker_legal_name,
-        "workerEmail": worker.worker_email,
-        "countryIso": worker.country_iso,
-        "jobTitle": worker.job_title,
-    }
-    return resource
+    return _resources(worker_fields.WORKER_FIELDS)[0](worker)
 
 
 def live_worker_resource(worker: Worker) -> Resource:
     """A live agreement in the file's field names, plus its agreement id and status."""
-    return {
-        "agreementId": worker.agreement_id,
-        "status": str(worker.status),
-        "externalId": worker.external_id,
-        "workerName": worker.first_name,
-        "workerSurname": worker.last_name,
-        "workerLegalName": worker.legal_name,
-        "workerEmail": worker.email,
-        "countryIso": worker.country_iso if worker.country_iso is not None else worker.country,
-        "jobTitle": worker.job_title,
-    }
+    return _resources(worker_fields.WORKER_FIELDS)[1](worker)
+
+
+@functools.cache
+def _resources(
+    table: WorkerFields,
+) -> tuple[Callable[[DesiredWorker], Resource], Callable[[Worker], Resource]]:
+    """What makes a desired and a live worker's resource: the fields a plan shows, in the
+    file's order (a live one only those the service shows, the country as it answered it
+    when no code maps it)."""
+    wanted = [item for item in table if item.shown]
+    keys = tuple(item.key for item in wanted)
+    if all(item.attribute for item in wanted):
+        read = attrgetter(*(str(item.attribute) for item in wanted))
+
+        def desired(worker: DesiredWorker) -> Resource:
+            return dict(zip(keys, read(worker), strict=True))
+
+    else:
+        getters = tuple((item.key, item.getter()) for item in wanted)
+
+        def desired(worker: DesiredWorker) -> Resource:
+            return {key: get(worker) for key, get in getters}
+
+    live_getters = tuple((item.key, _live_value(item)) for item in wanted if item.live)
+
+    def live(worker: Worker) -> Resource:
+        resource: Resource = {"agreementId": worker.agreement_id, "status": str(worker.status)}
+        resource.update((key, get(worker)) for key, get in live_getters)
+        return resource
+
+    return desired, live
+
+
+def _live_value(item: WorkerField) -> Callable[[Worker], Any]:
+    if item.compare is Compare.COUNTRY:
+        return lambda worker: (
+            worker.country_iso if worker.country_iso is not None else (worker.country)
+        )
+    return item.live_getter()
 
 
 def webhook_resource(webhook: DesiredWebhook | Webhook) -> Resource:

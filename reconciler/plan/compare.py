@@ -1,17 +1,27 @@
 """Comparing one desired worker with its live agreement, field by field.
 
-A plan runs this once per managed worker (100,000 at a time), so it is plain code, not a
-generic deep diff; the refresh may run it ahead of the diff (`agreements.AgreementIndex`).
+A plan runs this once per managed worker (100,000 at a time), so the comparison is made once
+per table of fields (`reconciler.worker_fields`): one check per compared field, after a quick
+look at whether every compared value is equal as it stands, which nearly every worker is. The
+refresh may run it ahead of the diff (`agreements.AgreementIndex`).
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from operator import attrgetter
 from typing import Any
 
+from reconciler import worker_fields
 from reconciler.desired.model import DesiredWorker
 from reconciler.identity import email_key
 from reconciler.plan.changes import FieldChange, live_worker_resource
 from reconciler.service.models import Worker
+from reconciler.worker_fields import Compare, WorkerField, WorkerFields
+
+#: Whether a desired value differs from the live agreement: (the file's value, the live one).
+_Differs = Callable[[Any, Worker], bool]
 
 
 def compare_worker(want: DesiredWorker, live: Worker) -> tuple[FieldChange, ...]:
@@ -20,43 +30,76 @@ def compare_worker(want: DesiredWorker, live: Worker) -> tuple[FieldChange, ...]
     if not differing:
         return ()
     before = live_worker_resource(live)
-    after: dict[str, Any] = {
-        "workerName": want.worker_name,
-        "workerSurname": want.worker_surname,
-        "workerLegalName": want.worker_legal_name,
-        "workerEmail": want.worker_email,
-        "jobTitle": want.job_title,
-        "countryIso": want.country_iso,
-    }
-    return tuple(FieldChange(name, before[name], after[name]) for name in differing)
+    by_key = worker_fields.WORKER_FIELDS.by_key
+    return tuple(FieldChange(name, before[name], by_key[name].getter()(want)) for name in differing)
 
 
 def _differing_fields(want: DesiredWorker, live: Worker) -> list[str]:
     """The fields that differ, in the order a plan shows them, minus `ignoreChanges`.
 
     Only fields the service shows are compared, each in its normal form (emails by mailbox,
-    an empty text as none); a plan runs this once per managed worker, so it is plain code.
+    an empty text as none); a plan runs this once per managed worker.
     """
-    differing = []
-    # Names fill in when the worker answers the invitation: null until then is not drift.
-    if live.first_name is not None and want.worker_name != live.first_name:
-        differing.append("workerName")
-    if live.last_name is not None and want.worker_surname != live.last_name:
-        differing.append("workerSurname")
-    # A Business is recognised by its legal name, so once the names show, a missing one counts.
-    names_shown = not (live.first_name is None and live.last_name is None)
-    if (names_shown or live.legal_name is not None) and (want.worker_legal_name or None) != (
-        live.legal_name or None
-    ):
-        differing.append("workerLegalName")
-    if want.worker_email != live.email and email_key(want.worker_email) != email_key(live.email):
-        differing.append("workerEmail")
-    if live.country is not None and want.country_iso != (
-        live.country if live.country_iso is None else live.country_iso
-    ):
-        differing.append("countryIso")
-    if (want.job_title or None) != (live.job_title or None):
-        differing.append("jobTitle")
+    comparison = _comparison(worker_fields.WORKER_FIELDS)
+    if comparison.same is not None and comparison.same[0](want) == comparison.same[1](live):
+        return []  # equal as they stand: no field differs, however it is compared
+    differing = [key for key, get, differs in comparison.checks if differs(get(want), live)]
     if differing and want.ignore_changes:
         return [name for name in differing if name not in want.ignore_changes]
     return differing
+
+
+class _Comparison:
+    """A table's comparison: `checks` (key, read the file's value, differs) in the file's
+    order, and `same`, what reads every compared value of each side at once (None when a
+    field is carried in `more`)."""
+
+    __slots__ = ("checks", "same")
+
+    def __init__(self, table: WorkerFields) -> None:
+        compared = [item for item in table if item.compared]
+        self.checks = tuple((item.key, item.getter(), _differs(item, table)) for item in compared)
+        attributed = all(item.attribute and item.live_attribute for item in compared)
+        self.same: tuple[Callable[[Any], Any], Callable[[Any], Any]] | None = None
+        if attributed and compared:
+            self.same = (
+                attrgetter(*(str(item.attribute) for item in compared)),
+                attrgetter(*(str(item.live_attribute) for item in compared)),
+            )
+
+
+@functools.cache
+def _comparison(table: WorkerFields) -> _Comparison:
+    return _Comparison(table)
+
+
+def _differs(item: WorkerField, table: WorkerFields) -> _Differs:
+    """How `item` is compared (`worker_fields.Compare`)."""
+    get = item.live_getter()
+    if item.compare is Compare.SHOWN:  # fills in when the worker answers: null is not drift
+
+        def shown(want: Any, live: Worker) -> bool:
+            value = get(live)
+            return value is not None and want != value
+
+        return shown
+    if item.compare is Compare.LEGAL_NAME:
+        # A Business is recognised by its legal name, so once the names show, a missing one counts.
+        names = [field.live_getter() for field in table if field.compare is Compare.SHOWN]
+
+        def legal_name(want: Any, live: Worker) -> bool:
+            value = get(live)
+            names_shown = any(name(live) is not None for name in names)
+            return (names_shown or value is not None) and (want or None) != (value or None)
+
+        return legal_name
+    if item.compare is Compare.EMAIL:
+        return lambda want, live: (
+            (value := get(live)) != want and email_key(want) != email_key(value)
+        )
+    if item.compare is Compare.COUNTRY:  # the service answers a name, mapped back to its code
+        return lambda want, live: (
+            live.country is not None
+            and want != (live.country if live.country_iso is None else live.country_iso)
+        )
+    return lambda want, live: (want or None) != (get(live) or None)

@@ -13,16 +13,21 @@ if only open agreements counted).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
 from collections import defaultdict
+from collections.abc import Callable
+from operator import attrgetter
 from typing import Any
 
+from reconciler import worker_fields
 from reconciler.identity import email_key
 from reconciler.plan.changes import Change, Invite, Replace, WebhookCreate, WebhookUpdate
 from reconciler.plan.model import LiveState
 from reconciler.service.models import Webhook, Worker
+from reconciler.worker_fields import EMAIL, EXTERNAL_ID, Compare, WorkerFields
 
 ABSENT = "absent"
 LABEL = b"reconciler saved-plan fingerprint v1"
@@ -58,22 +63,27 @@ def digest(key: bytes, value: Any) -> str:
 def worker_fingerprint(agreements: list[Worker], key: bytes) -> str:
     if not agreements:
         return ABSENT
+    shown = _shown(worker_fields.WORKER_FIELDS)
     return digest(
         key,
         [
-            [
-                a.agreement_id,
-                str(a.status),
-                a.external_id,
-                a.email,
-                a.first_name,
-                a.last_name,
-                a.legal_name,
-                a.job_title,
-                a.country,
-            ]
+            [a.agreement_id, str(a.status), a.external_id, a.email, *[get(a) for get in shown]]
             for a in agreements
         ],
+    )
+
+
+@functools.cache
+def _shown(table: WorkerFields) -> tuple[Callable[[Worker], Any], ...]:
+    """What reads each field the service shows beside the identity and the email, in the order
+    it lists them (the country as it answered it)."""
+    found = sorted(
+        (item for item in table if item.live and item.key not in (EXTERNAL_ID, EMAIL)),
+        key=lambda item: item.live_rank,
+    )
+    return tuple(
+        attrgetter("country") if item.compare is Compare.COUNTRY else item.live_getter()
+        for item in found
     )
 
 

@@ -154,7 +154,7 @@ class DriftEntry:
 class Ignored:
     """A drifted field an active ignore rule hides: counted and shown, never failing."""
 
-    address: str  # worker["ENG-002"].jobTitle
+    address: str  # worker["ENG-002"].<field>, a field the plan compares
     rule: IgnoreRule
 
 

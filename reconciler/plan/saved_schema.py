@@ -7,11 +7,13 @@ later has to guess. It is JSON Schema, checked by `jsonschema_rs` like the desir
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jsonschema_rs
 
-from reconciler.desired.model import WORKER_FIELDS
+from reconciler import worker_fields
+from reconciler.worker_fields import WorkerFields
 
 
 def _object(required: dict[str, Any], optional: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -33,18 +35,16 @@ _SECRET = {
         _object({"template": _TEXT, "hmac": {"type": "string", "pattern": "^[0-9a-f]{64}$"}}),
     ]
 }
-_REQUIRED_WORKER_FIELDS = (
-    "externalId",
-    "typeOfWorker",
-    "workerName",
-    "workerSurname",
-    "workerEmail",
-    "countryIso",
-)
-_WORKER = _object(
-    {name: _TEXT for name in _REQUIRED_WORKER_FIELDS},
-    {name: _TEXT for name, _ in WORKER_FIELDS},
-)
+
+
+def worker_schema(table: WorkerFields) -> dict[str, Any]:
+    """A worker as a saved plan holds it (`DesiredWorker.as_fields`): the table's fields."""
+    properties = {item.key: dict(item.saved or _TEXT) for item in table}
+    return _object({key: properties[key] for key in table.required}, properties)
+
+
+_TABLE = worker_fields.WORKER_FIELDS
+_WORKER = worker_schema(_TABLE)
 _WEBHOOK = _object(
     {
         "url": _SECRET,
@@ -175,12 +175,28 @@ SCHEMA: dict[str, Any] = _object(
     }
 )
 
-_VALIDATOR = jsonschema_rs.validator_for(SCHEMA)
+
+@functools.cache
+def _validator(table: WorkerFields) -> Any:
+    """The saved plan's validator, its workers those of `table`."""
+    if table is _TABLE:
+        return jsonschema_rs.validator_for(SCHEMA)
+    return jsonschema_rs.validator_for(_with_workers(SCHEMA, worker_schema(table)))
+
+
+def _with_workers(schema: Any, worker: dict[str, Any]) -> Any:
+    if schema is _WORKER:
+        return worker
+    if isinstance(schema, dict):
+        return {key: _with_workers(value, worker) for key, value in schema.items()}
+    if isinstance(schema, list):
+        return [_with_workers(value, worker) for value in schema]
+    return schema
 
 
 def document_problem(document: Any) -> str | None:
     """The first way `document` differs from a saved plan's shape, or None."""
-    for error in _VALIDATOR.iter_errors(document):
+    for error in _validator(worker_fields.WORKER_FIELDS).iter_errors(document):
         where = "/".join(str(part) for part in error.instance_path) or "the document"
         return f"at {where}: {_short(error.message)}"
     return None

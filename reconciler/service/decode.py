@@ -14,6 +14,7 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from reconciler import worker_fields
 from reconciler.identity import text_key
 from reconciler.secrets import Secret
 from reconciler.service.models import (
@@ -33,6 +34,7 @@ from reconciler.service.models import (
     Worker,
     WorkerStatus,
 )
+from reconciler.worker_fields import WorkerFields
 
 _TIMESTAMP = re.compile(
     r"""
@@ -143,19 +145,23 @@ def worker(item: Mapping[str, Any]) -> Worker:
 
     A refresh decodes one per agreement, 100,000 at a time: the common values (an int id, a
     known status, ASCII texts) take the shortest path, written out here rather than through a
-    call per field, anything else the general one (`_optional_text`, `_int`, `_str`).
+    call per field, anything else the general one (`_optional_text`, `_int`, `_str`). The
+    keys are the table's (`reconciler.worker_fields`).
     """
     get = item.get
-    country = get("country")
+    email, first_name, last_name, legal_name, job_title, country_name, external_id, more = (
+        _live_keys(worker_fields.WORKER_FIELDS)
+    )
+    country = get(country_name)
     if country is not None:
         country = str(country)
     agreement_id, status = get("agreementId"), get("status")
-    first, last, legal = get("firstName"), get("lastName"), get("legalName")
-    title, external = get("jobTitle"), get("externalId")
+    first, last, legal = get(first_name), get(last_name), get(legal_name)
+    title, external = get(job_title), get(external_id)
     known_status = _STATUSES.get(status) if type(status) is str else None
     return Worker(  # positional, in the fields' order: 1.05 us instead of 1.39 us by keyword
         agreement_id if type(agreement_id) is int else _int(item, "agreementId"),
-        _str(item, "email"),
+        _str(item, email),
         known_status or WorkerStatus(_str(item, "status")),
         parse_timestamp(_str(item, "workerCreationDate")),
         first if type(first) is str and first.isascii() else _optional_text(first),
@@ -165,7 +171,39 @@ def worker(item: Mapping[str, Any]) -> Worker:
         country,
         _country_names()[0].get(country or "") or country_iso(country),
         external if type(external) is str and external.isascii() else _optional_text(external),
+        _more(get, more) if more else (),
     )
+
+
+#: The live `Worker`'s attributes a list item is read into, in `_live_keys`' order.
+_LIVE_ATTRIBUTES = (
+    "email",
+    "first_name",
+    "last_name",
+    "legal_name",
+    "job_title",
+    "country_iso",
+    "external_id",
+)
+
+
+@functools.cache
+def _live_keys(table: WorkerFields) -> tuple[Any, ...]:
+    """The list item's key for each of `_LIVE_ATTRIBUTES`, then the (list key, file key) of
+    the shown fields the table gives no attribute (the live `Worker`'s `more`)."""
+    by_attribute = {item.live_attribute: item.live for item in table if item.live_attribute}
+    if set(by_attribute) != set(_LIVE_ATTRIBUTES):
+        raise TypeError(
+            f"the worker fields' live attributes {sorted(map(str, by_attribute))} are not "
+            f"the decoder's {sorted(_LIVE_ATTRIBUTES)}"
+        )
+    more = tuple((item.live, item.key) for item in table if item.live and not item.live_attribute)
+    return (*(by_attribute[attribute] for attribute in _LIVE_ATTRIBUTES), more)
+
+
+def _more(get: Any, keys: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    values = ((key, _optional_text(get(live))) for live, key in keys)
+    return tuple((key, value) for key, value in values if value is not None)
 
 
 _STATUSES = {status.value: status for status in WorkerStatus}
@@ -183,8 +221,8 @@ def _optional_text(value: Any) -> str | None:
 def invitation_result(item: Mapping[str, Any]) -> InvitationResult:
     return InvitationResult(
         agreement_id=_int(item, "agreementId"),
-        worker_email=_str(item, "workerEmail"),
-        external_id=_optional_str(item.get("externalId")),
+        worker_email=_str(item, worker_fields.EMAIL),
+        external_id=_optional_str(item.get(worker_fields.EXTERNAL_ID)),
         status=WorkerStatus(item.get("status") or WorkerStatus.INVITATION_SENT),
     )
 

@@ -2,31 +2,30 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from reconciler import worker_fields
 from reconciler.money import CENT
 from reconciler.service.models import Invitation, PaymentItem, WebhookHeader
+from reconciler.worker_fields import WorkerFields
 
 
 def invitation_body(invitation: Invitation) -> dict[str, str]:
     """One item of the bulk invitation (interface §2.2); absent optional fields are left out."""
-    fields = {
-        "workerName": invitation.worker_name,
-        "workerSurname": invitation.worker_surname,
-        "typeOfWorker": invitation.type_of_worker,
-        "workerLegalName": invitation.worker_legal_name,
-        "workerEmail": invitation.worker_email,
-        "countryIso": invitation.country_iso,
-        "jobTitle": invitation.job_title,
-        "workerEmailText": invitation.worker_email_text,
-        "externalId": invitation.external_id,
-    }
-    return {name: value for name, value in fields.items() if value is not None}
+    fields = ((key, get(invitation)) for key, get in _sent(worker_fields.WORKER_FIELDS))
+    return {name: value for name, value in fields if value is not None}
+
+
+@functools.cache
+def _sent(table: WorkerFields) -> tuple[tuple[str, Callable[[Invitation], Any]], ...]:
+    """The fields an invitation sends, and what reads each from an `Invitation`."""
+    return tuple((item.key, item.getter()) for item in table if item.sent)
 
 
 def webhook_body(

@@ -75,6 +75,8 @@ class Worker:
     country: str | None = None  # the name the service answered
     country_iso: str | None = None  # mapped back; None when null or not mappable
     external_id: str | None = None
+    #: The shown fields `reconciler.worker_fields` gives no attribute: (file's key, text).
+    more: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +92,8 @@ class Invitation:
     job_title: str | None = None
     worker_email_text: str | None = None
     external_id: str | None = None
+    #: The fields `reconciler.worker_fields` gives no attribute: (key, text).
+    more: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,8 @@ import unicodedata
 import urllib.parse
 from typing import Any
 
+from reconciler.text_safety import UNSAFE_GAPS, escape_unsafe
+
 REDACTED = "[redacted]"
 _MIN_SECRET_LENGTH = 4  # shorter values would mask ordinary words; such a secret is no secret
 
@@ -180,9 +182,7 @@ _RUN = re.compile(r"[A-Za-z0-9+/_.~=-]{13,}")
 #: A run holding percent-escapes (`%2F`, `%2f`), which may hide anything.
 _PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2}|[A-Za-z0-9+/_.~=-])*%[0-9A-Fa-f]{2}[%\w.~+/=-]*")
 _PIECES = re.compile(r"[-_./=~]+")
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
 MASKED = "[masked]"
-_GAPS = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]{2,}")
 
 
 def shown(text: str, limit: int = 200) -> str:
@@ -199,12 +199,12 @@ def shown(text: str, limit: int = 200) -> str:
     """
     # Runs of white space or invisible characters are one space first: padded out by them,
     # a secret would reach past the margin and show its first half, the padding folded.
-    window = (_GAPS.sub(" ", text) if len(text) > limit else text)[: limit + _MARGIN]
+    window = (UNSAFE_GAPS.sub(" ", text) if len(text) > limit else text)[: limit + _MARGIN]
     window = mask_known(window)
     window = _PERCENT_RUN.sub(_mask_percent_run, window)
     window = _RUN.sub(_mask_run, window)
     window = " ".join(window.split())
-    window = _CONTROL.sub(lambda found: f"\\u{ord(found[0]):04x}", window)
+    window = escape_unsafe(window)
     if len(window) <= limit and len(text) <= limit + _MARGIN:
         return window
     return f"{window[:limit]}... (cut at {limit} of {len(text):,} characters)"

@@ -49,7 +49,6 @@ def _secrets_of_this_test_only(monkeypatch: pytest.MonkeyPatch) -> None:
     such as `hooks.example.com`) must not mask another test's output in the same process."""
     monkeypatch.setattr(redaction, "_needles", redaction._needles)
     monkeypatch.setattr(redaction, "_folded", redaction._folded)
-    monkeypatch.setattr(redaction, "_letters", redaction._letters)
     monkeypatch.setattr(redaction, "_registered", set(redaction._registered))
 
 

@@ -32,7 +32,7 @@ from reconciler.plan.payruns import (
 )
 from reconciler.render.base import clean, show, show_address, show_paid, strict_headline
 from reconciler.render.money import money_text_lines
-from reconciler.render.wrap import wrap
+from reconciler.render.terminal import wrap
 from reconciler.words import counted, plural
 
 _SYMBOL = {("create",): "+", ("delete",): "-", ("update",): "~", ("delete", "create"): "-/+"}

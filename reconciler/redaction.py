@@ -26,8 +26,12 @@ _MIN_SECRET_LENGTH = 4  # shorter values would mask ordinary words; such a secre
 
 _lock = threading.Lock()
 _needles: tuple[str, ...] = ()  # every `leak_forms`, longest first (`scrub`)
-_folded: tuple[str, ...] = ()  # the same, folded (`mask_known`)
-_in_bytes: tuple[tuple[str, ...], tuple[bytes, ...]] = ((), ())  # _needles, then in UTF-8
+#: The same, each with the part of it `scrub` looks for first in a long text (`_probes`).
+_probed: tuple[tuple[str, str], ...] = ()
+_folded: tuple[str, ...] = ()  # the forms, folded (`mask_known`)
+#: `_probed` (the key), then its forms in UTF-8, and each with its probe.
+_in_bytes: tuple[tuple[tuple[str, str], ...], tuple[bytes, ...], tuple[tuple[bytes, bytes], ...]]
+_in_bytes = ((), (), ())
 _registered: set[str] = set()  # the values themselves, each registered once
 
 #: The characters a URL keeps unescaped in a path besides the unreserved ones (RFC 3986's
@@ -73,7 +77,7 @@ def leak_forms(value: str) -> set[str]:
 
 def register_secret(value: str | None) -> None:
     """Make `value` (in each of its `leak_forms`) disappear from every later output."""
-    global _needles, _folded
+    global _needles, _probed, _folded
     if not value or len(value) < _MIN_SECRET_LENGTH or value in _registered:
         return
     with _lock:
@@ -82,11 +86,32 @@ def register_secret(value: str | None) -> None:
         # Only the new value's forms are made: fifty accounts' tokens, each registered by
         # every account's run, cost no more than registering them once each.
         forms = leak_forms(value)
+        merged = _probes(forms) | dict(_probed)  # a form already known keeps its probe
         # Longest first, so a value is removed before any shorter form inside it.
-        _needles = tuple(sorted(set(_needles) | forms, key=len, reverse=True))
+        _probed = tuple(sorted(merged.items(), key=lambda pair: len(pair[0]), reverse=True))
+        _needles = tuple(form for form, _ in _probed)
         folded = {_fold(form) for form in forms}
         _folded = tuple(sorted(set(_folded) | folded, key=len, reverse=True))
         _registered.add(value)
+
+
+#: The length from which `scrub` looks for probes first, rather than for every form.
+_LONG = 2048
+#: A run of letters and digits long enough to stand for a form in `_probes`.
+_PROBE = re.compile("[A-Za-z0-9]{8,}")
+
+
+def _probes(forms: set[str]) -> dict[str, str]:
+    """For each of a value's forms, a part of it to look for first: a probe of a shorter form
+    that it holds (its base64 whole holds the part the value alone decides), else its longest
+    run of letters and digits (which its base64 in the other alphabet holds too), else the
+    form itself. The eleven forms of a token are four searches of a text that holds none."""
+    probes: dict[str, str] = {}
+    for form in sorted(forms, key=len):
+        held = [probe for probe in set(probes.values()) if probe in form]
+        runs = _PROBE.findall(form)
+        probes[form] = max(held or runs or [form], key=len)
+    return probes
 
 
 def registered() -> frozenset[str]:
@@ -96,31 +121,62 @@ def registered() -> frozenset[str]:
 
 
 def scrub(text: str) -> str:
-    """`text` with every registered secret replaced."""
-    for needle in _needles:
-        if needle in text:
+    """`text` with every registered secret replaced, the longest form first.
+
+    In a long text a form is looked for only where its probe is: a probe not in the text (since
+    the last replacement) rules out every form that holds it, so the output is the same as
+    looking for every form."""
+    if len(text) < _LONG:  # a line: looking is cheaper than keeping count
+        for needle in _needles:
+            if needle in text:
+                text = text.replace(needle, REDACTED)
+        return text
+    absent: set[str] = set()
+    for needle, probe in _probed:
+        if probe in absent:
+            continue
+        if probe not in text:
+            absent.add(probe)
+        elif needle in text:
             text = text.replace(needle, REDACTED)
+            absent.clear()
     return text
 
 
 def scrub_bytes(data: bytes) -> bytes:
     """`data` (UTF-8) with every registered secret replaced, as `scrub` replaces them in text."""
-    for needle in _needles_in_bytes():
-        if needle in data:
+    needles, probed = _needles_in_bytes()
+    if len(data) < _LONG:
+        for needle in needles:
+            if needle in data:
+                data = data.replace(needle, _REDACTED_BYTES)
+        return data
+    absent: set[bytes] = set()
+    for needle, probe in probed:
+        if probe in absent:
+            continue
+        if probe not in data:
+            absent.add(probe)
+        elif needle in data:
             data = data.replace(needle, _REDACTED_BYTES)
+            absent.clear()
     return data
 
 
-def _needles_in_bytes() -> tuple[bytes, ...]:
+def _needles_in_bytes() -> tuple[tuple[bytes, ...], tuple[tuple[bytes, bytes], ...]]:
     global _in_bytes
-    needles, encoded = _in_bytes
-    if needles is not _needles:
+    key, needles, probed = _in_bytes
+    if key is not _probed:
         # A lone surrogate (an undecodable byte of the environment) never fails here, and its
         # bytes are no UTF-8, so they match nothing: the output is valid UTF-8.
-        needles = _needles
-        encoded = tuple(needle.encode(errors="surrogatepass") for needle in needles)
-        _in_bytes = needles, encoded
-    return encoded
+        key = _probed
+        probed = tuple(
+            (needle.encode(errors="surrogatepass"), probe.encode(errors="surrogatepass"))
+            for needle, probe in key
+        )
+        needles = tuple(needle for needle, _ in probed)
+        _in_bytes = key, needles, probed
+    return needles, probed
 
 
 _REDACTED_BYTES = REDACTED.encode()

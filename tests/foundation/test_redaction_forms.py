@@ -87,6 +87,24 @@ def test_the_stream_guard_masks_each_form(value: str, form: str) -> None:
     assert redaction.REDACTED in scrubbed and scrubbed.startswith("answer: <")
 
 
+@pytest.mark.parametrize("form", list(FORMS))
+def test_a_long_output_is_scrubbed_as_a_line_is(form: str) -> None:
+    """A long write (the JSON plan's) looks for each form's probe first: the same result."""
+    said = [_said(form, value) for value in VALUES]
+    text = "".join(f"{'x' * 700} <{each}>\n" for each in said) * 2
+    scrubbed = redaction.scrub(text)
+    assert scrubbed == "".join(redaction.scrub(line) for line in text.splitlines(keepends=True))
+    assert redaction.scrub_bytes(text.encode()) == scrubbed.encode()
+    for value in VALUES:
+        assert _own_part(form, value) not in scrubbed
+
+
+def test_a_secret_holding_another_is_masked_whole_in_a_long_output() -> None:
+    redaction.register_secret("outer-" + VALUES["token"] + "-outer")
+    text = ("y" * 3000) + f" outer-{VALUES['token']}-outer " + ("y" * 3000)
+    assert redaction.scrub(text) == ("y" * 3000) + " [redacted] " + ("y" * 3000)
+
+
 @pytest.mark.parametrize(("value", "form"), CASES)
 def test_a_log_event_masks_each_form_in_any_case_and_split(value: str, form: str) -> None:
     said = _said(form, value)

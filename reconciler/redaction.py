@@ -17,7 +17,7 @@ import re
 import sys
 import threading
 import urllib.parse
-from typing import Any
+from typing import Any, AnyStr
 
 from reconciler.text_safety import UNSAFE_GAPS, escape_unsafe
 
@@ -131,16 +131,7 @@ def scrub(text: str) -> str:
             if needle in text:
                 text = text.replace(needle, REDACTED)
         return text
-    absent: set[str] = set()
-    for needle, probe in _probed:
-        if probe in absent:
-            continue
-        if probe not in text:
-            absent.add(probe)
-        elif needle in text:
-            text = text.replace(needle, REDACTED)
-            absent.clear()
-    return text
+    return _scrub_long(text, _probed, REDACTED)
 
 
 def scrub_bytes(data: bytes) -> bytes:
@@ -151,16 +142,20 @@ def scrub_bytes(data: bytes) -> bytes:
             if needle in data:
                 data = data.replace(needle, _REDACTED_BYTES)
         return data
-    absent: set[bytes] = set()
+    return _scrub_long(data, probed, _REDACTED_BYTES)
+
+
+def _scrub_long(text: AnyStr, probed: tuple[tuple[AnyStr, AnyStr], ...], mask: AnyStr) -> AnyStr:
+    absent: set[AnyStr] = set()
     for needle, probe in probed:
         if probe in absent:
             continue
-        if probe not in data:
+        if probe not in text:
             absent.add(probe)
-        elif needle in data:
-            data = data.replace(needle, _REDACTED_BYTES)
+        elif needle in text:
+            text = text.replace(needle, mask)
             absent.clear()
-    return data
+    return text
 
 
 def _needles_in_bytes() -> tuple[tuple[bytes, ...], tuple[tuple[bytes, bytes], ...]]:

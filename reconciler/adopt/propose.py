@@ -31,7 +31,7 @@ from reconciler.adopt.yamledit import YamlDocument
 from reconciler.desired.rules import worker_value_problem
 from reconciler.export.render import worker_entry
 from reconciler.export.yamltext import quoted
-from reconciler.identity import email_key, external_id_problem
+from reconciler.identity import email_key
 from reconciler.money import grouped
 from reconciler.plan.changes import FieldChange, worker_address
 from reconciler.plan.model import LiveState, Plan
@@ -46,6 +46,7 @@ from reconciler.worker_fields import (
     Exported,
     WorkerFields,
 )
+from reconciler.text_safety import external_id_problem
 
 _CLOSED = frozenset({WorkerStatus.ENDED, WorkerStatus.INACTIVATED})
 _UNHELD = ", which a file cannot hold: correct it in the service"

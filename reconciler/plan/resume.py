@@ -41,7 +41,7 @@ from reconciler.plan.changes import (
     WebhookUpdate,
     closed_agreements,
 )
-from reconciler.plan.diff import diff_webhook
+from reconciler.plan.diff import assess, diff_webhook
 from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
 from reconciler.plan.model import DriftEntry, LiveState, Plan, Reported
@@ -54,7 +54,6 @@ from reconciler.plan.payruns import (
     decide_units,
     paylist_key,
 )
-from reconciler.plan.safety import assess
 from reconciler.plan.saved import CLOCK_SKEW, DEFAULT_MAX_AGE, VALUE_LABEL, SavedPlan, StalePlan
 from reconciler.plan.signing import PlanKey, UntrustedPlan
 from reconciler.secrets import Secret, webhook_url

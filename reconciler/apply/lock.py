@@ -21,7 +21,6 @@ import json
 import os
 import shlex
 import socket
-import stat
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -36,6 +35,7 @@ import filelock
 from reconciler.errors import ReconcilerError, Refused
 from reconciler.plan.account import Account
 from reconciler.redaction import shown
+from reconciler.regular import read_regular
 
 ENV_LOCK_DIR = "RECONCILER_LOCK_DIR"
 #: The holder's note is small; a bigger file is no note of ours.
@@ -208,26 +208,11 @@ def _write_note(note: Path, holder: Holder) -> None:
 
 def _holder(note: Path) -> str:
     """Who the note says holds the lock, or that it does not say."""
-    unknown = "an apply that left no note of who it is"
     try:
-        descriptor = os.open(note, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return unknown
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            return unknown
-        data = os.read(descriptor, _NOTE_MOST + 1)
-    except OSError:
-        return unknown
-    finally:
-        os.close(descriptor)
-    if len(data) > _NOTE_MOST:
-        return unknown
-    try:
-        holder = Holder.from_record(json.loads(data))
-    except ValueError:
+        holder = Holder.from_record(json.loads(read_regular(note, _NOTE_MOST)))
+    except (OSError, ValueError):
         holder = None
-    return unknown if holder is None else holder.describe()
+    return "an apply that left no note of who it is" if holder is None else holder.describe()
 
 
 @contextmanager

@@ -5,6 +5,7 @@ record that is not this key's record of this plan is refused (nothing sent), nev
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -150,3 +151,28 @@ def test_a_new_plan_of_the_folder_drops_the_old_records(
     applied = run(tmp_path, planned, "apply", "plans")
     assert applied.returncode == 0, applied.stdout
     assert applied.stdout.rstrip().endswith("2 accounts: 1 applied (eu), 1 with no changes (us).")
+
+
+def test_a_fifo_where_a_record_or_a_plan_is_read_is_refused_at_once(
+    tmp_path: Path, planned: list[Account]
+) -> None:
+    """`DIR/<name>.applied` or a saved plan that is a named pipe would be read forever: each is
+    refused at once, naming what it is, and nothing is sent."""
+    eu, _us = planned
+    plans = tmp_path / "plans"
+    os.mkfifo(plans / "us.applied")
+    before = eu.controls.last_seq()
+
+    fifo_record = run(tmp_path, planned, "apply", "plans", "--account", "us")
+
+    assert fifo_record.returncode == 1, fifo_record.stdout + fifo_record.stderr
+    assert (
+        "plans/us.applied is not a record of an apply (not a regular file but a FIFO (named "
+        "pipe)): nothing was sent to account us"
+    ) in fifo_record.stdout
+    assert eu.controls.requests(before) == []
+
+    os.mkfifo(tmp_path / "pipe.json")
+    fifo_plan = run(tmp_path, planned, "plan-compare", "pipe.json", "plans/eu.json")
+    assert fifo_plan.returncode == 1
+    assert "pipe.json: not a regular file but a FIFO (named pipe)" in fifo_plan.stderr

@@ -12,7 +12,8 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-_KINDS = {
+#: What a path is when it is no regular file, as an error says it.
+KINDS = {
     stat.S_IFDIR: "a directory",
     stat.S_IFIFO: "a FIFO (named pipe)",
     stat.S_IFSOCK: "a socket",
@@ -45,7 +46,7 @@ def open_regular(path: Path) -> BinaryIO:
     try:
         kind = stat.S_IFMT(os.fstat(descriptor).st_mode)
         if kind != stat.S_IFREG:
-            raise NotRegular(_KINDS.get(kind, "a special file"))
+            raise NotRegular(KINDS.get(kind, "a special file"))
         os.set_blocking(descriptor, True)
     except OSError:
         os.close(descriptor)

@@ -14,12 +14,13 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from reconciler.adopt.model import Adoption, FileChange
 from reconciler.adopt.proposal import AdoptOptions
 from reconciler.adopt.propose import propose
+from reconciler.adopt.risks import risks_of
 from reconciler.desired import load_desired_state
 from reconciler.desired.problems import InvalidDesiredState
 from reconciler.desired.source import SourceText, read_sources
@@ -51,6 +52,7 @@ def adopt_path(
         raise InvalidDesiredState(problems)
     options = AdoptOptions(only=tuple(only), into=_into(path, into, sources))
     adoption = propose([(s.name, s.text) for s in sources], plan, live, scope_prefix, options)
+    adoption = replace(adoption, risks=risks_of(adoption, plan))
     if not adoption.files:
         return adoption
     _check(path, sources, adoption.files)

@@ -131,3 +131,52 @@ def test_a_file_changed_meanwhile_stops_the_run_before_any_file_is_written(tmp_p
         write_files(changes)
     assert first.read_text() == "a: 1\n"  # checked, and so not written either
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.yaml", "b.yaml"]  # no temporary
+
+
+PAYRUN = (
+    "payruns:\n  - id: nov\n    description: November\n    payments:\n"
+    '      - {worker: ENG-001, amount: "1500.00", description: November retainer}\n'
+    '      - {email: eng-001@example.com, amount: "20.00", description: November extra}\n'
+)
+
+
+def test_an_adopted_payee_e_mail_is_a_risk_naming_the_payments_it_redirects(
+    tmp_path: Path,
+) -> None:
+    """ENG-001's agreement is at mallory's now: adopting the e-mail makes `worker: ENG-001`
+    pay mallory, so the adoption says so first, with the payrun and the amount."""
+    path = tmp_path / "state.yaml"
+    path.write_text(f"version: 1\nworkers:\n  - {BLOCK}\n    jobTitle: Engineer\n{PAYRUN}")
+    live = live_state(agreement(1, "ENG-001", email="mallory@evil.example"))
+    desired = load_desired_state(path)
+    adoption = adopt_path(path, diff(desired, live), live, desired.scope_prefix, write=False)
+    (risk,) = adoption.risks
+    assert risk == (
+        'worker["ENG-001"].workerEmail: the payee\'s e-mail changes from eng-001@example.com '
+        'to mallory@evil.example, which redirects payrun paylist["nov"]\'s payment 1 (1,500.00) '
+        "(1,500.00 in all, unpaid) to mallory@evil.example"
+    )
+    assert adoption.report().startswith("Review first: what this adoption does to money")
+    assert adoption.document()["risks"] == [risk]
+    assert Adoption.from_document(adoption.document()).risks == (risk,)
+
+
+def test_a_webhook_moved_to_another_host_shows_the_host_and_is_a_risk(tmp_path: Path) -> None:
+    live = live_state(
+        agreement(1, "ENG-001"), webhook=live_webhook("https://attacker.example/c?k=s3cr3t")
+    )
+    path = tmp_path / "state.yaml"
+    path.write_text(
+        f"version: 1\nworkers:\n  - {BLOCK}\n    jobTitle: Engineer\n"
+        "webhook:\n  url: https://hooks.example.com/in\n  event_types: [KYC]\n"
+    )
+    desired = load_desired_state(path)
+    adoption = adopt_path(path, diff(desired, live), live, desired.scope_prefix, write=False)
+    (url,) = [item for item in adoption.adopted if item.address == "webhook.url"]
+    assert "the service has https://attacker.example/… (its path or query" in url.detail
+    assert adoption.risks == (
+        "webhook.url: the webhook moves from https://hooks.example.com/… to "
+        "https://attacker.example/…: every event, and the secret headers the service sends "
+        "with it, go to the new host",
+    )
+    assert "s3cr3t" not in adoption.report() and "/c" not in url.detail

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from reconciler.apply.lock import MachineLock
+from reconciler.plan.account import Account as ServiceAccount
 from tests.accounts.support import Account, run, seed_live, write_accounts, write_state
 
 
@@ -176,3 +178,21 @@ def test_a_fifo_where_a_record_or_a_plan_is_read_is_refused_at_once(
     fifo_plan = run(tmp_path, planned, "plan-compare", "pipe.json", "plans/eu.json")
     assert fifo_plan.returncode == 1
     assert "pipe.json: not a regular file but a FIFO (named pipe)" in fifo_plan.stderr
+
+
+def test_an_account_another_apply_holds_is_refused_and_the_others_are_applied(
+    tmp_path: Path, planned: list[Account]
+) -> None:
+    """`apply DIR` takes each account's lock as `apply PLAN` does: while another apply holds
+    eu's, eu is refused (naming the holder) and nothing is sent to it; us is applied."""
+    eu, us = planned
+    locks = tmp_path / "locks"
+    held = ServiceAccount.of(eu.server.base_url, eu.client.client_id, None)
+    before = eu.controls.last_seq()
+    with MachineLock(locks).hold(held, timeout=0):
+        result = run(tmp_path, planned, "apply", "plans", RECONCILER_LOCK_DIR=str(locks))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"holds its lock: pid {os.getpid()} on" in result.stdout, result.stdout
+    assert result.stdout.rstrip().endswith("2 accounts: 1 applied (us), 1 refused (eu).")
+    writes = [e for e in eu.controls.requests(before) if e["method"] == "POST"]
+    assert [e["client_id"] for e in writes] == [us.client.client_id]  # one server, us's only

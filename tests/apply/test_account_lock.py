@@ -151,9 +151,9 @@ def test_two_applies_at_once_of_the_same_payment_pay_it_once(
     locks = tmp_path / "locks"
     first_plan, second_plan = _saved_plans(demo, tmp_path, locks)
     controls = Controls(demo.base_url)
-    # The first apply's paylist takes 5 s to be created: it is inside its paying window
+    # The first apply's paylist takes 10 s to be created: it is inside its paying window
     # while the second starts, reads the account and (without a lock) pays too.
-    controls.set_faults(latency_ms=5000, methods=["POST"])
+    controls.set_faults(latency_ms=10_000, methods=["POST"])
     try:
         first = _Background("apply", str(first_plan), server=demo, **_env(demo, locks))
         first.wait_for("Applying the saved plan")

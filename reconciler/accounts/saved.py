@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -31,6 +32,7 @@ from reconciler.accounts.owner import SOURCE_PREFIX, plan_owner
 from reconciler.accounts.run import Job, run_accounts
 from reconciler.accounts.staging import staged_plan
 from reconciler.apply import Executor, Ledger
+from reconciler.apply.lock import hold
 from reconciler.apply.paying import pay
 from reconciler.errors import ReconcilerError
 from reconciler.plan import Plan, PlanOptions, WebhookCreate, WebhookUpdate, diff
@@ -40,8 +42,8 @@ from reconciler.plan.resume import resume
 from reconciler.plan.review import check_review
 from reconciler.plan.saved import SavedPlan, load_saved_plan
 from reconciler.plan.signing import UntrustedPlan
-from reconciler.session.account import check_saved_account
-from reconciler.session.connection import Connect
+from reconciler.session.account import check_saved_account, current_account
+from reconciler.session.connection import Connect, Connection
 from reconciler.session.plankey import offline_plan_key, plan_key
 from reconciler.session.planning import Planned, plan_path, write_planned
 from reconciler.session.reading import file_and_account
@@ -157,6 +159,15 @@ class Carry:
     wait: bool
     settle_s: float
     stop: threading.Event = field(default_factory=threading.Event)
+    lock_timeout: float = 0.0
+
+    def locked(self, client: Any, connection: Connection) -> AbstractContextManager[None]:
+        """The account's lock, from before the first write to the ledger (`apply.lock`)."""
+        return hold(
+            current_account(client, connection),
+            timeout=self.lock_timeout,
+            notice=lambda text: click.echo(text, err=True),
+        )
 
     def out(self, client: Any, plan: Plan) -> Ledger:
         refused = any(decision.state == REFUSED for decision in plan.payruns)
@@ -222,12 +233,16 @@ def apply_saved(
     connection = connect(environ=job.environ, names=job.names)
     with connection.open(read_only=False, parallelism=carry.parallelism) as client:
         check_saved_account(saved, client, connection, doing="talks to")
-        live = refresh(
-            client, job.progress, payruns=bool(saved.payruns), parallelism=client.config.parallelism
-        )
-        plan = resume(saved, live, key=key, environ=job.environ, max_age=max_age)
-        job.status("applying")
-        ledger = carry.out(client, plan)
+        with carry.locked(client, connection):  # before the refresh: it sees the last apply
+            live = refresh(
+                client,
+                job.progress,
+                payruns=bool(saved.payruns),
+                parallelism=client.config.parallelism,
+            )
+            plan = resume(saved, live, key=key, environ=job.environ, max_age=max_age)
+            job.status("applying")
+            ledger = carry.out(client, plan)
     if not ledger.complete:
         return Applied(plan, ledger)
     try:
@@ -240,13 +255,16 @@ def apply_saved(
 def apply_files(job: Job, options: PlanOptions, carry: Carry, connect: Connect) -> Applied:
     """Plan the account's files and apply the plan (`apply --all --auto-approve`)."""
     connection = connect(environ=job.environ, names=job.names)
-    with file_and_account(
-        job.entry.path,
-        connection,
-        read_only=False,
-        parallelism=carry.parallelism,
-        progress=job.progress,
-    ) as ready:
+    with (
+        file_and_account(
+            job.entry.path,
+            connection,
+            read_only=False,
+            parallelism=carry.parallelism,
+            progress=job.progress,
+        ) as ready,
+        carry.locked(ready.client, connection),
+    ):
         plan = diff(ready.desired, ready.live, options)
         job.status("applying")
         return Applied(plan, carry.out(ready.client, plan))

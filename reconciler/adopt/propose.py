@@ -36,6 +36,7 @@ from reconciler.money import grouped
 from reconciler.plan.changes import FieldChange, worker_address
 from reconciler.plan.model import LiveState, Plan
 from reconciler.service.models import Worker, WorkerStatus
+from reconciler.text_safety import external_id_problem
 from reconciler.worker_fields import (
     EMAIL,
     EXTERNAL_ID,
@@ -46,7 +47,6 @@ from reconciler.worker_fields import (
     Exported,
     WorkerFields,
 )
-from reconciler.text_safety import external_id_problem
 
 _CLOSED = frozenset({WorkerStatus.ENDED, WorkerStatus.INACTIVATED})
 _UNHELD = ", which a file cannot hold: correct it in the service"

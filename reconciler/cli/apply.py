@@ -14,6 +14,7 @@ import os
 import re
 import sys
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, ClassVar
@@ -24,6 +25,7 @@ from reconciler import logs
 from reconciler.accounts.options import AccountOptions
 from reconciler.accounts.saved import is_plans_folder
 from reconciler.apply import DEFAULT_PARALLELISM, Ledger
+from reconciler.apply.lock import hold
 from reconciler.apply.paying import pay, progress_steps
 from reconciler.apply.running import execute, print_ledger
 from reconciler.cli.accounts import need_path, refuse_connection, refuse_path, selection_options
@@ -40,7 +42,7 @@ from reconciler.plan.saved import DEFAULT_MAX_AGE, SavedPlan, is_saved_plan, loa
 from reconciler.render import renderer_for
 from reconciler.render.text import Line, lines_text, payrun_lines
 from reconciler.service.client import ServiceClient
-from reconciler.session.account import check_saved_account
+from reconciler.session.account import check_saved_account, current_account
 from reconciler.session.plankey import plan_key
 from reconciler.session.reading import file_and_account, refresh_progress
 from reconciler.session.review import check_expected
@@ -54,12 +56,16 @@ class ApplyRefused(ReconcilerError):
 
 
 class Duration(click.ParamType):  # type: ignore[type-arg]
-    """A duration such as `90s`, `30m`, `1h`, `1h30m` or `2d` (a bare number is seconds)."""
+    """A duration such as `90s`, `30m`, `1h`, `1h30m` or `2d` (a bare number is seconds);
+    `zero`: 0 too (`--lock-timeout 0s`, as Terraform's)."""
 
     name = "duration"
     MOST: ClassVar[timedelta] = timedelta(days=366)
     _PART = re.compile(r"(\d+(?:\.\d+)?)([dhms])")
     _UNITS: ClassVar[dict[str, int]] = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+
+    def __init__(self, *, zero: bool = False) -> None:
+        self.zero = zero
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, timedelta):
@@ -72,7 +78,7 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
             seconds = sum(
                 float(number) * self._UNITS[unit] for number, unit in self._PART.findall(text)
             )
-        if seconds is None or seconds <= 0:
+        if seconds is None or seconds < 0 or (seconds == 0 and not self.zero):
             self.fail(
                 f"{value!r:.40} is not a positive duration such as 90s, 30m, 1h or 1h30m", param
             )
@@ -106,6 +112,13 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
     help="How long to follow a payrun's payments until none is PENDING.",
 )
 @click.option("--no-wait", is_flag=True, help="Stop following payruns once they are accepted.")
+@click.option(
+    "--lock-timeout",
+    type=Duration(zero=True),
+    default="0s",
+    show_default=True,
+    help="How long to wait for another apply of the account to end (0s: refuse at once).",
+)
 @click.option(
     "--plan-ttl",
     type=Duration(),
@@ -151,6 +164,7 @@ def apply(
     parallelism: int,
     settle_timeout: timedelta,
     no_wait: bool,
+    lock_timeout: timedelta,
     plan_ttl: timedelta | None,
     fmt: str,
     targets: tuple[str, ...],
@@ -173,7 +187,13 @@ def apply(
         if source is not None and not is_plans_folder(source):
             refuse_path(source, accounts)
         shape = PlanOptions(frozenset(targets), frozenset(excludes), frozenset(replaces))
-        carry = Carry(force, parallelism, not no_wait, settle_timeout.total_seconds())
+        carry = Carry(
+            force,
+            parallelism,
+            not no_wait,
+            settle_timeout.total_seconds(),
+            lock_timeout=lock_timeout.total_seconds(),
+        )
         max_age = plan_ttl or DEFAULT_MAX_AGE
         expected = (expect_pull_request, expect_head_sha, expect_files)
         apply_accounts(
@@ -203,6 +223,7 @@ def apply(
             "saved plan made with `reconciler plan --out`",
         )
     settle_s = settle_timeout.total_seconds()
+    locked = functools.partial(_locked, timeout=lock_timeout.total_seconds())
     carry_out = functools.partial(
         _carry_out,
         force=force,
@@ -218,23 +239,25 @@ def apply(
             saved.verify(key)
             check_expected(saved, key, *expected)
             check_saved_account(saved, client, connection, doing="talks to")
-            with refresh_progress() as on_progress:
-                live = refresh(
-                    client,
-                    on_progress,
-                    payruns=bool(saved.payruns),
-                    parallelism=client.config.parallelism,
-                )
-            plan = _resume(saved, live, client, max_age=plan_ttl or DEFAULT_MAX_AGE)
-            ledger = carry_out(client, plan, confirm=False)
+            with locked(client, connection):  # before the refresh: it sees the last apply
+                with refresh_progress() as on_progress:
+                    live = refresh(
+                        client,
+                        on_progress,
+                        payruns=bool(saved.payruns),
+                        parallelism=client.config.parallelism,
+                    )
+                plan = _resume(saved, live, client, max_age=plan_ttl or DEFAULT_MAX_AGE)
+                ledger = carry_out(client, plan, confirm=False)
     else:
         options = PlanOptions(
             targets=frozenset(targets), excludes=frozenset(excludes), replaces=frozenset(replaces)
         )
         # The file is loaded while the account is read; a problem in it stops apply first.
-        with file_and_account(
-            source, connection, read_only=False, parallelism=parallelism
-        ) as ready:
+        with (
+            file_and_account(source, connection, read_only=False, parallelism=parallelism) as ready,
+            locked(ready.client, connection),
+        ):
             plan = _plan_file(ready.desired, options, fmt, ready.live)
             ledger = carry_out(ready.client, plan, confirm=not auto_approve)
     print_ledger(ledger, fmt)
@@ -266,6 +289,18 @@ def _carry_out(
 
     payments = progress_steps(plan, force=force)
     return execute(client, plan, parallelism, payments, then=pay_payruns, fmt=fmt)
+
+
+def _locked(
+    client: ServiceClient, connection: ConnectionOptions, *, timeout: float
+) -> AbstractContextManager[None]:
+    """The account's lock (`reconciler.apply.lock`), held from before the first write to the
+    ledger: a second apply of the account refuses, or waits up to `timeout` seconds."""
+    return hold(
+        current_account(client, connection),
+        timeout=timeout,
+        notice=lambda text: click.echo(text, err=True),
+    )
 
 
 def _plan_file(desired: DesiredState, options: PlanOptions, fmt: str, live: LiveState) -> Plan:

@@ -24,8 +24,8 @@ from reconciler.desired.rules import email_problem
 from reconciler.desired.values import FileValues
 from reconciler.identity import payment_key, text_key
 from reconciler.money import CENT, two_places
-from reconciler.worker_fields import EMAIL, EXTERNAL_ID
 from reconciler.text_safety import hidden_text_problem
+from reconciler.worker_fields import EMAIL, EXTERNAL_ID
 
 MAX_AMOUNT = Decimal("1000000000000.00")
 #: A plain decimal: ASCII digits without a leading zero (a YAML 1.1 reader takes `012` for the

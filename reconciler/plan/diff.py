@@ -94,6 +94,7 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
         rules = IgnoreRules(desired.ignore, options.today)
         ignored = apply_rules(rules, decide)
         warnings.extend(rule.expired_line() for rule in rules.expired())
+        warnings.extend(rules.risk_lines())
 
     if decide.kept_without_prune:
         kept = decide.kept_without_prune

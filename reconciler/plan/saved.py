@@ -40,6 +40,7 @@ from reconciler.plan.payruns import PayrunDecision
 from reconciler.plan.review import Review
 from reconciler.plan.saved_schema import document_problem
 from reconciler.plan.signing import PlanKey, sign, verify
+from reconciler.regular import NotRegular, TooLarge, open_regular, read_regular
 from reconciler.secrets import MASK, Secret
 
 FORMAT = "reconciler-plan"
@@ -253,7 +254,7 @@ def is_saved_plan(path: Path) -> bool:
     try:
         if not path.is_file():
             return False
-        with path.open("rb") as stream:
+        with open_regular(path) as stream:  # swapped for a FIFO since: not read forever
             head = _utf8_head(stream.read(256))
             if not head.lstrip().startswith(b"{"):
                 return False  # a desired-state file is YAML; no need to read it all
@@ -318,14 +319,19 @@ def load_saved_plan(path: Path, key: PlanKey | None = None) -> SavedPlan:
     path = Path(path)
     name = str(path)
     try:
-        if path.stat().st_size > _MAX_BYTES:
-            raise InvalidSavedPlan(f"{name}: too large for a saved plan")
         document = json.loads(
-            path.read_text(encoding="utf-8"),
+            read_regular(path, _MAX_BYTES).decode("utf-8"),
             object_pairs_hook=_no_duplicate_keys,
             parse_constant=_no_constant,
             parse_float=_no_float,
         )
+    except TooLarge:
+        raise InvalidSavedPlan(f"{name}: too large for a saved plan") from None
+    except NotRegular as error:  # a FIFO would be read forever: refused at once, unread
+        raise InvalidSavedPlan(
+            f"{name}: {error.strerror}, so no saved plan: nothing was read",
+            hint="give the path of the file `reconciler plan --out` wrote",
+        ) from None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
         reason = getattr(error, "strerror", None) or str(error)[:200]
         raise InvalidSavedPlan(

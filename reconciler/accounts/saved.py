@@ -61,16 +61,17 @@ def plan_and_save(
     connect: Connect,
     top_ups: bool,
     pull_request: tuple[int, str] | None = None,
+    keyed: bool = False,
 ) -> Planned:
     """Plan one account; with `out`, write its signed plan aside, for `out/<name>.json` once
     it is reported planned (`reconciler.accounts.staging`; for `pull_request`, (number, head
-    commit), when it is reviewed on one)."""
-    connection = connect(environ=job.environ, names=job.names)
+    commit), when it is reviewed on one); `keyed`: ready to be saved (by the caller)."""
+    connection = job.connect(connect)
     planned = plan_path(
         job.entry.path,
         plan_options,
         connection,
-        keyed=out is not None,
+        keyed=keyed or out is not None,
         money_since=money_since,
         top_ups=top_ups,
         progress=job.progress,
@@ -79,19 +80,6 @@ def plan_and_save(
         sources = [SOURCE_PREFIX + job.entry.name, job.entry.written_path]
         write_planned(staged_plan(out, job.entry.name), planned, sources, pull_request)
     return planned
-
-
-def is_plans_folder(path: Path) -> bool:
-    """A folder whose `*.json` files are saved plans (what `plan --out DIR` wrote), and that
-    holds no desired state (`*.yaml`, `*.yml`): a desired-state folder stays one."""
-    from reconciler.plan.saved import is_saved_plan
-
-    if not path.is_dir():
-        return False
-    if any(entry.suffix.lower() in (".yaml", ".yml") for entry in path.iterdir()):
-        return False
-    files = sorted(path.glob("*.json"))
-    return bool(files) and all(is_saved_plan(file) for file in files)
 
 
 def plans_in(folder: Path, accounts: AccountsFile, options: AccountOptions) -> list[AccountEntry]:
@@ -140,7 +128,8 @@ def bound_plan(folder: Path, entry: AccountEntry) -> SavedPlan:
     return saved
 
 
-def _register_header_values(plan: Plan) -> None:
+def register_header_values(plan: Plan) -> None:
+    """Header values go into the request, so no log line or error may ever show them."""
     for change in plan.changes:
         if isinstance(change, WebhookCreate | WebhookUpdate):
             for header in change.webhook.headers:
@@ -163,7 +152,7 @@ class Carry:
         if not plan.has_changes and not refused:
             return Ledger(())
         plan.raise_if_unsafe(self.force)
-        _register_header_values(plan)
+        register_header_values(plan)
         if self.stop.is_set():
             raise ReconcilerError("interrupted before this account was applied: nothing sent")
         executor = Executor(client, parallelism=self.parallelism, stop=self.stop)
@@ -219,7 +208,7 @@ def apply_saved(
     record = applied_record(folder, saved, key)
     if record is not None:
         return Applied(None, Ledger(()), already=record)
-    connection = connect(environ=job.environ, names=job.names)
+    connection = job.connect(connect)
     with connection.open(read_only=False, parallelism=carry.parallelism) as client:
         check_saved_account(saved, client, connection, doing="talks to")
         live = refresh(
@@ -239,7 +228,7 @@ def apply_saved(
 
 def apply_files(job: Job, options: PlanOptions, carry: Carry, connect: Connect) -> Applied:
     """Plan the account's files and apply the plan (`apply --all --auto-approve`)."""
-    connection = connect(environ=job.environ, names=job.names)
+    connection = job.connect(connect)
     with file_and_account(
         job.entry.path,
         connection,

@@ -11,7 +11,6 @@ every change was applied. Several accounts (a folder of saved plans, or a select
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 from collections.abc import Callable
@@ -20,7 +19,6 @@ from pathlib import Path
 
 import click
 
-from reconciler import logs
 from reconciler.accounts.fleet import Fleet
 from reconciler.accounts.saved import Carry, apply_accounts, register_header_values
 from reconciler.apply import Ledger
@@ -30,7 +28,6 @@ from reconciler.desired import DesiredState
 from reconciler.errors import ReconcilerError
 from reconciler.plan import Plan, PlanOptions, diff
 from reconciler.plan.model import LiveState
-from reconciler.plan.payruns import REFUSED
 from reconciler.plan.refresh import refresh
 from reconciler.plan.resume import resume
 from reconciler.plan.saved import DEFAULT_MAX_AGE, SavedPlan, is_saved_plan, load_saved_plan
@@ -43,8 +40,6 @@ from reconciler.session.connection import Connect
 from reconciler.session.plankey import plan_key
 from reconciler.session.reading import file_and_account, refresh_progress
 from reconciler.session.review import check_expected
-
-_log = logs.get_logger("reconciler.apply")
 
 
 class ApplyRefused(ReconcilerError):
@@ -72,7 +67,7 @@ def apply_fleet(
         return
     source, connection = fleet.path, fleet.connection
     assert source is not None and connection is not None, "a fleet of one is its PATH"
-    force, parallelism = carry.force, carry.parallelism
+    parallelism = carry.parallelism
     saved = load_saved_plan(source) if is_saved_plan(source) else None
     if saved is None and expected != (None, None, None):
         raise ApplyRefused(
@@ -93,14 +88,6 @@ def apply_fleet(
             hint="review with `reconciler plan`, then apply with --auto-approve, or apply a "
             "saved plan made with `reconciler plan --out`",
         )
-    carry_out = functools.partial(
-        _carry_out,
-        force=force,
-        parallelism=parallelism,
-        wait=carry.wait,
-        settle_s=carry.settle_s,
-        fmt=fmt,
-    )
     if saved is not None:
         with connection.open(read_only=False, parallelism=parallelism) as client:
             # An edited plan, another key's or account's, is refused before the refresh.
@@ -116,43 +103,41 @@ def apply_fleet(
                     parallelism=client.config.parallelism,
                 )
             plan = _resume(saved, live, client, max_age=plan_ttl or DEFAULT_MAX_AGE)
-            ledger = carry_out(client, plan, confirm=False)
+            ledger = _carry_out(client, plan, carry, confirm=False, fmt=fmt)
     else:
         # The file is loaded while the account is read; a problem in it stops apply first.
         with file_and_account(
             source, connection, read_only=False, parallelism=parallelism
         ) as ready:
             plan = _plan_file(ready.desired, shape, fmt, ready.live)
-            ledger = carry_out(ready.client, plan, confirm=not auto_approve)
+            ledger = _carry_out(ready.client, plan, carry, confirm=not auto_approve, fmt=fmt)
     print_ledger(ledger, fmt)
     if not ledger.complete:
         raise click.exceptions.Exit(1)
 
 
 def _carry_out(
-    client: ServiceClient,
-    plan: Plan,
-    *,
-    confirm: bool,
-    force: bool,
-    parallelism: int,
-    wait: bool,
-    settle_s: float,
-    fmt: str,
+    client: ServiceClient, plan: Plan, carry: Carry, *, confirm: bool, fmt: str
 ) -> Ledger:
     """The plan's changes, then its payruns, after the safety check and the question."""
-    refused = any(decision.state == REFUSED for decision in plan.payruns)
-    if not plan.has_changes and not refused:  # the ledger is empty and complete
+    if not carry.needed(plan):  # the ledger is empty and complete
         return Ledger(())
-    plan.raise_if_unsafe(force)
     if confirm:
         _confirm(plan)
 
     def pay_payruns(ledger: Ledger, phase: Callable[[str, int], None]) -> None:
-        pay(client, plan, ledger, force=force, wait=wait, settle_timeout=settle_s, phase=phase)
+        pay(
+            client,
+            plan,
+            ledger,
+            force=carry.force,
+            wait=carry.wait,
+            settle_timeout=carry.settle_s,
+            phase=phase,
+        )
 
-    payments = progress_steps(plan, force=force)
-    return execute(client, plan, parallelism, payments, then=pay_payruns, fmt=fmt)
+    payments = progress_steps(plan, force=carry.force)
+    return execute(client, plan, carry.parallelism, payments, then=pay_payruns, fmt=fmt)
 
 
 def _plan_file(desired: DesiredState, options: PlanOptions, fmt: str, live: LiveState) -> Plan:

@@ -41,12 +41,14 @@ def plan_fleet(
     out: Path | None,
     money_since: datetime | None,
     connect: Connect,
-    detailed_exitcode: bool,
+    detailed_exitcode: bool = False,
     pull_request: tuple[int, str] | None = None,
 ) -> None:
-    """`plan`: every account planned and shown; `out` saves the plans (a folder, one
-    `<name>.json` each; for a fleet of one, one file); exit 2 with `detailed_exitcode` when
-    there are changes, 1 when an account failed."""
+    """`plan` and (`look.drift`) `drift`: every account planned and shown; `out` saves the
+    plans (a folder, one `<name>.json` each; for a fleet of one, one file). Exit 1 when an
+    account failed, else 2 when there are changes with `detailed_exitcode`, or, for `drift`,
+    when one drifted (under `--strict`, unmanaged workers, conflicts and money needing action
+    too)."""
     done = plan_accounts(
         fleet,
         look=look,
@@ -54,33 +56,16 @@ def plan_fleet(
         out=out,
         money_since=money_since,
         connect=connect,
+        top_ups=look.drift,  # drift's money summary counts the journal's top-ups
+        doing="reading" if look.drift else "planning",
         pull_request=pull_request,
     )
-    if done is not None:
-        print_plans(fleet, done, look, out=out, pull_request=pull_request)
-        exit_for(done, detailed_exitcode and any(o.value and o.value.changes for o in done))
-
-
-def drift_fleet(
-    fleet: Fleet, *, look: Look, money_since: datetime | None, connect: Connect
-) -> None:
-    """`drift`: every account read and its drift shown; exit 2 when one drifted (under
-    `--strict`, unmanaged workers, conflicts and money needing action too)."""
-    from reconciler.plan import PlanOptions
-
-    done = plan_accounts(
-        fleet,
-        look=look,
-        plan_options=PlanOptions(),
-        out=None,
-        money_since=money_since,
-        connect=connect,
-        top_ups=True,  # drift's money summary counts the journal's top-ups
-        doing="reading",
-    )
-    if done is not None:
-        print_plans(fleet, done, look)
+    if done is None:
+        return
+    print_plans(fleet, done, look, out=out, pull_request=pull_request)
+    if look.drift:
         exit_for(done, any(o.value and o.value.drift_found for o in done))
+    exit_for(done, detailed_exitcode and any(o.value and o.value.changes for o in done))
 
 
 def plan_accounts(

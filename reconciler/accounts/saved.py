@@ -147,11 +147,18 @@ class Carry:
     settle_s: float
     stop: threading.Event = field(default_factory=threading.Event)
 
-    def out(self, client: Any, plan: Plan) -> Ledger:
+    def needed(self, plan: Plan) -> bool:
+        """Whether there is anything to carry out (changes, or a refused payrun to put in the
+        ledger); an unsafe plan is refused here without `force`."""
         refused = any(decision.state == REFUSED for decision in plan.payruns)
         if not plan.has_changes and not refused:
-            return Ledger(())
+            return False
         plan.raise_if_unsafe(self.force)
+        return True
+
+    def out(self, client: Any, plan: Plan) -> Ledger:
+        if not self.needed(plan):
+            return Ledger(())
         register_header_values(plan)
         if self.stop.is_set():
             raise ReconcilerError("interrupted before this account was applied: nothing sent")

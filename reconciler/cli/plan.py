@@ -9,7 +9,7 @@ import click
 
 from reconciler.accounts.fleet import fleet_of
 from reconciler.accounts.options import AccountOptions
-from reconciler.accounts.plans import drift_fleet, look_for, plan_fleet
+from reconciler.accounts.plans import look_for, plan_fleet
 from reconciler.cli.accounts import selection_options
 from reconciler.cli.connection import ConnectionOptions, connection_options
 from reconciler.cli.moment import Moment
@@ -135,4 +135,11 @@ def drift(
     fleet = fleet_of(path, accounts, connection, ConnectionOptions)
     # Under --strict, unmanaged workers make drift exit 2: the report names them (the issue).
     look = look_for(fmt, show_unmanaged=show_unmanaged or strict, strict=strict, drift=True)
-    drift_fleet(fleet, look=look, money_since=money_since, connect=ConnectionOptions)
+    plan_fleet(
+        fleet,
+        look=look,
+        plan_options=PlanOptions(),
+        out=None,
+        money_since=money_since,
+        connect=ConnectionOptions,
+    )

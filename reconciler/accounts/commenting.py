@@ -41,11 +41,9 @@ def comment_fleet(
     from reconciler.plan.saved import is_saved_plan
 
     if fleet.path is not None and (not fleet.single or is_saved_plan(fleet.path)):
-        what = (
-            "a desired-state PATH, not a saved plan"
-            if fleet.single
-            else ("accounts to plan, not a folder of saved plans")
-        )
+        what = "a desired-state PATH, not a saved plan"
+        if not fleet.single:
+            what = "accounts to plan, not a folder of saved plans"
         if out is not None:
             raise click.BadParameter(f"--out needs {what}")
         if pull_request is not None:  # the saved plan names its own pull request

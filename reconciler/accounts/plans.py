@@ -20,7 +20,7 @@ import click
 from reconciler import redaction
 from reconciler.accounts.fleet import Fleet, run_fleet
 from reconciler.accounts.options import exit_for, nothing_selected
-from reconciler.accounts.staging import drop_staged, place_plans
+from reconciler.accounts.staging import drop_staged, place_plans, staged_plan
 from reconciler.errors import ReconcilerError
 from reconciler.render.terminal import text_look
 from reconciler.words import plural
@@ -125,12 +125,44 @@ def _plan_and_show(job: Job, *, look: Look, single: bool, **plan: Any) -> Shown:
     """The account planned and shown; a fleet of one's plan is kept, to be printed (the JSON
     as it is written) and saved where the command prints it."""
     from reconciler.accounts.combined import judged, show
-    from reconciler.accounts.saved import plan_and_save
 
     planned = plan_and_save(job, **plan)
     if single:
         return replace(judged(planned.plan, look), planned=planned)
     return show(job.entry.name, planned.plan, look)
+
+
+def plan_and_save(
+    job: Job,
+    *,
+    plan_options: Any,
+    out: Path | None,
+    money_since: datetime | None,
+    connect: Connect,
+    top_ups: bool,
+    pull_request: tuple[int, str] | None = None,
+    keyed: bool = False,
+) -> Planned:
+    """Plan one account; with `out`, write its signed plan aside, for `out/<name>.json` once
+    it is reported planned (`reconciler.accounts.staging`; for `pull_request`, (number, head
+    commit), when it is reviewed on one); `keyed`: ready to be saved (by the caller)."""
+    from reconciler.accounts.owner import SOURCE_PREFIX
+    from reconciler.session.planning import plan_path, write_planned
+
+    connection = job.connect(connect)
+    planned = plan_path(
+        job.entry.path,
+        plan_options,
+        connection,
+        keyed=keyed or out is not None,
+        money_since=money_since,
+        top_ups=top_ups,
+        progress=job.progress,
+    )
+    if out is not None:  # put in place once the account is reported planned
+        sources = [SOURCE_PREFIX + job.entry.name, job.entry.written_path]
+        write_planned(staged_plan(out, job.entry.name), planned, sources, pull_request)
+    return planned
 
 
 def look_for(

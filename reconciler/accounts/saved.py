@@ -13,7 +13,7 @@ import functools
 import os
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +27,8 @@ from reconciler.accounts.combined import Part
 from reconciler.accounts.environment import ENV_PLAN_KEY
 from reconciler.accounts.file import AccountEntry, AccountsFile
 from reconciler.accounts.options import AccountOptions, nothing_selected
-from reconciler.accounts.owner import SOURCE_PREFIX, plan_owner
+from reconciler.accounts.owner import plan_owner
 from reconciler.accounts.run import Job, run_accounts
-from reconciler.accounts.staging import staged_plan
 from reconciler.apply import Executor, Ledger
 from reconciler.apply.paying import pay
 from reconciler.errors import ReconcilerError
@@ -43,43 +42,12 @@ from reconciler.plan.signing import UntrustedPlan
 from reconciler.session.account import check_saved_account
 from reconciler.session.connection import Connect
 from reconciler.session.plankey import offline_plan_key, plan_key
-from reconciler.session.planning import Planned, plan_path, write_planned
 from reconciler.session.reading import file_and_account
 from reconciler.session.review import review_of
 
 
 class OtherAccountsPlan(UntrustedPlan):
     """A saved plan in DIR/<name>.json made for another account of the file."""
-
-
-def plan_and_save(
-    job: Job,
-    *,
-    plan_options: PlanOptions,
-    out: Path | None,
-    money_since: datetime | None,
-    connect: Connect,
-    top_ups: bool,
-    pull_request: tuple[int, str] | None = None,
-    keyed: bool = False,
-) -> Planned:
-    """Plan one account; with `out`, write its signed plan aside, for `out/<name>.json` once
-    it is reported planned (`reconciler.accounts.staging`; for `pull_request`, (number, head
-    commit), when it is reviewed on one); `keyed`: ready to be saved (by the caller)."""
-    connection = job.connect(connect)
-    planned = plan_path(
-        job.entry.path,
-        plan_options,
-        connection,
-        keyed=keyed or out is not None,
-        money_since=money_since,
-        top_ups=top_ups,
-        progress=job.progress,
-    )
-    if out is not None:  # put in place once the account is reported planned
-        sources = [SOURCE_PREFIX + job.entry.name, job.entry.written_path]
-        write_planned(staged_plan(out, job.entry.name), planned, sources, pull_request)
-    return planned
 
 
 def plans_in(folder: Path, accounts: AccountsFile, options: AccountOptions) -> list[AccountEntry]:

@@ -18,7 +18,7 @@ from typing import Generic, TypeVar
 from reconciler.gitops.forge import Forge
 from reconciler.gitops.history import HistoryError
 from reconciler.gitops.landing import Fleet, Target
-from reconciler.gitops.record import standing
+from reconciler.gitops.record import pending_since, standing
 
 #: Where the plan reviewed for a pending account is kept (the forge's kind of record).
 R = TypeVar("R")
@@ -41,9 +41,7 @@ class Pending(Generic[R]):
         stands is unknown."""
         if self.unknown is not None:
             return f"where it stands is unknown: {self.unknown}"
-        since = f"pending since {self.since[:12]}" if self.since else "never applied"
-        pulls = ", ".join(f"{self.sign}{number}" for number in self.pulls)
-        return f"{since}, {pulls}" if pulls else since
+        return pending_since(self.since, self.pulls, self.sign)
 
     def annotation(self, forge: Forge, sha: str, level: str) -> str:
         """The drift check's or the pending job's line: `level` ('warning', 'notice') unless

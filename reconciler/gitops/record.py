@@ -8,6 +8,7 @@ decisions taken from it, and the words that say them, are the same for every for
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from reconciler.gitops.forge import Forge, LastApply
@@ -28,6 +29,13 @@ def environment_of(template: str, account: str) -> str:
     return template.replace("{account}", account)
 
 
+def pending_since(since: str | None, requests: Iterable[int], sign: str) -> str:
+    """'pending since 9fceb02d0ae5, #31, #32' (or 'never applied, ...'): `since`, the last
+    successful apply's commit; `requests`, the merges' since."""
+    said = f"pending since {since[:12]}" if since else "never applied"
+    return "".join([said, *(f", {sign}{number}" for number in requests)])
+
+
 @dataclass(frozen=True, slots=True)
 class Standing:
     """One account at the commit a run applies."""
@@ -43,8 +51,7 @@ class Standing:
 
     def pending(self) -> str:
         """'pending since 9fceb02d0ae5, !31, !32' (or 'never applied, ...')."""
-        said = f"pending since {self.since[:12]}" if self.since else "never applied"
-        return "".join([said, *(f", {self.sign}{number}" for number in self.requests)])
+        return pending_since(self.since, self.requests, self.sign)
 
     def superseded(self, sha: str) -> str:
         """Why nothing was applied at `sha`, naming the merge that supersedes it."""

@@ -27,6 +27,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from reconciler.accounts.file import find_accounts_file, load_accounts_file
@@ -49,20 +50,24 @@ Run = Callable[[list[str], Path | None], int]
 FindReviewed = Callable[[Standing], Reviewed]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Target:
-    """One account of a fleet: its scope, the environment its record is kept in, and how the
-    reconciler's commands name it: `--account NAME` in the accounts file, or the single
-    account's `desired` file or folder (whose refusal note has the action's `key`)."""
+    """One account of a fleet: its name, its files (and the accounts file it is an entry of),
+    the environment its record is kept in, and how the reconciler's commands name it:
+    `--account NAME` in the accounts file, or the single account's `desired` file or folder
+    (whose refusal note has the action's `key`)."""
 
-    scope: Scope
+    name: str
+    files: Path
+    accounts_file: Path | None
     environment: str
     desired: Path | None = None
     comment_key: str | None = None
 
-    @property
-    def name(self) -> str:
-        return self.scope.name
+    @cached_property
+    def scope(self) -> Scope:
+        """Its part of the repository (git is asked only when this is)."""
+        return scope_of(self.name, self.files, self.accounts_file)
 
     def plan_in(self, folder: Path) -> Path:
         """The account's saved plan in a folder of plans: `<name>.json`, or the action's
@@ -107,7 +112,7 @@ def fleet(
     in `environment` itself."""
     if path is not None:
         name = key or DEFAULT_NAME
-        return Fleet((Target(scope_of(name, path), environment, path, key),))
+        return Fleet((Target(name, path, None, environment, path, key),))
     accounts = load_accounts_file(find_accounts_file(accounts_file))
     targets, missing = [], {}
     for name in accounts.names if names is None else names:
@@ -115,8 +120,8 @@ def fleet(
         if entry is None:
             missing[name] = f"no account named {name} in {accounts.path}"
             continue
-        scope = scope_of(name, entry.path, accounts.path)
-        targets.append(Target(scope, environment_of(environment, name), comment_key=name))
+        where = environment_of(environment, name)
+        targets.append(Target(name, entry.path, accounts.path, where, comment_key=name))
     return Fleet(tuple(targets), missing)
 
 

@@ -4,7 +4,7 @@ The flow is written once: the landing after a merge, what is pending, the outcom
 notes, the drift issue and the adoption change request. Pure: `drift` (open/update/close
 decisions), `compare` (is a new plan the reviewed one?) and `record.standing`; the bodies they
 post are rendering, in `reconciler.render.marker` and `reconciler.render.comment_body`. Only the
-adapters (`github/`, `gitlab/`) speak HTTP; the commands choose one and hand it to the flow.
+adapters (a package per forge) speak HTTP; the commands choose one and hand it to the flow.
 """
 
 from reconciler.gitops.compare import PlanComparison, compare_plans

@@ -129,7 +129,7 @@ _COMMANDS = {
         "(needs $GITHUB_TOKEN).",
     ),
     "gitlab": (
-        "reconciler.cli.gitops",
+        "reconciler.cli.gitlab_runs",
         "gitlab",
         "The GitLab pipeline's jobs: plan, note, apply, outcome, adoption (needs $GITLAB_TOKEN).",
     ),

@@ -12,9 +12,8 @@ import click
 from reconciler.accounts.file import find_accounts_file, load_accounts_file
 from reconciler.accounts.selection import MAX_CHUNK, account_names, named_accounts
 from reconciler.cli.review import COMMIT_SHA
-from reconciler.gitops.deployments import DEFAULT_ENVIRONMENT
-from reconciler.gitops.github import GitHub
-from reconciler.words import counted, plural
+from reconciler.gitops.github.forge import GitHubForge
+from reconciler.gitops.record import DEFAULT_ENVIRONMENT
 
 accounts_file_option = click.option(
     "--accounts-file",
@@ -71,34 +70,22 @@ def pending(
 ) -> None:
     """The accounts whose files at SHA are not their last successful apply's, with the plan
     reviewed for each (GITHUB_OUTPUT lines), or a report of them (the drift check)."""
-    from reconciler.gitops.history import path_scope
-    from reconciler.gitops.landing import DEFAULT_NAME
-    from reconciler.gitops.pending import matrix, pending_accounts, pending_path, pulls_by_account
+    from reconciler.gitops.github import outputs
+    from reconciler.gitops.landing import fleet
 
-    if desired is not None:
-        with GitHub.from_environment() as client:
-            lines = pending_path(client, path_scope(key or DEFAULT_NAME, desired), sha,
-                                 environment=environment, artifact=artifact, workflow=workflow,
-                                 report=fmt == "report")  # fmt: skip
-        click.echo("\n".join(lines))
-        return
-    accounts = load_accounts_file(find_accounts_file(accounts_file))
-    with GitHub.from_environment() as client:
-        found = pending_accounts(
-            client, accounts, sha, environment=environment, artifact=artifact, workflow=workflow
-        )
-    if fmt == "report":
-        for item in found:
-            click.echo(item.annotation(sha, "warning"))
-        every = plural(len(accounts.accounts), "account")
-        click.echo(f"{counted(len(found))} of {every} not applied at {sha[:12]}")
-        return
-    names = " ".join(item.account for item in found)
-    click.echo(f"matrix={json.dumps(matrix(found, chunk), separators=(',', ':'))}")
-    click.echo(f"names={names}")
-    click.echo(f"pulls={json.dumps(pulls_by_account(found), separators=(',', ':'))}")
-    for item in found:
-        click.echo(item.annotation(sha, "notice"), err=True)
+    accounts = fleet(environment, accounts_file, path=desired, key=key)
+    ask = {"artifact": artifact, "workflow": workflow}
+    notices: list[str] = []
+    with GitHubForge.from_environment() as forge:
+        if desired is not None:  # the action's outputs, of its one account
+            lines = outputs.action_lines(forge, accounts, sha, drift=fmt == "report", **ask)
+        elif fmt == "report":
+            lines = outputs.summary_lines(forge, accounts, sha)
+        else:
+            lines, notices = outputs.accounts_lines(forge, accounts, sha, chunk=chunk, **ask)
+    click.echo("\n".join(lines))
+    for notice in notices:
+        click.echo(notice, err=True)
 
 
 @click.command("apply-accounts")
@@ -116,37 +103,24 @@ def pending(
 @accounts_file_option
 @_path
 @_key
-def apply_accounts(
-    names: str | None,
-    sha: str,
-    default_branch: str,
-    reviewed: Path | None,
-    pull_request: int | None,
-    head_sha: str | None,
-    work_dir: Path,
-    log_url: str,
-    environment: str,
-    accounts_file: Path | None,
-    desired: Path | None,
-    key: str | None,
-) -> None:
+def apply_accounts(names: str | None, sha: str, default_branch: str, reviewed: Path | None,
+                   pull_request: int | None, head_sha: str | None, work_dir: Path, log_url: str,
+                   environment: str, accounts_file: Path | None, desired: Path | None,
+                   key: str | None) -> None:  # fmt: skip
     """Apply each account (or the single account at --path) as the default branch says, from
     its last successful apply; exit 1 when one was refused or failed (after every one ran)."""
-    from reconciler.gitops.landing import Reviewed, Where, land_accounts, land_path
+    from reconciler.gitops.forge import ApplyJob, Reviewed
+    from reconciler.gitops.landing import fleet, land_fleet
 
     if (names is None) == (desired is None):
         raise click.UsageError("give --accounts or --path, one of them")
-    if names is not None:
-        wanted = named_accounts(names, "--accounts")
-        accounts = load_accounts_file(find_accounts_file(accounts_file))
+    wanted = named_accounts(names, "--accounts") if names is not None else None
+    accounts = fleet(environment, accounts_file, wanted, path=desired, key=key)
     folder = reviewed if reviewed is not None and reviewed.is_dir() else None
     plans = Reviewed(folder, pull_request, head_sha)
-    where = Where(sha, default_branch, environment, log_url, work_dir)
-    with GitHub.from_environment() as client:
-        if desired is not None:
-            landings = [land_path(client, desired, key, plans, where)]
-        else:
-            landings = land_accounts(client, accounts, wanted, plans, where)
+    job = ApplyJob(sha, default_branch, environment, log_url, work_dir)
+    with GitHubForge.from_environment() as forge:
+        landings = [landing for landing, _ in land_fleet(forge, accounts, lambda _: plans, job)]
     for landing in landings:
         if landing.plan:
             click.echo(f"applied={landing.plan}")  # the action's output `applied`
@@ -164,7 +138,7 @@ def apply_accounts(
 @click.option("--key", default="accounts", show_default=True, help="The comment's key.")
 def outcome(sha: str, pulls: str, run_url: str, environment: str, key: str) -> None:
     """Keep one comment on each pull request this run applied: a row per account."""
-    from reconciler.gitops.outcome import post_outcomes
+    from reconciler.gitops.notes import post_outcomes
 
     try:
         wanted = json.loads(pulls or "{}")
@@ -178,9 +152,14 @@ def outcome(sha: str, pulls: str, run_url: str, environment: str, key: str) -> N
             f"{pulls!r:.80} is not a JSON object of account names to pull request numbers",
             param_hint="--pulls",
         )
-    with GitHub.from_environment() as client:
-        results = post_outcomes(client, wanted, sha, environment, run_url, key)
-    for result in results:
+    with GitHubForge.from_environment() as forge:
+        landings = {row[0].account: row for row in forge.landings(wanted, sha, environment)}
+        rows = {
+            number: [landings[name] for name, numbers in wanted.items() if number in numbers]
+            for number in {n for numbers in wanted.values() for n in numbers}
+        }
+        results = post_outcomes(forge, rows, sha, run_url, key)
+    for _, result in results:
         click.echo(f"{result.action} the outcome comment: {result.url}")
 
 
@@ -213,8 +192,8 @@ def commit_status(
     if (state is None) == (plan_result is None):
         raise click.UsageError("give --state or --plan-result, one of them")
     status = PlanStatus(state, plan_result, tuple(account_names([names])), plans)
-    with GitHub.from_environment() as client:
-        said = set_plan_status(client, sha, status, description, context, target_url)
+    with GitHubForge.from_environment() as forge:
+        said = set_plan_status(forge, sha, status, description, context, target_url)
     click.echo(f"{context}: {said}")
 
 
@@ -248,11 +227,15 @@ def plan_comment(
 ) -> None:
     """Post or update the one plan comment of every account's plan on the pull request."""
     from reconciler.gitops.plan_comment import post_plan_comment
+    from reconciler.gitops.pull_accounts import pull_request_accounts
 
-    with GitHub.from_environment() as client:
-        result, body = post_plan_comment(
-            client, account_names([names]), plans, number, head_sha, run_url, pull_request_files
-        )
+    accounts = None
+    if pull_request_files is not None:  # its plans were made with the accounts it adds
+        default = find_accounts_file(None)
+        accounts = pull_request_accounts(default, pull_request_files).path
+    with GitHubForge.from_environment() as forge:
+        result, body = post_plan_comment(forge, account_names([names]), plans, number, head_sha,
+                                         run_url=run_url, accounts_file=accounts)  # fmt: skip
     body_out.write_text(body, encoding="utf-8")
     click.echo(f"{result.action} the plan comment: {result.url}")
 

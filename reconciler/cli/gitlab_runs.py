@@ -1,5 +1,6 @@
-"""The GitLab pipeline's commands (`reconciler gitlab plan-account`, ...): each parses its
-options and calls one of reconciler.gitops.gitlab_*'s decisions."""
+"""`reconciler gitlab ...`: the GitLab pipeline's commands (examples/gitlab/, and the child
+pipeline of reconciler/gitops/templates/), each parsing its options and calling the CI flow
+(reconciler.gitops) with the GitLab forge (reconciler.gitops.gitlab)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,15 @@ import click
 
 from reconciler.accounts.file import find_accounts_file
 from reconciler.cli.github_runs import accounts_file_option
+from reconciler.cli.gitops import adopt_with, adoption_options
 from reconciler.cli.review import COMMIT_SHA
+from reconciler.errors import ReconcilerError
+from reconciler.gitops.record import DEFAULT_ENVIRONMENT
+
+
+@click.group("gitlab")
+def gitlab() -> None:
+    """The GitLab pipeline's jobs: plan, note, apply, outcome, adoption (needs $GITLAB_TOKEN)."""
 
 
 @click.command("plan-account")
@@ -21,7 +30,7 @@ from reconciler.cli.review import COMMIT_SHA
 @accounts_file_option
 def gitlab_plan(name: str, since: str, iid: int, head_sha: str, accounts_file: Path | None) -> None:
     """Plan the account into plans/ if the merge request changes it (or adds it)."""
-    from reconciler.gitops.gitlab_jobs import plan_merge_request_account as plan
+    from reconciler.gitops.gitlab.pipeline import plan_merge_request_account as plan
 
     raise click.exceptions.Exit(plan(find_accounts_file(accounts_file), name, since, iid, head_sha))
 
@@ -32,11 +41,16 @@ def gitlab_plan(name: str, since: str, iid: int, head_sha: str, accounts_file: P
 @click.option("--head-sha", type=COMMIT_SHA, required=True, help="The commit planned.")
 def gitlab_note(iid: int, plans: Path, head_sha: str) -> None:
     """Post or update the one note of every account's plan on the merge request."""
-    from reconciler.gitops.gitlab import GitLab
-    from reconciler.gitops.gitlab_jobs import post_plan_note
+    from reconciler.gitops.gitlab.forge import GitLabForge
+    from reconciler.gitops.gitlab.pipeline import accounts_to_plan
+    from reconciler.gitops.plan_comment import post_plan_comment
 
-    with GitLab.from_environment() as client:
-        click.echo(f"{post_plan_note(client, iid, plans, head_sha)} the plan note")
+    accounts_file, _, _ = accounts_to_plan(find_accounts_file(None), head_sha)
+    with GitLabForge.from_environment() as forge:
+        result, _ = post_plan_comment(
+            forge, None, plans, iid, head_sha, accounts_file=accounts_file
+        )
+    click.echo(f"{result.action} the plan note")
 
 
 @click.command("apply-account")
@@ -46,11 +60,27 @@ def gitlab_note(iid: int, plans: Path, head_sha: str) -> None:
 @click.option("--job-url", envvar="CI_JOB_URL", default="", help="This job's page.")
 @click.option("--default-branch", envvar="CI_DEFAULT_BRANCH", required=True)
 @accounts_file_option
-def gitlab_apply(name: str, accounts_file: Path | None, **job: Any) -> None:
+def gitlab_apply(
+    name: str, accounts_file: Path | None, sha: str, work: Path, job_url: str, default_branch: str
+) -> None:
     """Apply the account as the default branch says, from its last successful apply."""
-    from reconciler.gitops.gitlab_landing import ApplyJob, apply_account, in_project
+    from reconciler.gitops.forge import NOT_REVIEWED, ApplyJob, Reviewed
+    from reconciler.gitops.gitlab.forge import GitLabForge
+    from reconciler.gitops.landing import fleet, land_fleet
+    from reconciler.gitops.record import Standing
 
-    raise click.exceptions.Exit(in_project(accounts_file, apply_account, name, ApplyJob(**job)))
+    accounts = fleet(DEFAULT_ENVIRONMENT, accounts_file, [name])
+    if accounts.missing:
+        raise ReconcilerError(accounts.missing[name])
+    job = ApplyJob(sha, default_branch, DEFAULT_ENVIRONMENT, job_url, work)
+    with GitLabForge.from_environment() as forge:
+
+        def reviewed(at: Standing) -> Reviewed:
+            into = work / "reviewed-artifact"
+            return forge.reviewed_plan(at.merges[-1], into) if at.merges else NOT_REVIEWED
+
+        ((_, status),) = land_fleet(forge, accounts, reviewed, job)
+    raise click.exceptions.Exit(status)
 
 
 @click.command("outcome-note")
@@ -59,9 +89,16 @@ def gitlab_apply(name: str, accounts_file: Path | None, **job: Any) -> None:
 @accounts_file_option
 def gitlab_outcome(sha: str, pipeline_url: str, accounts_file: Path | None) -> None:
     """One outcome note on each merge request applied (or tried), updated in place."""
-    from reconciler.gitops.gitlab_landing import OutcomeJob, in_project, post_outcome_notes
+    from reconciler.gitops.gitlab.forge import GitLabForge
+    from reconciler.gitops.landing import fleet
+    from reconciler.gitops.notes import post_outcomes
 
-    click.echo(in_project(accounts_file, post_outcome_notes, OutcomeJob(sha, pipeline_url)))
+    accounts = fleet(DEFAULT_ENVIRONMENT, accounts_file)
+    with GitLabForge.from_environment() as forge:
+        rows = forge.kept_landings(accounts, sha)
+        done = post_outcomes(forge, rows, sha, pipeline_url)
+    said = [f"!{iid}: {result.action} the outcome note" for iid, result in done]
+    click.echo("\n".join(said) or "no merge request to tell")
 
 
 @click.command("pending")
@@ -70,9 +107,15 @@ def gitlab_outcome(sha: str, pipeline_url: str, accounts_file: Path | None) -> N
 @accounts_file_option
 def gitlab_pending(name: str, sha: str, accounts_file: Path | None) -> None:
     """Say whether the account's files at SHA are applied (else since when, which merges)."""
-    from reconciler.gitops.gitlab_landing import in_project, pending_report
+    from reconciler.gitops.gitlab.forge import GitLabForge
+    from reconciler.gitops.landing import fleet
+    from reconciler.gitops.pending import report
 
-    click.echo(in_project(accounts_file, pending_report, name, sha))
+    accounts = fleet(DEFAULT_ENVIRONMENT, accounts_file, [name])
+    if accounts.missing:
+        raise ReconcilerError(accounts.missing[name])
+    with GitLabForge.from_environment() as forge:
+        click.echo("\n".join(report(forge, accounts, sha)))
 
 
 @click.command("child-pipeline")
@@ -81,10 +124,33 @@ def gitlab_pending(name: str, sha: str, accounts_file: Path | None) -> None:
 @accounts_file_option
 def gitlab_child(out: Path, head_sha: str | None, accounts_file: Path | None) -> None:
     """Write the accounts' child pipeline, one job per account of reconciler.yaml."""
-    from reconciler.gitops.gitlab_child import write_child_pipeline
+    from reconciler.gitops.gitlab.pipeline import write_child_pipeline
 
     click.echo(write_child_pipeline(find_accounts_file(accounts_file), out, head_sha))
 
 
-#: The `reconciler gitlab` commands of the GitLab pipeline.
-GITLAB = (gitlab_plan, gitlab_note, gitlab_apply, gitlab_outcome, gitlab_pending, gitlab_child)
+@click.command("adopt-mr")
+@adoption_options
+@click.option(
+    "--base-sha",
+    envvar="CI_COMMIT_SHA",
+    help="The commit the adoption is built on (default: $CI_COMMIT_SHA).",
+)
+@click.option(
+    "--target-branch",
+    envvar="CI_DEFAULT_BRANCH",
+    required=True,
+    help="The branch it merges into (default: $CI_DEFAULT_BRANCH).",
+)
+def adopt_mr(target_branch: str, **given: Any) -> None:
+    """Open, update or close the merge request that adopts what changed live (branch
+    reconciler/adopt-<KEY>)."""
+    from reconciler.gitops.gitlab.forge import GitLabForge
+
+    with GitLabForge.from_environment() as forge:
+        adopt_with(forge, target=target_branch, **given)
+
+
+for _command in (gitlab_plan, gitlab_note, gitlab_apply, gitlab_outcome, gitlab_pending,
+                 gitlab_child, adopt_mr):  # fmt: skip
+    gitlab.add_command(_command)

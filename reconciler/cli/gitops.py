@@ -1,4 +1,5 @@
-"""GitOps commands: the GitHub (and GitLab) side of the CI recipes.
+"""`reconciler github ...`: the GitHub side of the CI recipes, and what the forges' command
+groups share (the adoption request's options).
 
 `reconciler github ...` talks to GitHub's REST API with the token from $GITHUB_TOKEN (a
 workflow passes `secrets.GITHUB_TOKEN`), never from a flag; `reconciler plan-compare`, the
@@ -12,20 +13,21 @@ from typing import Any
 
 import click
 
-from reconciler.adopt.model import Adoption
-from reconciler.cli import github_runs, gitlab_runs
+from reconciler.cli import github_runs
 from reconciler.cli.comment import key_option, marker_for
 from reconciler.cli.review import COMMIT_SHA
 from reconciler.gitops.adoption import (
     add_link,
     read_adoption,
     repository_files,
-    sync_adoption_pr,
+    sync_adoption_request,
 )
-from reconciler.gitops.comments import upsert_comment
-from reconciler.gitops.github import ACTIONS_BOT, GitHub
+from reconciler.gitops.forge import Forge
+from reconciler.gitops.github import ACTIONS_BOT
+from reconciler.gitops.github.forge import GitHubForge
+from reconciler.gitops.github.runs import DEFAULT_WORKFLOW, check_pull_head, find_reviewed_plan
 from reconciler.gitops.issues import DEFAULT_LABEL, DEFAULT_TITLE, sync_drift_issue
-from reconciler.gitops.runs import DEFAULT_WORKFLOW, check_pull_head, find_reviewed_plan
+from reconciler.gitops.notes import upsert_note
 from reconciler.render.comment_body import JOB_SUMMARY_LIMIT, fit_body, utf8_bytes
 from reconciler.render.marker import ADOPT, APPLY, DRIFT, PLAN
 
@@ -71,8 +73,8 @@ def pr_comment(
     """Create the pull request's plan comment, or update the one already there."""
     marker = marker_for(purpose, key)
     body = body_file.read_text(encoding="utf-8")
-    with GitHub.from_environment(repository=repository) as client:
-        result = upsert_comment(client, number, body, marker, author=author)
+    with GitHubForge.from_environment(repository=repository) as forge:
+        result = upsert_note(forge, number, body, marker, author=author)
     click.echo(f"{result.action} the {purpose} comment: {result.url}")
 
 
@@ -102,16 +104,16 @@ def drift_issue(
     """Open, update or close the one drift issue to match what `reconciler drift` found."""
     marker = marker_for(DRIFT, key)
     report = report_file.read_text(encoding="utf-8")
-    with GitHub.from_environment(repository=repository) as client:
+    with GitHubForge.from_environment(repository=repository) as forge:
         result = sync_drift_issue(
-            client, drift_exit_status, report, marker, label=label, title=title
+            forge, drift_exit_status, report, marker, label=label, title=title
         )
     where = f" #{result.number}: {result.url}" if result.number is not None else ""
     click.echo(f"drift issue: {result.action.value}{where}")
 
 
-def _adoption_options(command: Any) -> Any:
-    """The options `github adopt-pr` and `gitlab adopt-mr` share."""
+def adoption_options(command: Any) -> Any:
+    """The options every forge's adoption command shares (`github adopt-pr`, ...)."""
     options = [
         click.option(
             "--adoption-file",
@@ -138,89 +140,35 @@ def _adoption_options(command: Any) -> Any:
     return command
 
 
-def _read_adoption(adoption_file: Path, key: str | None) -> tuple[Adoption | None, Any]:
-    """The adoption for `key`, and its files by their repository paths."""
+def adopt_with(forge: Forge, *, adoption_file: Path, drift_exit_status: int,
+               report_file: Path | None, key: str | None, base_sha: str | None,
+               target: str | None = None) -> None:  # fmt: skip
+    """Open, update or close the adoption change request, and say what was done."""
     text = adoption_file.read_text(encoding="utf-8") if adoption_file.is_file() else ""
     adoption = read_adoption(text, key)
-    return adoption, repository_files(adoption, Path.cwd()) if adoption is not None else {}
+    files = repository_files(adoption, Path.cwd()) if adoption is not None else {}
+    result = sync_adoption_request(forge, drift_exit_status, adoption, files,
+                                   marker_for(ADOPT, key), account=key, base_sha=base_sha,
+                                   target=target)  # fmt: skip
+    sign = forge.words.sign
+    add_link(report_file, result, sign)
+    where = f" {sign}{result.number}: {result.url}" if result.number is not None else ""
+    click.echo(f"adoption {forge.words.request}: {result.action.value}{where}")
 
 
 @github.command("adopt-pr")
-@_adoption_options
+@adoption_options
 @click.option(
     "--base-sha",
     envvar="GITHUB_SHA",
     help="The commit the adoption is built on (default: $GITHUB_SHA, the job's checkout).",
 )
 @_repository_option
-def adopt_pr(
-    adoption_file: Path,
-    drift_exit_status: int,
-    report_file: Path | None,
-    key: str | None,
-    base_sha: str | None,
-    repository: str | None,
-) -> None:
+def adopt_pr(repository: str | None, **given: Any) -> None:
     """Open, update or close the pull request that adopts what changed live (branch
     reconciler/adopt-<KEY>)."""
-    adoption, files = _read_adoption(adoption_file, key)
-    marker = marker_for(ADOPT, key)
-    with GitHub.from_environment(repository=repository) as client:
-        result = sync_adoption_pr(
-            client, drift_exit_status, adoption, files, marker, account=key, base_sha=base_sha
-        )
-    add_link(report_file, result)
-    where = f" #{result.number}: {result.url}" if result.number is not None else ""
-    click.echo(f"adoption pull request: {result.action.value}{where}")
-
-
-@click.group("gitlab")
-def gitlab() -> None:
-    """The GitLab pipeline's jobs: plan, note, apply, outcome, adoption (needs $GITLAB_TOKEN)."""
-
-
-@gitlab.command("adopt-mr")
-@_adoption_options
-@click.option(
-    "--base-sha",
-    envvar="CI_COMMIT_SHA",
-    help="The commit the adoption is built on (default: $CI_COMMIT_SHA).",
-)
-@click.option(
-    "--target-branch",
-    envvar="CI_DEFAULT_BRANCH",
-    required=True,
-    help="The branch it merges into (default: $CI_DEFAULT_BRANCH).",
-)
-def adopt_mr(
-    adoption_file: Path,
-    drift_exit_status: int,
-    report_file: Path | None,
-    key: str | None,
-    base_sha: str | None,
-    target_branch: str,
-) -> None:
-    """Open, update or close the merge request that adopts what changed live (branch
-    reconciler/adopt-<KEY>)."""
-    from reconciler.gitops.gitlab import GitLab
-    from reconciler.gitops.gitlab_adoption import sync_adoption_mr
-
-    adoption, files = _read_adoption(adoption_file, key)
-    marker = marker_for(ADOPT, key)
-    with GitLab.from_environment() as client:
-        result = sync_adoption_mr(
-            client,
-            drift_exit_status,
-            adoption,
-            files,
-            marker,
-            account=key,
-            base_sha=base_sha,
-            target_branch=target_branch,
-        )
-    add_link(report_file, result, "!")
-    where = f" !{result.number}: {result.url}" if result.number is not None else ""
-    click.echo(f"adoption merge request: {result.action.value}{where}")
+    with GitHubForge.from_environment(repository=repository) as forge:
+        adopt_with(forge, **given)
 
 
 @github.command("step-summary")
@@ -252,7 +200,7 @@ def step_summary(body_file: Path, summary_file: Path) -> None:
 @_repository_option
 def pull_head(number: int, head_sha: str, repository: str | None) -> None:
     """Exit 0 only if HEAD-SHA is the head of the open pull request PR (before planning it)."""
-    with GitHub.from_environment(repository=repository) as client:
+    with GitHubForge.from_environment(repository=repository) as client:
         pull = client.get(client.repo_path(f"pulls/{number}"))
     check_pull_head(pull, number, head_sha)
     click.echo(f"pull request #{number} is at {head_sha}: planning that commit")
@@ -285,7 +233,7 @@ def reviewed_plan(sha: str, artifact: str, workflow: str, repository: str | None
             f"{DEFAULT_WORKFLOW})",
             param_hint="--workflow",
         )
-    with GitHub.from_environment(repository=repository) as client:
+    with GitHubForge.from_environment(repository=repository) as client:
         found = find_reviewed_plan(client, sha, artifact, workflow)
     if found is None:
         click.echo("found=false")
@@ -299,5 +247,3 @@ def reviewed_plan(sha: str, artifact: str, workflow: str, repository: str | None
 
 for _command in github_runs.GITHUB:
     github.add_command(_command)
-for _command in gitlab_runs.GITLAB:
-    gitlab.add_command(_command)

@@ -1,10 +1,10 @@
-"""The reconciler in CI: pull-request comments, the drift issue, and reviewed-plan checks.
+"""The reconciler in CI: one flow for every forge (`forge.Forge`), and an adapter per forge.
 
-Pure: `drift` (open/update/close decisions) and `compare` (is a new plan the reviewed one?);
-the bodies they post (the hidden marker, the plan comment, GitHub's limits) are rendering, in
-`reconciler.render.marker` and `reconciler.render.comment_body`.
-`github` is the only module that speaks HTTP (GitHub's REST API); `comments`, `issues` and
-`runs` join the two.
+The flow is written once: the landing after a merge, what is pending, the outcome and plan
+notes, the drift issue and the adoption change request. Pure: `drift` (open/update/close
+decisions), `compare` (is a new plan the reviewed one?) and `record.standing`; the bodies they
+post are rendering, in `reconciler.render.marker` and `reconciler.render.comment_body`. Only the
+adapters (a package per forge) speak HTTP; the commands choose one and hand it to the flow.
 """
 
 from reconciler.gitops.compare import PlanComparison, compare_plans

@@ -1,14 +1,15 @@
-"""The adoption pull request: what the drift job proposes instead of an undo.
+"""The adoption change request (pull or merge request): what the drift job proposes instead of
+an undo.
 
 After `reconciler drift` reports drift, `reconciler adopt --dry-run --format json` says what the
-files would say to match the account. This module keeps one pull request per account carrying
+files would say to match the account. This module keeps one change request per account carrying
 that edit, on the branch `reconciler/adopt-<account>`: opened the first time, updated while the
 drift lasts and changes, closed (its branch deleted) once there is nothing left to adopt. The
-commit is made with GitHub's Git database API (a tree of the changed files on top of the commit
-the job checked out), so the job needs no push credentials in its checkout.
+commit is made with the forge's API on top of the commit the job checked out
+(`Forge.push_branch`), so the job needs no push credentials in its checkout.
 
 The decision is a pure function (`decide_adoption_pr`), the body is made here (risk first: who
-is added or removed, then what changed live), and the GitHub calls are in `sync_adoption_pr`.
+is added or removed, then what changed live), and the forge is told in `sync_adoption_request`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from reconciler.adopt.model import CHANGED, Adoption, FileChange
 from reconciler.errors import ReconcilerError
 from reconciler.gitops.drift import DRIFTED, IN_SYNC, DriftAction
-from reconciler.gitops.github import GitHub, GitHubError
+from reconciler.gitops.forge import Forge, OpenRequest
 from reconciler.render.comment_body import fit_body
 from reconciler.render.markdown import code_span, prose
 from reconciler.render.marker import Marker
@@ -34,15 +35,6 @@ _DIFF_FENCE = "````"
 
 
 @dataclass(frozen=True, slots=True)
-class OpenPull:
-    """The open adoption pull request as GitHub shows it."""
-
-    number: int
-    body: str
-    url: str
-
-
-@dataclass(frozen=True, slots=True)
 class AdoptionPrResult:
     action: DriftAction
     number: int | None
@@ -50,7 +42,7 @@ class AdoptionPrResult:
 
 
 def decide_adoption_pr(
-    drift_exit_status: int, adoption: Adoption | None, existing: OpenPull | None, body: str
+    drift_exit_status: int, adoption: Adoption | None, existing: OpenRequest | None, body: str
 ) -> DriftAction:
     """Open, update, close or leave the adoption pull request.
 
@@ -72,7 +64,7 @@ def decide_adoption_pr(
 def next_step(
     drift_exit_status: int,
     adoption: Adoption | None,
-    existing: OpenPull | None,
+    existing: OpenRequest | None,
     marker: Marker,
     base_sha: str | None,
 ) -> tuple[DriftAction, str]:
@@ -174,9 +166,9 @@ def repository_files(adoption: Adoption, folder: Path) -> dict[str, FileChange]:
     return files
 
 
-def add_link(report: Path | None, result: AdoptionPrResult, sign: str = "#") -> None:
-    """Add to the drift report (if given) the line that links the open adoption pull request
-    (`!` for a GitLab merge request), when one is open."""
+def add_link(report: Path | None, result: AdoptionPrResult, sign: str) -> None:
+    """Add to the drift report (if given) the line that links the open adoption change request
+    (`sign`: the forge's, before its number), when one is open."""
     if report is None or not report.is_file() or result.number is None:
         return
     if result.action is DriftAction.CLOSE:
@@ -188,19 +180,8 @@ def add_link(report: Path | None, result: AdoptionPrResult, sign: str = "#") -> 
         )
 
 
-def find_adoption_pr(github: GitHub, marker: Marker, branch: str) -> OpenPull | None:
-    """The open pull request from `branch` whose body starts with the marker."""
-    owner = github.repository.split("/")[0]
-    query = {"state": "open", "head": f"{owner}:{branch}"}
-    pulls = github.paginate(github.repo_path("pulls"), query)
-    for pull in pulls:
-        if pull.get("head", {}).get("ref") == branch and marker.matches(pull.get("body")):
-            return OpenPull(pull["number"], pull["body"], pull["html_url"])
-    return None
-
-
-def sync_adoption_pr(
-    github: GitHub,
+def sync_adoption_request(
+    forge: Forge,
     drift_exit_status: int,
     adoption: Adoption | None,
     files: Mapping[str, FileChange],
@@ -208,57 +189,24 @@ def sync_adoption_pr(
     *,
     account: str | None,
     base_sha: str | None,
+    target: str | None = None,
 ) -> AdoptionPrResult:
-    """Make the adoption pull request carry `adoption` (`files`: repository path -> new text),
-    built on the commit `base_sha` (needed only when there is something to adopt)."""
+    """Make the adoption change request carry `adoption` (`files`: repository path -> change),
+    built on the commit `base_sha` (needed only when there is something to adopt), into
+    `target` (None: the default branch)."""
     branch = branch_for(account)
-    existing = find_adoption_pr(github, marker, branch)
+    existing = forge.find_request(branch, marker)
     action, body = next_step(drift_exit_status, adoption, existing, marker, base_sha)
     if action in (DriftAction.OPEN, DriftAction.UPDATE):
         assert base_sha is not None  # the body above needed it
-        _push(github, branch, base_sha, files, title_for(account))
+        forge.push_branch(branch, base_sha, files, title_for(account))
     if action is DriftAction.OPEN:
-        base = github.get(f"/repos/{github.repository}")["default_branch"]
-        created = github.post(
-            github.repo_path("pulls"),
-            {"title": title_for(account), "head": branch, "base": base, "body": body},
-        )
-        return AdoptionPrResult(action, created["number"], created["html_url"])
+        created = forge.open_request(branch, target, title_for(account), body)
+        return AdoptionPrResult(action, created.number, created.url)
     if existing is None:
         return AdoptionPrResult(action, None, None)
     if action is DriftAction.UPDATE:
-        github.patch(github.repo_path(f"pulls/{existing.number}"), {"body": body})
+        forge.update_request(existing.number, body)
     elif action is DriftAction.CLOSE:
-        github.post(github.repo_path(f"issues/{existing.number}/comments"), {"body": CLOSING_NOTE})
-        github.patch(github.repo_path(f"pulls/{existing.number}"), {"state": "closed"})
-        github.delete(github.repo_path(f"git/refs/heads/{branch}"))
+        forge.close_request(existing.number, branch, CLOSING_NOTE)
     return AdoptionPrResult(action, existing.number, existing.url)
-
-
-def _push(
-    github: GitHub, branch: str, base_sha: str, files: Mapping[str, FileChange], message: str
-) -> None:
-    """One commit of `files` on top of `base_sha`, and `branch` moved to it (forced: the
-    branch is the bot's own, rebuilt on every run from the default branch)."""
-    base_tree = github.get(github.repo_path(f"git/commits/{base_sha}"))["tree"]["sha"]
-    entries = [
-        {"path": path, "mode": "100644", "type": "blob", "content": change.after}
-        for path, change in sorted(files.items())
-    ]
-    tree = github.post(github.repo_path("git/trees"), {"base_tree": base_tree, "tree": entries})
-    commit = github.post(
-        github.repo_path("git/commits"),
-        {"message": message, "tree": tree["sha"], "parents": [base_sha]},
-    )
-    try:
-        github.get(github.repo_path(f"git/ref/heads/{branch}"))
-    except GitHubError as error:
-        if error.status != 404:
-            raise
-        github.post(
-            github.repo_path("git/refs"), {"ref": f"refs/heads/{branch}", "sha": commit["sha"]}
-        )
-        return
-    github.patch(
-        github.repo_path(f"git/refs/heads/{branch}"), {"sha": commit["sha"], "force": True}
-    )

@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from reconciler.accounts.file import AccountEntry, AccountsFile
 from reconciler.accounts.selection import GitFailed, account_settings, file_at, run_git
 from reconciler.errors import ReconcilerError
 
@@ -39,18 +38,14 @@ class Scope:
         return (self.files,) if self.accounts_file is None else (self.files, self.accounts_file)
 
 
-def account_scope(accounts: AccountsFile, entry: AccountEntry) -> Scope:
-    """An account of an accounts file: its `path` and its entry."""
-    root = _root(accounts.path.absolute().parent)
-    file = accounts.path.resolve().relative_to(root).as_posix()
-    return Scope(entry.name, root, _relative(root, entry.path), file)
-
-
-def path_scope(name: str, path: Path) -> Scope:
-    """The single account of a desired-state file or folder, named `name`."""
-    folder = path.absolute() if path.is_dir() else path.absolute().parent
-    root = _root(folder)
-    return Scope(name, root, _relative(root, path))
+def scope_of(name: str, files: Path, accounts_file: Path | None = None) -> Scope:
+    """The account `name`'s scope: its files (a file or folder) and, in an accounts file, that
+    file (a single desired-state PATH is an account of no file)."""
+    folder = files if files.is_dir() else files.parent
+    root = _root((accounts_file.parent if accounts_file is not None else folder).absolute())
+    if accounts_file is None:
+        return Scope(name, root, _relative(root, files))
+    return Scope(name, root, _relative(root, files), _relative(root, accounts_file))
 
 
 def changed_between(scope: Scope, old: str, new: str) -> bool:
@@ -78,9 +73,9 @@ def merges_between(scope: Scope, old: str | None, new: str) -> list[str]:
 
 def head_of(scope: Scope, branch: str) -> str:
     """The commit the remote's `branch` is at, as the checkout fetched it. Only where the job
-    fetched the branch itself (GitLab's jobs do, in `before_script`): GitHub's actions/checkout
-    points `origin/<branch>` at the run's own commit when the branch has moved since the push,
-    so a GitHub run asks GitHub's API (`landing.default_head`)."""
+    fetched the branch itself (in its own script): a checkout may point `origin/<branch>` at
+    the run's own commit when the branch has moved since the push, and a forge whose does asks
+    its API (`Forge.default_head`)."""
     ref = f"refs/remotes/origin/{branch}^{{commit}}"
     return _git(scope.root, "rev-parse", "--verify", ref).strip()
 

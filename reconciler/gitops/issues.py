@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from reconciler.gitops.drift import DriftAction, DriftIssue, decide_drift_issue
-from reconciler.gitops.github import GitHub
 from reconciler.render.comment_body import fit_body
 from reconciler.render.marker import Marker
 
@@ -23,22 +23,27 @@ class DriftIssueResult:
     url: str | None
 
 
-def find_drift_issue(github: GitHub, marker: Marker, label: str) -> tuple[DriftIssue, str] | None:
-    """The oldest open issue with the label whose body starts with the marker, and its page."""
-    issues = github.paginate(
-        github.repo_path("issues"),
-        {"state": "open", "labels": label, "sort": "created", "direction": "asc"},
-    )
-    for issue in issues:
-        if "pull_request" in issue:  # the issues list includes pull requests
-            continue
-        if marker.matches(issue.get("body")):
-            return DriftIssue(issue["number"], issue["body"]), issue["html_url"]
-    return None
+class Issues(Protocol):
+    """A forge that keeps issues."""
+
+    def find_issue(self, marker: Marker, label: str) -> tuple[DriftIssue, str] | None:
+        """The oldest open issue with the label whose body starts with the marker, and its
+        page."""
+        ...
+
+    def open_issue(self, title: str, body: str, label: str) -> tuple[int, str]:
+        """Open it; its number and page."""
+        ...
+
+    def update_issue(self, number: int, body: str) -> None: ...
+
+    def close_issue(self, number: int, note: str) -> None:
+        """Say `note` on it and close it (done)."""
+        ...
 
 
 def sync_drift_issue(
-    github: GitHub,
+    forge: Issues,
     drift_exit_status: int,
     report: str,
     marker: Marker,
@@ -48,20 +53,16 @@ def sync_drift_issue(
 ) -> DriftIssueResult:
     """Make the drift issue tell what `reconciler drift` found (`report`, its Markdown)."""
     body = fit_body(marker.stamp(report))
-    found = find_drift_issue(github, marker, label)
+    found = forge.find_issue(marker, label)
     existing, url = found if found is not None else (None, None)
     action = decide_drift_issue(drift_exit_status, existing, body)
     if action is DriftAction.OPEN:
-        created = github.post(
-            github.repo_path("issues"), {"title": title, "body": body, "labels": [label]}
-        )
-        return DriftIssueResult(action, created["number"], created["html_url"])
+        number, url = forge.open_issue(title, body, label)
+        return DriftIssueResult(action, number, url)
     if existing is None:
         return DriftIssueResult(action, None, None)
-    path = github.repo_path(f"issues/{existing.number}")
     if action is DriftAction.UPDATE:
-        github.patch(path, {"body": body})
+        forge.update_issue(existing.number, body)
     elif action is DriftAction.CLOSE:
-        github.post(f"{path}/comments", {"body": CLOSING_NOTE})
-        github.patch(path, {"state": "closed", "state_reason": "completed"})
+        forge.close_issue(existing.number, CLOSING_NOTE)
     return DriftIssueResult(action, existing.number, url)

@@ -1,23 +1,21 @@
-"""One account's apply after a merge: what main says, in order, from its last successful apply.
-
-One implementation for both shapes of repository: an account of the accounts file
-(`land_accounts`, the accounts apply workflow) and the single account of the composite action's
-apply mode (`land_path`: its `path`, named by its key). The decisions, in order, for each:
+"""An account's apply after a merge: what the default branch says, in order, from its last
+successful apply. Written once, for every forge (`forge.Forge`) and every shape of repository:
+the accounts of an accounts file, or a single desired-state PATH (the composite action's
+`path`, named by its key): a fleet of one (`Fleet`). The decisions, in order, for each:
 
 1. superseded: the account's files at the commit run at are not its files at the default
    branch's head (a re-run, a late approval, a queued run out of order): nothing is applied, and
    the merge that supersedes it is named; the run of that merge applies the account;
-2. already applied: its last successful apply (its deployment) holds the same files;
-3. a reviewed plan applies as saved when it was planned for the pull request, at its merged
+2. already applied: its last successful apply (its record) holds the same files;
+3. a reviewed plan applies as saved when it was planned for the change request, at its merged
    head, from these files, and is still fresh; else a new plan applies only when it makes
-   exactly the reviewed changes (`plan-compare`); else it is refused, on the pull request;
-4. with no plan reviewed (a direct push, an account the pull request did not plan, an expired
-   artifact), nothing is applied, and it fails unless there is nothing to apply.
+   exactly the reviewed changes (`plan-compare`); else it is refused, on the change request;
+4. with no plan reviewed (a direct push, an account the change request did not plan, an
+   expired artifact), nothing is applied, and it fails unless there is nothing to apply.
 
-Each outcome is recorded as the account's deployment at the commit (`deployments`), which the
-next run reads as the last successful apply and the outcome comment shows. The commands run are
-the reconciler's own (`apply`, `plan`, `plan-compare`), in a child process each: this module
-decides, they act.
+Each outcome is recorded on the forge (`Forge.record_end`), which the next run reads as the
+last successful apply and the outcome note shows. The commands run are the reconciler's own
+(`apply`, `plan`, `plan-compare`), in a child process each: this module decides, they act.
 """
 
 from __future__ import annotations
@@ -27,42 +25,49 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from urllib.parse import quote
 
-from reconciler.accounts.file import AccountsFile
-from reconciler.annotations import workflow_command
-from reconciler.gitops import deployments
-from reconciler.gitops.comments import upsert_comment
-from reconciler.gitops.github import GitHub, GitHubError
-from reconciler.gitops.history import HistoryError, Scope, account_scope, has_commit, path_scope
+from reconciler.accounts.file import find_accounts_file, load_accounts_file
+from reconciler.gitops.forge import ApplyJob, Forge, Reviewed
+from reconciler.gitops.history import HistoryError, Scope, has_commit, scope_of
+from reconciler.gitops.notes import upsert_note
 from reconciler.gitops.outcome import APPLIED, FAILED, NOTHING, REFUSED, SUPERSEDED, Landing
-from reconciler.gitops.record import GitHubRecord, standing
+from reconciler.gitops.record import Standing, environment_of, standing
 from reconciler.gitops.statuses import saved_counts
 from reconciler.render.marker import APPLY, Marker
 
 #: The single account's name without a key (as the adoption branch's `reconciler/adopt-default`).
 DEFAULT_NAME = "default"
+#: A landing's exit status when a newer merge superseded it: a job may allow it to fail, so its
+#: record (where the forge makes it of the job) is not a success.
+SUPERSEDED_EXIT = 3
 #: Runs `reconciler ARGS` (stdout to the file, if given); its exit status.
 Run = Callable[[list[str], Path | None], int]
+#: The plans reviewed for an account that is pending (the job's download, or the forge's).
+FindReviewed = Callable[[Standing], Reviewed]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Target:
-    """What a run lands: the account's scope, the environment its record is kept in, and how the
-    reconciler's commands name it: `--account NAME` in the accounts file, or the single
-    account's `desired` file or folder (whose refusal comment has the action's `key`)."""
+    """One account of a fleet: its name, its files (and the accounts file it is an entry of),
+    the environment its record is kept in, and how the reconciler's commands name it:
+    `--account NAME` in the accounts file, or the single account's `desired` file or folder
+    (whose refusal note has the action's `key`)."""
 
-    scope: Scope
+    name: str
+    files: Path
+    accounts_file: Path | None
     environment: str
     desired: Path | None = None
     comment_key: str | None = None
 
-    @property
-    def name(self) -> str:
-        return self.scope.name
+    @cached_property
+    def scope(self) -> Scope:
+        """Its part of the repository (git is asked only when this is)."""
+        return scope_of(self.name, self.files, self.accounts_file)
 
     def plan_in(self, folder: Path) -> Path:
         """The account's saved plan in a folder of plans: `<name>.json`, or the action's
@@ -86,77 +91,70 @@ class Target:
 
 
 @dataclass(frozen=True, slots=True)
-class Reviewed:
-    """The reviewed plans downloaded for this job, and whose they are."""
+class Fleet:
+    """The accounts a job works on, in order, and the names asked for that no entry has."""
 
-    folder: Path | None  # `<name>.json` per account (`plan.json`: the action's); None: none
-    pull_request: int | None
-    head_sha: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Where:
-    """The run: the commit it applies, the default branch, the record's environment name, the
-    run's page, and a work folder."""
-
-    sha: str
-    default_branch: str
-    environment: str
-    log_url: str
-    work: Path
+    targets: tuple[Target, ...]
+    missing: dict[str, str] = field(default_factory=dict)  # name: why there is no such account
 
 
-def land_accounts(
-    github: GitHub,
-    accounts: AccountsFile,
-    names: list[str],
-    reviewed: Reviewed,
-    where: Where,
-    run: Run | None = None,
-) -> list[Landing]:
-    """Apply each account named as main says; its outcome, recorded as its deployment."""
-    landings = []
-    for name in names:
+def fleet(
+    environment: str,
+    accounts_file: Path | None = None,
+    names: Sequence[str] | None = None,
+    *,
+    path: Path | None = None,
+    key: str | None = None,
+) -> Fleet:
+    """The accounts `names` (None: every one) of the accounts file (the given one, else
+    reconciler.yaml here or above), or, with `path`, the single desired-state file or folder:
+    an accounts file of one entry, named by `key` (`default` without one), whose record is kept
+    in `environment` itself."""
+    if path is not None:
+        name = key or DEFAULT_NAME
+        return Fleet((Target(name, path, None, environment, path, key),))
+    accounts = load_accounts_file(find_accounts_file(accounts_file))
+    targets, missing = [], {}
+    for name in accounts.names if names is None else names:
         entry = accounts.named(name)
         if entry is None:
-            landings.append(Landing(name, FAILED, f"no account named {name} in {accounts.path}"))
+            missing[name] = f"no account named {name} in {accounts.path}"
             continue
-        environment = deployments.environment_of(where.environment, name)
-        target = Target(account_scope(accounts, entry), environment, comment_key=name)
-        landings.append(land(github, target, reviewed, where, run))
-    return landings
+        where = environment_of(environment, name)
+        targets.append(Target(name, entry.path, accounts.path, where, comment_key=name))
+    return Fleet(tuple(targets), missing)
 
 
-def land_path(
-    github: GitHub,
-    desired: Path,
-    key: str | None,
-    reviewed: Reviewed,
-    where: Where,
+def land_fleet(
+    forge: Forge,
+    accounts: Fleet,
+    reviewed: FindReviewed,
+    job: ApplyJob,
     run: Run | None = None,
-) -> Landing:
-    """Apply the composite action's single account (its `path`, named by its key, `default`
-    without one) as main says; its record is a deployment in `where.environment`."""
-    target = Target(path_scope(key or DEFAULT_NAME, desired), where.environment, desired, key)
-    return land(github, target, reviewed, where, run)
+) -> list[tuple[Landing, int]]:
+    """Apply each account as the default branch says; each one's outcome, recorded, and the
+    exit status it gives a job of its own. An account with no entry fails, alone."""
+    landed = [(Landing(name, FAILED, why), 1) for name, why in accounts.missing.items()]
+    return landed + [land(forge, target, reviewed, job, run) for target in accounts.targets]
 
 
 def land(
-    github: GitHub, target: Target, reviewed: Reviewed, where: Where, run: Run | None = None
-) -> Landing:
-    """Apply one account as main says; its outcome, recorded as its deployment."""
-    print(f"::group::{target.name}", flush=True)
-    landing = _land(github, target, reviewed, where, run or run_reconciler)
-    said = workflow_command(landing.annotation, f"{target.name}: {landing.description}")
-    print(said, flush=True)
-    print("::endgroup::", flush=True)
-    return landing
+    forge: Forge, target: Target, reviewed: FindReviewed, job: ApplyJob, run: Run | None = None
+) -> tuple[Landing, int]:
+    """Apply one account as the default branch says; its outcome, recorded, and its status."""
+    forge.section(target.name, True)
+    landing, status = _land(forge, target, reviewed, job, run or run_reconciler)
+    print(forge.annotate(landing.annotation, f"{target.name}: {landing.description}"), flush=True)
+    forge.section(target.name, False)
+    return landing, status
 
 
-def _land(github: GitHub, target: Target, reviewed: Reviewed, where: Where, run: Run) -> Landing:
+def _land(
+    forge: Forge, target: Target, reviewed: FindReviewed, job: ApplyJob, run: Run
+) -> tuple[Landing, int]:
     scope, environment = target.scope, target.environment
-    head = default_head(github, where.default_branch)
-    if head != where.sha and not has_commit(scope, head):
+    head = forge.default_head(job.default_branch, scope)
+    if head != job.sha and not has_commit(scope, head):
         landing = Landing(
             scope.name,
             SUPERSEDED,
@@ -164,84 +162,74 @@ def _land(github: GitHub, target: Target, reviewed: Reviewed, where: Where, run:
             "does not hold (pushed since it was fetched): nothing was applied; the apply of "
             "the newer merge applies it",
         )
-        _record(github, environment, where, landing, None)
-        return landing
+        return _record(forge, target, job, landing, forge.requests_of([job.sha])), SUPERSEDED_EXIT
     try:
-        at = standing(GitHubRecord(github, environment), scope, where.sha, head)
+        at = standing(forge, environment, scope, job.sha, head)
     except HistoryError as error:  # its record cannot be read: this account fails, alone
         landing = Landing(scope.name, FAILED, f"where it stands is unknown: {error.one_line()}")
-        _record(github, environment, where, landing, None)
-        return landing
+        return _record(forge, target, job, landing, forge.requests_of([job.sha])), 1
     if at.superseded_by is not None:
-        landing = Landing(scope.name, SUPERSEDED, at.superseded(where.sha))
-        _record(github, environment, where, landing, None)
-        return landing
-    if at.applied:
+        landing = Landing(scope.name, SUPERSEDED, at.superseded(job.sha))
+        return _record(forge, target, job, landing, forge.requests_of([job.sha])), SUPERSEDED_EXIT
+    if at.applied:  # the merges since undid each other's changes
         landing = Landing(scope.name, NOTHING, f"nothing to do: applied at {str(at.since)[:12]}")
-        _record(github, environment, where, landing, None)
-        return landing
-    pending = at.pending()
-    plan = target.plan_in(reviewed.folder) if reviewed.folder is not None else None
+        return _record(forge, target, job, landing, at.requests), 0
+    found = reviewed(at)
+    plan = target.plan_in(found.folder) if found.folder is not None else None
     if plan is None or not plan.is_file():
-        landing = _unreviewed(target, where, pending, run)
-        _record(github, environment, where, landing, None)
-        return landing
-    return _reviewed(github, target, plan, reviewed, where, pending, run)
+        landing, status = _unreviewed(forge, target, job, at, run)
+        return _record(forge, target, job, landing, at.requests), status
+    return _reviewed(forge, target, plan, found, job, at, run)
 
 
-def default_head(github: GitHub, branch: str) -> str:
-    """The commit the default branch is at now, as GitHub says. Never the checkout's
-    `origin/<branch>`: when the branch has moved since the push (a re-run, a late approval, a
-    run queued out of order, the very runs this is asked for), actions/checkout fetches
-    `+<the run's commit>:refs/remotes/origin/<branch>`, so there it is the run's own commit."""
-    found = github.get(github.repo_path(f"git/ref/heads/{quote(branch, safe='/')}"))
-    sha = found.get("object", {}).get("sha") if isinstance(found, dict) else None
-    if not isinstance(sha, str) or not sha:
-        raise GitHubError(f"GitHub did not say which commit the branch {branch} is at")
-    return sha
-
-
-def _unreviewed(target: Target, where: Where, pending: str, run: Run) -> Landing:
-    name = target.name
+def _unreviewed(
+    forge: Forge, target: Target, job: ApplyJob, at: Standing, run: Run
+) -> tuple[Landing, int]:
+    name, pending, words = target.name, at.pending(), forge.words
     status = run(["plan", *target.desired_state(), "--detailed-exitcode"], None)
     if status == 0:
-        return Landing(name, NOTHING, f"nothing to do ({pending})")
-    why = "there are changes to apply" if status == 2 else "planning it failed (see the run's log)"
-    return Landing(
-        name,
-        REFUSED if status == 2 else FAILED,
-        f"no plan reviewed on a pull request for {where.sha[:12]} (a direct push, an account "
-        f"the pull request did not plan, or the plan artifact expired), and {why}: nothing was "
-        f"applied ({pending}). Open a pull request so the plan is reviewed.",
+        return Landing(name, NOTHING, f"nothing to do ({pending})"), 0
+    if words.unreviewed:
+        print(words.unreviewed.format(name=name), flush=True)
+    why = "there are changes to apply" if status == 2 else f"planning it failed (see {words.log})"
+    said = (
+        f"no plan reviewed on a {words.request} for {job.sha[:12]} (a direct push, an account "
+        f"the {words.request} did not plan, or the plan artifact expired), and {why}: nothing "
+        f"was applied ({pending}). Open a {words.request} so the plan is reviewed."
     )
+    return Landing(name, REFUSED if status == 2 else FAILED, said), 1
 
 
 def _reviewed(
-    github: GitHub,
+    forge: Forge,
     target: Target,
     plan: Path,
     reviewed: Reviewed,
-    where: Where,
-    pending: str,
+    job: ApplyJob,
+    at: Standing,
     run: Run,
-) -> Landing:
-    name = target.name
-    work = where.work / name
+) -> tuple[Landing, int]:
+    name, pending, words = target.name, at.pending(), forge.words
+    work = job.work / name
     saved, new = work / "reviewed", work / "new"
     saved.mkdir(parents=True, exist_ok=True)
     new.mkdir(parents=True, exist_ok=True)
     shutil.copy(plan, target.plan_in(saved))
     expect = ["--expect-pull-request", str(reviewed.pull_request or 0)]
     expect += ["--expect-head-sha", str(reviewed.head_sha or ""), *target.expect_files()]
-    started = _start(github, target.environment, where, reviewed.pull_request, plan)
+    digest = json.loads(plan.read_text(encoding="utf-8")).get("mac")
+    digest = digest if isinstance(digest, str) else None
+    started = forge.record_start(target.environment, job, reviewed.pull_request, digest,
+                                 "applying")  # fmt: skip
+
+    def finish(landing: Landing, status: int) -> tuple[Landing, int]:
+        forge.record_end(started, job, landing, at.requests)
+        return landing, status
+
     if run(["apply", *target.source(saved), *expect], None) == 0:
         said = f"the reviewed plan was applied: {saved_counts(plan)}"
-        return _finish(github, started, where, Landing(name, APPLIED, said, "reviewed"))
-    print(
-        f"::warning::{name}: the reviewed plan was not applied as saved (stale, expired, "
-        "planned for other files, another pull request or commit, or failed); planning again.",
-        flush=True,
-    )
+        return finish(Landing(name, APPLIED, said, "reviewed"), 0)
+    print(words.replanning.format(name=name), flush=True)
     compare = work / "compare.md"
     out = str(target.plan_in(new) if target.desired is not None else new)
     status = run(["plan", *target.desired_state(), "--out", out], None)
@@ -251,30 +239,23 @@ def _reviewed(
              "--format", "markdown"],
             compare,
         )  # fmt: skip
-    if status == 0 and run(["apply", *target.source(new)], None) == 0:
-        counted = saved_counts(target.plan_in(new))
-        applied = f"a new plan, equal to the reviewed one, was applied: {counted}"
-        landing = Landing(name, APPLIED, applied, "replanned")
-        return _finish(github, started, where, landing)
-    if status == 2 and reviewed.pull_request is not None:
+    if status == 0:
+        status = run(["apply", *target.source(new)], None)
+        if status == 0:
+            counted = saved_counts(target.plan_in(new))
+            applied = f"a new plan, equal to the reviewed one, was applied: {counted}"
+            return finish(Landing(name, APPLIED, applied, "replanned"), 0)
+    elif status == 2 and reviewed.pull_request is not None:
         body = _refusal(target, compare, new, run)
-        upsert_comment(github, reviewed.pull_request, body, Marker(APPLY, target.comment_key))
-        landing = Landing(
-            name,
-            REFUSED,
-            f"the plan at merge differs from the reviewed plan: nothing was applied ({pending})",
-        )
-        return _finish(github, started, where, landing)
-    return _finish(
-        github,
-        started,
-        where,
-        Landing(name, FAILED, f"not applied, or applied in part: see the run's log ({pending})"),
-    )
+        upsert_note(forge, reviewed.pull_request, body, Marker(APPLY, target.comment_key))
+        said = f"the plan at merge differs from the reviewed plan: nothing was applied ({pending})"
+        return finish(Landing(name, REFUSED, said), 2)
+    said = f"not applied, or applied in part: see {words.log} ({pending})"
+    return finish(Landing(name, FAILED, said), status)
 
 
 def _refusal(target: Target, compare: Path, new: Path, run: Run) -> str:
-    """The refusal comment: the differences, then the plan at merge (folded) when it renders."""
+    """The refusal note: the differences, then the plan at merge (folded) when it renders."""
     body = compare.read_text(encoding="utf-8")
     rendered = compare.with_name("new-plan.md")
     if run(["comment", *target.source(new)], rendered) != 0:
@@ -285,39 +266,13 @@ def _refusal(target: Target, compare: Path, new: Path, run: Run) -> str:
     return f"{body.rstrip()}\n\n{folded}\n"
 
 
-def _start(
-    github: GitHub, environment: str, where: Where, pull_request: int | None, plan: Path
-) -> int:
-    digest = json.loads(plan.read_text(encoding="utf-8")).get("mac")
-    return deployments.start(
-        github,
-        environment,
-        where.sha,
-        pull_request=pull_request,
-        plan_digest=digest if isinstance(digest, str) else None,
-        log_url=where.log_url,
-        description="applying",
-    )
-
-
-def _finish(github: GitHub, deployment_id: int, where: Where, landing: Landing) -> Landing:
-    deployments.finish(github, deployment_id, landing.state, landing.summary, log_url=where.log_url)
-    return landing
-
-
 def _record(
-    github: GitHub, environment: str, where: Where, landing: Landing, pull_request: int | None
-) -> None:
-    started = deployments.start(
-        github,
-        environment,
-        where.sha,
-        pull_request=pull_request,
-        plan_digest=None,
-        log_url=where.log_url,
-        description=landing.summary,
-    )
-    _finish(github, started, where, landing)
+    forge: Forge, target: Target, job: ApplyJob, landing: Landing, requests: Sequence[int]
+) -> Landing:
+    """Record an outcome that applied nothing (started and ended at once)."""
+    started = forge.record_start(target.environment, job, None, None, landing.summary)
+    forge.record_end(started, job, landing, requests)
+    return landing
 
 
 def run_reconciler(args: list[str], stdout: Path | None) -> int:

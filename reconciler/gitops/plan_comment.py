@@ -1,5 +1,5 @@
-"""The accounts plan workflow's one comment: every account's plan, the commit planned, and the
-accounts whose plan job failed.
+"""The one plan note (comment) of a change request: every account's plan, the commit planned,
+and the accounts whose plan job failed.
 
 The body is `reconciler comment DIR --key accounts` over the joined folder of saved plans (a
 table of every account, then the risky sections of every account before any low-risk tail),
@@ -13,12 +13,10 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from reconciler.accounts.file import find_accounts_file
 from reconciler.errors import ReconcilerError
-from reconciler.gitops.comments import CommentResult, upsert_comment
-from reconciler.gitops.github import GitHub
+from reconciler.gitops.forge import Forge, NoteResult, Words
 from reconciler.gitops.landing import Run, run_reconciler
-from reconciler.gitops.pull_accounts import pull_request_accounts
+from reconciler.gitops.notes import upsert_note
 from reconciler.render.marker import PLAN, Marker
 
 #: The accounts plan comment's marker key.
@@ -30,23 +28,26 @@ class CommentFailed(ReconcilerError):
 
 
 def plan_comment_body(
-    names: list[str],
+    words: Words,
+    names: list[str] | None,
     plans: Path,
-    pull_request: int,
+    request: int,
     head_sha: str,
-    run_url: str,
     run: Run,
+    *,
+    run_url: str = "",
     accounts_file: Path | None = None,
 ) -> str:
-    """The body, marker first; `accounts_file`: the one the plans were made with, when not the
-    default branch's (an account the pull request adds, `pull_accounts`)."""
+    """The body, marker first; `names`: the accounts to plan (None: those planned, in
+    `plans`); `accounts_file`: the one the plans were made with, when not the default branch's
+    (an account the change request adds, `pull_accounts`)."""
     marker = Marker(PLAN, KEY)
-    if not names:
+    planned = {path.stem for path in plans.glob("*.json")} if plans.is_dir() else set()
+    if not (planned if names is None else names):
         return marker.stamp(
-            f"No account in reconciler.yaml is changed by this pull request at {head_sha}: "
+            f"No account in reconciler.yaml is changed by this {words.request} at {head_sha}: "
             "nothing to plan.\n"
         )
-    planned = {path.stem for path in plans.glob("*.json")} if plans.is_dir() else set()
     text = ""
     if planned:
         with tempfile.TemporaryDirectory() as folder:
@@ -55,30 +56,26 @@ def plan_comment_body(
             if run(["comment", str(plans), "--key", KEY, *where], out) != 0:
                 raise CommentFailed(f"reconciler comment {plans} failed (see above)")
             text = marker.strip(out.read_text(encoding="utf-8"))
-    said = f"Planned at commit {head_sha} of pull request #{pull_request}.\n\n{text}"
-    missing = [name for name in names if name not in planned]
+    said = f"Planned at commit {head_sha} of {words.request} {words.sign}{request}.\n\n{text}"
+    missing = [name for name in names or () if name not in planned]
     if missing:
         said += f"\n:x: **Not planned:** {' '.join(missing)}: see [the run]({run_url}).\n"
     return marker.stamp(said)
 
 
 def post_plan_comment(
-    github: GitHub,
-    names: list[str],
+    forge: Forge,
+    names: list[str] | None,
     plans: Path,
-    pull_request: int,
+    request: int,
     head_sha: str,
-    run_url: str,
-    pull_request_files: Path | None = None,
+    *,
+    run_url: str = "",
+    accounts_file: Path | None = None,
     run: Run | None = None,
-) -> tuple[CommentResult, str]:
-    """Create or update the one plan comment; what it did, and the body. With the pull
-    request's checkout, its plans are read with the accounts file they were made with."""
-    accounts_file = None
-    if pull_request_files is not None:
-        default = find_accounts_file(None)
-        accounts_file = pull_request_accounts(default, pull_request_files).path
-    body = plan_comment_body(
-        names, plans, pull_request, head_sha, run_url, run or run_reconciler, accounts_file
-    )
-    return upsert_comment(github, pull_request, body, Marker(PLAN, KEY)), body
+) -> tuple[NoteResult, str]:
+    """Create or update the one plan note; what it did, and the body. `accounts_file`: the
+    one the plans were made with (with the accounts the change request adds)."""
+    body = plan_comment_body(forge.words, names, plans, request, head_sha, run or run_reconciler,
+                             run_url=run_url, accounts_file=accounts_file)  # fmt: skip
+    return upsert_note(forge, request, body, Marker(PLAN, KEY)), body

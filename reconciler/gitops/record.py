@@ -1,21 +1,17 @@
 """Where an account stands against the record of its last successful apply: superseded by a
 newer merge, already applied, or pending since which apply and by which merges.
 
-The record is kept outside the runner, where every later run reads it and people see it: a
-GitHub deployment with its statuses (`deployments`), or GitLab's own deployments of the
-environment `production-<name>` (`gitlab_record`). Each answers the two questions of
-`ApplyRecord`; the decisions taken from them, and the words that say them, are the same for
-both, here.
+The record is kept outside the runner, where every later run reads it and people see it: the
+forge's (`Forge.last_applied`: a deployment of the environment `production-<name>`). The
+decisions taken from it, and the words that say them, are the same for every forge, here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
 
-from reconciler.gitops.deployments import environment_of, last_applied
-from reconciler.gitops.github import GitHub
+from reconciler.gitops.forge import Forge, LastApply
 from reconciler.gitops.history import (
     HistoryError,
     Scope,
@@ -23,65 +19,21 @@ from reconciler.gitops.history import (
     has_commit,
     merges_between,
 )
-from reconciler.gitops.runs import merged_pull_request
+
+#: The record environment of an account, `{account}` its name.
+DEFAULT_ENVIRONMENT = "production-{account}"
 
 
-@dataclass(frozen=True, slots=True)
-class LastApply:
-    """An account's last successful apply: its commit, and which record says so (for a
-    message: 'deployment 7 in production-eu')."""
-
-    sha: str
-    record: str
+def environment_of(template: str, account: str) -> str:
+    """The record environment of `account` (`production-{account}` gives `production-eu`)."""
+    return template.replace("{account}", account)
 
 
-class ApplyRecord(Protocol):
-    """An account's last successful apply, and the requests merges came from."""
-
-    @property
-    def sign(self) -> str:
-        """How a request is written before its number: '#' (GitHub) or '!' (GitLab)."""
-        ...
-
-    def last_applied(self, account: str) -> LastApply | None:
-        """The account's last successful apply; None: never applied."""
-        ...
-
-    def requests_of(self, merges: Sequence[str]) -> list[int]:
-        """The pull or merge requests merged as `merges`, in order, each once."""
-        ...
-
-
-class GitHubRecord:
-    """The `ApplyRecord` of a GitHub repository: the tool's deployments (task
-    `deploy:reconciler`) of `production-<name>` and their statuses, and its pull requests."""
-
-    sign = "#"
-
-    def __init__(self, github: GitHub, environment: str) -> None:
-        self.github = github
-        self.environment = environment  # `production-{account}`, or one environment's name
-
-    def last_applied(self, account: str) -> LastApply | None:
-        environment = environment_of(self.environment, account)
-        found = last_applied(self.github, environment)
-        if found is None:
-            return None
-        return LastApply(found.sha, f"deployment {found.deployment_id} in {environment}")
-
-    def requests_of(self, merges: Sequence[str]) -> list[int]:
-        return pulls_of(self.github, merges)
-
-
-def pulls_of(github: GitHub, merges: Iterable[str]) -> list[int]:
-    """The pull requests merged as `merges`, in order, each once (a direct push has none)."""
-    numbers: list[int] = []
-    for merge in merges:
-        pulls = github.paginate(github.repo_path(f"commits/{merge}/pulls"))
-        pull = merged_pull_request(pulls, merge)
-        if pull is not None and int(pull["number"]) not in numbers:
-            numbers.append(int(pull["number"]))
-    return numbers
+def pending_since(since: str | None, requests: Iterable[int], sign: str) -> str:
+    """'pending since 9fceb02d0ae5, #31, #32' (or 'never applied, ...'): `since`, the last
+    successful apply's commit; `requests`, the merges' since."""
+    said = f"pending since {since[:12]}" if since else "never applied"
+    return "".join([said, *(f", {sign}{number}" for number in requests)])
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +51,7 @@ class Standing:
 
     def pending(self) -> str:
         """'pending since 9fceb02d0ae5, !31, !32' (or 'never applied, ...')."""
-        said = f"pending since {self.since[:12]}" if self.since else "never applied"
-        return "".join([said, *(f", {self.sign}{number}" for number in self.requests)])
+        return pending_since(self.since, self.requests, self.sign)
 
     def superseded(self, sha: str) -> str:
         """Why nothing was applied at `sha`, naming the merge that supersedes it."""
@@ -113,39 +64,39 @@ class Standing:
         )
 
 
-def standing(record: ApplyRecord, scope: Scope, sha: str, head: str) -> Standing:
+def standing(forge: Forge, environment: str, scope: Scope, sha: str, head: str) -> Standing:
     """Where the account of `scope` stands at `sha` when the default branch is at `head`:
     superseded when its files there are not the head's; else applied when they are its last
     apply's (the merges since, if any, undid each other); else pending, by the merges since its
-    last apply (every one: never applied)."""
+    last apply (every one: never applied). Its record is kept in `environment`."""
     if head != sha and changed_between(scope, sha, head):
         later = merges_between(scope, sha, head)
         merge = later[0] if later else head
-        found = record.requests_of([merge])
+        found = forge.requests_of([merge])
         return Standing(
             scope.name,
-            record.sign,
+            forge.words.sign,
             superseded_by=merge,
             superseding_request=found[0] if found else None,
         )
-    last = record.last_applied(scope.name)
+    last = forge.last_applied(environment_of(environment, scope.name))
     if last is not None and not has_commit(scope, last.sha):
-        raise _unheld(scope, last)
+        raise _unheld(forge, scope, last)
     since = last.sha if last is not None else None
     applied = since is not None and not changed_between(scope, since, sha)
     merges = merges_between(scope, since, sha)  # applied: those that undid each other
-    requests = tuple(record.requests_of(merges))
-    return Standing(scope.name, record.sign, since, tuple(merges), requests, applied)
+    requests = tuple(forge.requests_of(merges))
+    return Standing(scope.name, forge.words.sign, since, tuple(merges), requests, applied)
 
 
-def _unheld(scope: Scope, last: LastApply) -> HistoryError:
+def _unheld(forge: Forge, scope: Scope, last: LastApply) -> HistoryError:
     """The refusal of a last successful apply at a commit the checkout lacks (a shallow
     checkout, or a default branch rewritten since): what was applied there is unknown."""
     return HistoryError(
         f"{scope.name}: its last successful apply, {last.record}, is at {last.sha[:12]}, which "
         "this checkout does not hold: the checkout is shallow, or the default branch was "
         "rewritten (force-pushed) since; nothing is applied",
-        hint="check out the whole history (fetch-depth: 0; on GitLab, GIT_DEPTH: 0); after a "
+        hint=f"check out the whole history ({forge.words.full_history}); after a "
         "rewrite, retire that deployment (docs/troubleshooting.md): the account is then applied "
         "from the apply before it, or as never applied",
     )

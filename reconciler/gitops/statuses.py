@@ -1,4 +1,5 @@
-"""The plan's commit status on the pull request's head: a check branch protection can require.
+"""The plan's commit status on the change request's head: a check branch protection can require,
+and the counts of a saved plan.
 
 The plan workflow runs on the default branch (dispatched), so GitHub gives the pull request's
 head no check of its own: the workflow sets one, `reconciler/plan`, pending while it plans,
@@ -10,10 +11,19 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from reconciler.gitops.deployments import DESCRIPTION_LIMIT
-from reconciler.gitops.github import GitHub
 from reconciler.words import counted, plural
+
+#: A forge cuts a status's description at 140 characters (GitHub's).
+DESCRIPTION_LIMIT = 140
+
+
+class Statuses(Protocol):
+    """A forge that keeps commit statuses (checks branch protection can require)."""
+
+    def set_status(self, sha: str, state: str, context: str, description: str,
+                   target_url: str) -> None: ...  # fmt: skip
 
 
 def plan_counts(folder: Path) -> str:
@@ -72,7 +82,7 @@ def describe(status: PlanStatus, description: str) -> tuple[str, str]:
 
 
 def set_plan_status(
-    github: GitHub,
+    forge: Statuses,
     sha: str,
     status: PlanStatus,
     description: str,
@@ -83,8 +93,5 @@ def set_plan_status(
     state, description = describe(status, description)
     if len(description) > DESCRIPTION_LIMIT:
         description = description[: DESCRIPTION_LIMIT - 1] + "…"
-    body = {"state": state, "context": context, "description": description}
-    if target_url:
-        body["target_url"] = target_url
-    github.post(github.repo_path(f"statuses/{sha}"), body)
+    forge.set_status(sha, state, context, description, target_url)
     return f"{state}: {description}"

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from reconciler.gitops.gitlab_child import child_pipeline
+from reconciler.gitops.gitlab.pipeline import child_pipeline
 from tests.gitops.support import ROOT
 from tests.gitops.workflow_trust import (
     environment_of,

@@ -8,13 +8,13 @@ import pytest
 
 from reconciler.adopt.model import ADDED, CHANGED, REMOVED, Adopted, Adoption, FileChange, Variable
 from reconciler.gitops.adoption import (
-    OpenPull,
     adoption_body,
     branch_for,
     decide_adoption_pr,
     read_adoption,
 )
 from reconciler.gitops.drift import DriftAction
+from reconciler.gitops.forge import OpenRequest
 from reconciler.render.marker import ADOPT, Marker
 
 SOME = Adoption(
@@ -27,7 +27,7 @@ SOME = Adoption(
     variables=(Variable("WEBHOOK_HEADER_X", 'the value of the webhook header "X"'),),
 )
 NONE = Adoption()
-OPEN = OpenPull(12, "the body", "https://github.com/o/r/pull/12")
+OPEN = OpenRequest(12, "the body", "https://github.com/o/r/pull/12")
 
 
 @pytest.mark.parametrize(
@@ -47,7 +47,7 @@ OPEN = OpenPull(12, "the body", "https://github.com/o/r/pull/12")
 def test_what_is_done_to_the_pull_request(
     status: int,
     adoption: Adoption | None,
-    existing: OpenPull | None,
+    existing: OpenRequest | None,
     body: str,
     action: DriftAction,
 ) -> None:

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from reconciler.accounts.file import load_accounts_file
-from reconciler.gitops import deployments
-from reconciler.gitops.github import GitHub
-from reconciler.gitops.history import account_scope, changed_between, merges_between
+from reconciler.gitops.github import GitHub, deployments
+from reconciler.gitops.github.outputs import matrix
+from reconciler.gitops.github.runs import ReviewedPlan
+from reconciler.gitops.history import changed_between, merges_between, scope_of
 from reconciler.gitops.outcome import APPLIED, FAILED, SUPERSEDED, Landing, outcome_body
-from reconciler.gitops.pending import Pending, matrix
-from reconciler.gitops.runs import ReviewedPlan
+from reconciler.gitops.pending import Pending
 from reconciler.gitops.statuses import PlanStatus, describe
 from reconciler.secrets import Secret
 from tests.gitops.fake_github import OWNER_REPO, FakeGitHub
@@ -96,7 +96,7 @@ def test_an_account_changes_with_its_files_or_its_own_entry_only(tmp_path: Path)
     us_only = _commit(repo, {"accounts/us/a.yaml": "version: 1\nworkers: []\n"})
     eu_entry = _commit(repo, {"reconciler.yaml": ACCOUNTS.format(eu="    clientId: 7\n")})
     accounts = load_accounts_file(repo / "reconciler.yaml")
-    eu, us = (account_scope(accounts, entry) for entry in accounts.accounts)
+    eu, us = (scope_of(entry.name, entry.path, accounts.path) for entry in accounts.accounts)
 
     assert not changed_between(eu, first, us_only)
     assert changed_between(us, first, us_only)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from reconciler.gitops.drift import DriftAction, DriftIssue, decide_drift_issue
-from reconciler.gitops.github import GitHub
+from reconciler.gitops.github.forge import GitHubForge
 from reconciler.gitops.issues import sync_drift_issue
 from reconciler.render.marker import DRIFT, Marker
 from reconciler.secrets import Secret
@@ -100,7 +100,7 @@ def test_opens_updates_and_closes_one_issue(github: FakeGitHub) -> None:
         (0, "in sync\n", "drift issue: nothing"),
         (2, "1 unmanaged\n", "drift issue: open #6"),
     ]
-    with GitHub(OWNER_REPO, Secret(TOKEN), api_url=github.api_url) as api:
+    with GitHubForge(OWNER_REPO, Secret(TOKEN), api_url=github.api_url) as api:
         for status, report, said in steps:
             result = sync_drift_issue(api, status, report, Marker(DRIFT))
             number = f" #{result.number}" if result.number is not None else ""

@@ -19,8 +19,9 @@ from typing import Any
 import httpx
 import pytest
 
-from reconciler.gitops.comments import find_marked, upsert_comment
 from reconciler.gitops.github import GitHub, GitHubConfigError, GitHubError
+from reconciler.gitops.github.forge import GitHubForge, find_marked
+from reconciler.gitops.notes import upsert_note
 from reconciler.render.marker import PLAN, Marker
 from reconciler.secrets import Secret
 from tests.gitops.fake_github import OWNER_REPO, FakeGitHub
@@ -72,8 +73,8 @@ def test_updates_our_comment_behind_link_pages_and_touches_no_look_alike(
     assert all(r.authorization == f"Bearer {TOKEN}" for r in github.requests)
 
 
-def client(fake: FakeGitHub) -> GitHub:
-    return GitHub(OWNER_REPO, Secret(TOKEN), api_url=fake.api_url, backoff=0.01)
+def client(fake: FakeGitHub) -> GitHubForge:
+    return GitHubForge(OWNER_REPO, Secret(TOKEN), api_url=fake.api_url, backoff=0.01)
 
 
 def test_creates_one_comment_then_finds_it_again(github: FakeGitHub) -> None:
@@ -81,7 +82,7 @@ def test_creates_one_comment_then_finds_it_again(github: FakeGitHub) -> None:
 
     with client(github) as api:
         actions = [
-            upsert_comment(api, PR, body, Marker(PLAN)).action
+            upsert_note(api, PR, body, Marker(PLAN)).action
             for body in (
                 "### plan\n\n2 to invite.\n",
                 "### plan\n\n2 to invite.\n",
@@ -99,7 +100,7 @@ def test_creates_one_comment_then_finds_it_again(github: FakeGitHub) -> None:
 
 def test_a_key_selects_that_accounts_comment_only(github: FakeGitHub) -> None:
     with client(github) as api:
-        result = upsert_comment(api, PR, "staging now\n", Marker(PLAN, "staging"))
+        result = upsert_note(api, PR, "staging now\n", Marker(PLAN, "staging"))
 
     assert (result.action, result.comment_id) == ("updated", 1004)
     assert [(r.method, r.path) for r in github.writes()] == [
@@ -184,25 +185,25 @@ def test_a_next_link_to_another_host_is_not_followed_with_the_token() -> None:
         link = '<https://elsewhere.example/steal?page=2>; rel="next"'
         return httpx.Response(200, json=[COMMENTS[0]], headers={"Link": link})
 
-    client = GitHub(OWNER_REPO, Secret(TOKEN), transport=httpx.MockTransport(answer))
+    client = GitHubForge(OWNER_REPO, Secret(TOKEN), transport=httpx.MockTransport(answer))
     with client, pytest.raises(GitHubError, match="another host"):
-        upsert_comment(client, PR, "body", Marker(PLAN))
+        upsert_note(client, PR, "body", Marker(PLAN))
     assert seen == ["api.github.com"]
 
 
 def test_a_github_failure_is_retried_only_where_repeating_is_safe(github: FakeGitHub) -> None:
     github.failures = {"GET": [502, 503], "PATCH": [502]}
     with client(github) as api:
-        assert upsert_comment(api, PR, "new\n", Marker(PLAN)).action == "updated"
+        assert upsert_note(api, PR, "new\n", Marker(PLAN)).action == "updated"
     assert [r.method for r in github.requests].count("PATCH") == 2  # the failed one, again
 
     github.state.comments[PR] = []
     github.requests.clear()
     github.failures = {"POST": [502]}
     with client(github) as api, pytest.raises(GitHubError, match=r"refused POST .*: 502"):
-        upsert_comment(api, PR, "new\n", Marker(PLAN))
+        upsert_note(api, PR, "new\n", Marker(PLAN))
     assert [r.method for r in github.requests].count("POST") == 1  # a second could duplicate
 
     github.failures = {"GET": [500, 500, 500]}
     with client(github) as api, pytest.raises(GitHubError, match=r"refused GET .*: 500"):
-        upsert_comment(api, PR, "new\n", Marker(PLAN))
+        upsert_note(api, PR, "new\n", Marker(PLAN))

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.gitops.runs import merged_pull_request, newest_artifact
+from reconciler.gitops.github.runs import merged_pull_request, newest_artifact
 from tests.gitops.fake_github import OWNER_REPO, FakeGitHub, workflow_run
 from tests.gitops.support import reconciler
 

@@ -10,17 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.gitops import deployments
-from reconciler.gitops.github import GitHub
-from reconciler.gitops.history import (
-    Scope,
-    changed_between,
-    merges_between,
-    path_scope,
-)
-from reconciler.gitops.landing import Reviewed, Where, land_path
-from reconciler.gitops.outcome import FAILED, read_landings
-from reconciler.gitops.pending import pending_path
+from reconciler.gitops.forge import NOT_REVIEWED, ApplyJob
+from reconciler.gitops.github import deployments
+from reconciler.gitops.github.forge import GitHubForge
+from reconciler.gitops.github.outputs import action_lines
+from reconciler.gitops.history import Scope, changed_between, merges_between, scope_of
+from reconciler.gitops.landing import Fleet, fleet, land_fleet
+from reconciler.gitops.outcome import FAILED
 from reconciler.secrets import Secret
 from tests.gitops.action_runner import History
 from tests.gitops.fake_github import OWNER_REPO, FakeGitHub
@@ -30,8 +26,8 @@ TOKEN = "ghs_single"
 
 
 @pytest.fixture
-def client() -> Iterator[tuple[FakeGitHub, GitHub]]:
-    with FakeGitHub(TOKEN) as fake, GitHub(
+def client() -> Iterator[tuple[FakeGitHub, GitHubForge]]:
+    with FakeGitHub(TOKEN) as fake, GitHubForge(
         OWNER_REPO, Secret(TOKEN), api_url=fake.api_url
     ) as github:  # fmt: skip
         yield fake, github
@@ -43,7 +39,7 @@ def test_the_single_account_s_files_are_its_path_only(tmp_path: Path) -> None:
     readme = history.commit({"README.md": "hello\n"}, "two")
     changed = history.commit({"workforce/a.yaml": "version: 1\nworkers: []\n"}, "three")
     checkout = history.checkout(changed, tmp_path / "checkout")
-    folder, file = path_scope("default", checkout / "workforce"), path_scope(
+    folder, file = scope_of("default", checkout / "workforce"), scope_of(
         "eu", checkout / "workforce" / "a.yaml"
     )  # fmt: skip
 
@@ -56,7 +52,7 @@ def test_the_single_account_s_files_are_its_path_only(tmp_path: Path) -> None:
 
 
 def test_what_is_pending_since_the_record_as_lines_and_as_a_report(
-    tmp_path: Path, client: tuple[FakeGitHub, GitHub]
+    tmp_path: Path, client: tuple[FakeGitHub, GitHubForge]
 ) -> None:
     fake, github = client
     history = History(tmp_path / "history")
@@ -66,16 +62,15 @@ def test_what_is_pending_since_the_record_as_lines_and_as_a_report(
         {"number": 31, "merged_at": "2026-11-26T10:00:00Z", "merge_commit_sha": second,
          "head": {"sha": "c" * 40}}
     ]  # fmt: skip
-    scope = path_scope("default", history.checkout(second, tmp_path / "co") / "workforce")
-    ask = {"environment": "production", "artifact": "reconciler-plan",
-           "workflow": "reconciler-plan.yml"}  # fmt: skip
+    scope = scope_of("default", history.checkout(second, tmp_path / "co") / "workforce")
+    ask = {"artifact": "reconciler-plan", "workflow": "reconciler-plan.yml"}
     started = deployments.start(github, "production", first, pull_request=None, plan_digest=None,
                                 log_url="https://run", description="applying")  # fmt: skip
     deployments.finish(github, started, deployments.SUCCESS, "applied", log_url="https://run")
 
-    lines = pending_path(github, scope, second, report=False, **ask)
-    report = pending_path(github, scope, second, report=True, **ask)
-    applied = pending_path(github, scope, first, report=True, **ask)
+    lines = action_lines(github, one(scope), second, drift=False, **ask)
+    report = action_lines(github, one(scope), second, drift=True, **ask)
+    applied = action_lines(github, one(scope), first, drift=True, **ask)
 
     assert lines[:4] == ["run-id=", "artifact-name=", "pull-request=", "head-sha="]  # none saved
     assert json.loads(lines[4].removeprefix("pulls=")) == {"default": [31]}
@@ -96,7 +91,7 @@ def test_the_apply_command_takes_the_accounts_or_a_path(tmp_path: Path) -> None:
 
 
 def test_a_record_whose_commit_the_checkout_lacks_is_refused_naming_it(
-    tmp_path: Path, client: tuple[FakeGitHub, GitHub]
+    tmp_path: Path, client: tuple[FakeGitHub, GitHubForge]
 ) -> None:
     """main was force-pushed and the last apply's commit is gone (or the checkout is shallow):
     what was applied there is unknown, so nothing is applied, nothing is run, and the messages
@@ -107,19 +102,19 @@ def test_a_record_whose_commit_the_checkout_lacks_is_refused_naming_it(
     head = history.commit({"workforce/a.yaml": "version: 1\n"}, "one")
     gone = "e" * 40  # the commit a rewrite of main dropped
     fake.state.remote = history.remote
-    scope = path_scope("default", history.checkout(head, tmp_path / "co") / "workforce")
+    scope = scope_of("default", history.checkout(head, tmp_path / "co") / "workforce")
     started = deployments.start(github, "production", gone, pull_request=31, plan_digest=None,
                                 log_url="https://run", description="applying")  # fmt: skip
     deployments.finish(github, started, deployments.SUCCESS, "applied", log_url="https://run")
-    ask = {"environment": "production", "artifact": "reconciler-plan",
-           "workflow": "reconciler-plan.yml"}  # fmt: skip
-    where = Where(head, "main", "production", "https://run/2", tmp_path / "work")
+    ask = {"artifact": "reconciler-plan", "workflow": "reconciler-plan.yml"}
+    where = ApplyJob(head, "main", "production", "https://run/2", tmp_path / "work")
 
     def never(args: list[str], stdout: Path | None) -> int:
         raise AssertionError(f"nothing is run: {args}")
 
-    (pending,) = pending_path(github, scope, head, report=True, **ask)
-    landing = land_path(github, scope_path(scope), None, Reviewed(None, None, None), where, never)
+    (pending,) = action_lines(github, one(scope), head, drift=True, **ask)
+    alone = fleet("production", path=scope_path(scope))
+    ((landing, _),) = land_fleet(github, alone, lambda _: NOT_REVIEWED, where, never)
 
     assert pending.startswith(f"::error::default: not applied at {head[:12]}: where it stands")
     assert landing.kind == FAILED
@@ -135,8 +130,13 @@ def scope_path(scope: Scope) -> Path:
     return scope.root / scope.files
 
 
+def one(scope: Scope) -> Fleet:
+    """The single account of the desired state `scope` holds: a fleet of one."""
+    return fleet("production", path=scope_path(scope))
+
+
 def test_a_record_a_person_made_with_the_api_is_not_the_last_apply(
-    tmp_path: Path, client: tuple[FakeGitHub, GitHub]
+    tmp_path: Path, client: tuple[FakeGitHub, GitHubForge]
 ) -> None:
     """Someone with the API (a person's token, another app) creates a `deploy:reconciler`
     deployment at the head marked success, or adds `success` to an apply that failed: either
@@ -146,9 +146,8 @@ def test_a_record_a_person_made_with_the_api_is_not_the_last_apply(
     history = History(tmp_path / "history")
     first = history.commit({"workforce/a.yaml": "version: 1\n"}, "one")
     second = history.commit({"workforce/a.yaml": "version: 1\nworkers: []\n"}, "#31")
-    scope = path_scope("default", history.checkout(second, tmp_path / "co") / "workforce")
-    ask = {"environment": "production", "artifact": "reconciler-plan",
-           "workflow": "reconciler-plan.yml"}  # fmt: skip
+    scope = scope_of("default", history.checkout(second, tmp_path / "co") / "workforce")
+    ask = {"artifact": "reconciler-plan", "workflow": "reconciler-plan.yml"}
     mallory = {"login": "mallory", "id": 7, "type": "User", "site_admin": False}
 
     def record(sha: str, state: str, description: str) -> int:
@@ -167,8 +166,8 @@ def test_a_record_a_person_made_with_the_api_is_not_the_last_apply(
     (made,) = [d for d in fake.state.deployments if d["id"] == forged]
     made["creator"] = mallory
 
-    report = pending_path(github, scope, second, report=True, **ask)
-    (landing, _), *_ = read_landings(github, ["default"], second, "production")
+    report = action_lines(github, one(scope), second, drift=True, **ask)
+    (landing, _), *_ = github.landings(["default"], second, "production")
 
     assert report == [
         f"::warning::default: not applied at {second[:12]}: pending since {first[:12]}"
@@ -184,14 +183,13 @@ def test_with_an_app_s_token_its_records_count_when_reconciler_github_author_nam
     (a workflow's token's records, and anyone else's, then do not count)."""
     history = History(tmp_path / "history")
     first = history.commit({"workforce/a.yaml": "version: 1\n"}, "one")
-    scope = path_scope("default", history.checkout(first, tmp_path / "co") / "workforce")
-    ask = {"environment": "production", "artifact": "reconciler-plan",
-           "workflow": "reconciler-plan.yml"}  # fmt: skip
+    scope = scope_of("default", history.checkout(first, tmp_path / "co") / "workforce")
+    ask = {"artifact": "reconciler-plan", "workflow": "reconciler-plan.yml"}
     app = {"login": "fleet-reconciler[bot]", "id": 9, "type": "Bot", "site_admin": False}
     environ = {"GITHUB_TOKEN": TOKEN, "GITHUB_REPOSITORY": OWNER_REPO}
     with FakeGitHub(TOKEN) as fake:
         environ["GITHUB_API_URL"] = fake.api_url
-        with GitHub.from_environment(environ) as github:
+        with GitHubForge.from_environment(environ) as github:
             made = deployments.start(github, "production", first, pull_request=None,
                                      plan_digest=None, log_url="https://run",
                                      description="applying")  # fmt: skip
@@ -200,11 +198,11 @@ def test_with_an_app_s_token_its_records_count_when_reconciler_github_author_nam
         deployment["creator"] = app
         for status in fake.state.deployment_statuses[made]:
             status["creator"] = app
-        with GitHub.from_environment(environ) as github:
-            as_workflow = pending_path(github, scope, first, report=True, **ask)
+        with GitHubForge.from_environment(environ) as github:
+            as_workflow = action_lines(github, one(scope), first, drift=True, **ask)
         environ["RECONCILER_GITHUB_AUTHOR"] = "fleet-reconciler[bot]"
-        with GitHub.from_environment(environ) as github:
-            as_app = pending_path(github, scope, first, report=True, **ask)
+        with GitHubForge.from_environment(environ) as github:
+            as_app = action_lines(github, one(scope), first, drift=True, **ask)
 
     assert as_workflow == [f"::warning::default: not applied at {first[:12]}: never applied"]
     assert as_app == [f"default: applied at {first[:12]}"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Self
 
 from reconciler import logs
 from reconciler.errors import ReconcilerError
@@ -53,7 +53,7 @@ class GitLab:
         )
 
     @classmethod
-    def from_environment(cls, environ: Mapping[str, str] | None = None) -> GitLab:
+    def from_environment(cls, environ: Mapping[str, str] | None = None) -> Self:
         """From GitLab CI's variables and GITLAB_TOKEN."""
         environ = os.environ if environ is None else environ
         missing = [
@@ -71,7 +71,7 @@ class GitLab:
             environ["CI_API_V4_URL"], environ["CI_PROJECT_ID"], Secret(environ["GITLAB_TOKEN"])
         )
 
-    def __enter__(self) -> GitLab:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from reconciler.errors import ReconcilerError
-from reconciler.gitops.github import GitHub, GitHubError
+from reconciler.gitops.github.client import GitHub, GitHubError
 
 #: The plan workflow's file, as examples/github/ names it.
 DEFAULT_WORKFLOW = "reconciler-plan.yml"

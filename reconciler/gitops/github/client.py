@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Self
 
 import stamina
 
@@ -103,7 +103,7 @@ class GitHub:
     @classmethod
     def from_environment(
         cls, environ: Mapping[str, str] | None = None, *, repository: str | None = None
-    ) -> GitHub:
+    ) -> Self:
         """From the variables GitHub Actions sets: GITHUB_REPOSITORY, GITHUB_API_URL, and
         GITHUB_TOKEN (which the workflow passes from `secrets.GITHUB_TOKEN`); and
         RECONCILER_GITHUB_AUTHOR, with another token than a workflow's."""
@@ -127,7 +127,7 @@ class GitHub:
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> GitHub:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -21,16 +21,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler.gitops.github import GitHub
+from reconciler.gitops.github.client import GitHub
+
+# The states a run ends an account's deployment with (the outcome's).
+from reconciler.gitops.outcome import FAILURE as FAILURE
+from reconciler.gitops.outcome import IN_PROGRESS, SUCCESS
+from reconciler.gitops.outcome import INACTIVE as INACTIVE
+from reconciler.gitops.statuses import DESCRIPTION_LIMIT
 
 #: The deployments this tool creates; GitHub Actions' own are task `deploy`.
 TASK = "deploy:reconciler"
-#: The record environment of an account, `{account}` its name.
-DEFAULT_ENVIRONMENT = "production-{account}"
-#: GitHub cuts a status's description at 140 characters.
-DESCRIPTION_LIMIT = 140
-#: The states a run ends an account's deployment with.
-SUCCESS, FAILURE, INACTIVE, IN_PROGRESS = "success", "failure", "inactive", "in_progress"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,11 +45,6 @@ class Record:
     state: str | None
     description: str
     log_url: str | None
-
-
-def environment_of(template: str, account: str) -> str:
-    """The record environment of `account` (`production-{account}` gives `production-eu`)."""
-    return template.replace("{account}", account)
 
 
 def deployments(github: GitHub, environment: str, sha: str | None = None) -> list[Any]:

@@ -45,3 +45,14 @@ def quick_init(cls: C) -> C:
     init.__doc__ = cls.__dict__["__init__"].__doc__
     cls.__init__ = init  # type: ignore[misc]
     return cls
+
+
+def quick_function(name: str, parameters: str, expression: str, names: dict[str, Any]) -> Any:
+    """`def name(parameters): return expression`, compiled once, with `names` as its globals:
+    what a table of fields makes per field (a dict display, a chain of comparisons) runs as
+    fast as the same code written out, instead of a loop of calls per field (`dict(zip(...))`
+    over a plan's 100,000 workers costs three times the display). The caller writes the
+    expression from its own identifiers and `repr`s only."""
+    namespace = dict(names)
+    exec(f"def {name}({parameters}):\n    return {expression}\n", namespace)
+    return namespace[name]

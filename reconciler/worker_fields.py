@@ -80,6 +80,11 @@ class WorkerField:
     schema: Mapping[str, Any] = field(default_factory=lambda: _TEXT_SCHEMA)
     saved: Mapping[str, Any] | None = None  #: None: text
 
+    def __post_init__(self) -> None:
+        for name in (self.attribute, self.live_attribute):
+            if name is not None and not name.isidentifier():  # compiled into readers
+                raise ValueError(f"{self.key}: {name!r} is not an attribute's name")
+
     @property
     def compared(self) -> bool:
         return self.compare is not Compare.NEVER

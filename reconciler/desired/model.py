@@ -18,7 +18,7 @@ from typing import Any
 from reconciler import worker_fields
 from reconciler.desired.ignore import IgnoreRule
 from reconciler.identity import text_key
-from reconciler.quick import quick_init
+from reconciler.quick import quick_function, quick_init
 from reconciler.secrets import Secret
 
 #: The fields of an invitation item a file may name in `ignoreChanges` (those a plan compares).
@@ -63,14 +63,7 @@ class DesiredWorker:
         Text is kept in NFC (`reconciler.identity`); `ascii_text` says every text is ASCII
         already (a file of ASCII without escapes), which NFC leaves as it is.
         """
-        get = item.get
-        keys, more_keys = _reading(worker_fields.WORKER_FIELDS)
-        ignored = get("ignoreChanges")
-        more = () if not more_keys else _more(get, more_keys)
-        make: Callable[..., DesiredWorker] = cls  # the table's fields, in the model's order
-        worker = make(  # positional: 100,000 of them are built at a time
-            *map(get, keys), _NOTHING_IGNORED if ignored is None else frozenset(ignored), more
-        )
+        worker: DesiredWorker = _reading(worker_fields.WORKER_FIELDS)(cls, item, item.get)
         return worker if ascii_text else worker._in_nfc()
 
     def _in_nfc(self) -> DesiredWorker:
@@ -95,17 +88,28 @@ _TEXT_ATTRIBUTES = tuple(_ATTRIBUTES[: _ATTRIBUTES.index("ignore_changes")])
 
 
 @functools.cache
-def _reading(table: worker_fields.WorkerFields) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The keys of a file's worker in the model's order of attributes, and those it holds in
-    `more`; a table naming an attribute the model lacks (or lacking one it has) is refused."""
-    by_attribute = {item.attribute: item.key for item in table if item.attribute is not None}
+def _reading(table: worker_fields.WorkerFields) -> Callable[..., DesiredWorker]:
+    """What builds a worker from a file's: the table's fields in the model's order of
+    attributes, positional (100,000 of them are built at a time), then `ignoreChanges` and
+    those it holds in `more`; compiled once per table. A table naming an attribute the model
+    lacks (or lacking one it has) is refused."""
+    by_attribute = {item.attribute: item for item in table if item.attribute is not None}
     if set(by_attribute) != set(_TEXT_ATTRIBUTES):
         raise TypeError(
             f"the worker fields' attributes {sorted(by_attribute)} are not DesiredWorker's "
             f"{sorted(_TEXT_ATTRIBUTES)}"
         )
+    values = [
+        f"item[{item.key!r}]" if item.required else f"get({item.key!r})"
+        for item in map(by_attribute.__getitem__, _TEXT_ATTRIBUTES)
+    ]
+    values.append('_NOTHING_IGNORED if (i := get("ignoreChanges")) is None else frozenset(i)')
     more = tuple(item.key for item in table if item.attribute is None)
-    return tuple(by_attribute[attribute] for attribute in _TEXT_ATTRIBUTES), more
+    values.append(f"_more(get, {more!r})" if more else "()")
+    names = {"_NOTHING_IGNORED": _NOTHING_IGNORED, "_more": _more}
+    build: Callable[..., DesiredWorker]
+    build = quick_function("build", "cls, item, get", f"cls({', '.join(values)})", names)
+    return build
 
 
 @functools.cache

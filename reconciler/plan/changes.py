@@ -11,14 +11,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Any, ClassVar
 
 from reconciler import worker_fields
 from reconciler.desired.model import DesiredWebhook, DesiredWorker
+from reconciler.quick import quick_function
 from reconciler.secrets import Secret, live_webhook_url
 from reconciler.service.models import Webhook, Worker
-from reconciler.worker_fields import Compare, WorkerField, WorkerFields
+from reconciler.worker_fields import Compare, WorkerFields
 
 #: A resource as a plain mapping; secret values stay `Secret` until a renderer masks them.
 Resource = dict[str, Any]
@@ -60,37 +60,32 @@ def _resources(
 ) -> tuple[Callable[[DesiredWorker], Resource], Callable[[Worker], Resource]]:
     """What makes a desired and a live worker's resource: the fields a plan shows, in the
     file's order (a live one only those the service shows, the country as it answered it
-    when no code maps it)."""
+    when no code maps it). Compiled to dict displays: a plan makes one per worker."""
     wanted = [item for item in table if item.shown]
-    keys = tuple(item.key for item in wanted)
-    if all(item.attribute for item in wanted):
-        read = attrgetter(*(str(item.attribute) for item in wanted))
-
-        def desired(worker: DesiredWorker) -> Resource:
-            return dict(zip(keys, read(worker), strict=True))
-
-    else:
-        getters = tuple((item.key, item.getter()) for item in wanted)
-
-        def desired(worker: DesiredWorker) -> Resource:
-            return {key: get(worker) for key, get in getters}
-
-    live_getters = tuple((item.key, _live_value(item)) for item in wanted if item.live)
-
-    def live(worker: Worker) -> Resource:
-        resource: Resource = {"agreementId": worker.agreement_id, "status": str(worker.status)}
-        resource.update((key, get(worker)) for key, get in live_getters)
-        return resource
-
-    return desired, live
-
-
-def _live_value(item: WorkerField) -> Callable[[Worker], Any]:
-    if item.compare is Compare.COUNTRY:
-        return lambda worker: (
-            worker.country_iso if worker.country_iso is not None else (worker.country)
-        )
-    return item.live_getter()
+    names: dict[str, Any] = {}
+    desired, live = [], ['"agreementId": w.agreement_id', '"status": str(w.status)']
+    for number, item in enumerate(wanted):
+        if item.attribute is not None:
+            desired.append(f"{item.key!r}: w.{item.attribute}")
+        else:
+            names[f"_desired{number}"] = item.getter()
+            desired.append(f"{item.key!r}: _desired{number}(w)")
+        if item.live is None:
+            continue
+        if item.compare is Compare.COUNTRY:
+            value = (
+                f"(w.{item.live_attribute} if w.{item.live_attribute} is not None else w.country)"
+            )
+        elif item.live_attribute is not None:
+            value = f"w.{item.live_attribute}"
+        else:
+            names[f"_live{number}"] = item.live_getter()
+            value = f"_live{number}(w)"
+        live.append(f"{item.key!r}: {value}")
+    return (
+        quick_function("desired_resource", "w", "{" + ", ".join(desired) + "}", names),
+        quick_function("live_resource", "w", "{" + ", ".join(live) + "}", names),
+    )
 
 
 def webhook_resource(webhook: DesiredWebhook | Webhook) -> Resource:

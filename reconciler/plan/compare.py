@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from operator import attrgetter
 from typing import Any
 
 from reconciler import worker_fields
 from reconciler.desired.model import DesiredWorker
 from reconciler.identity import email_key
 from reconciler.plan.changes import FieldChange, live_worker_resource
+from reconciler.quick import quick_function
 from reconciler.service.models import Worker
 from reconciler.worker_fields import Compare, WorkerField, WorkerFields
 
@@ -41,7 +41,7 @@ def _differing_fields(want: DesiredWorker, live: Worker) -> list[str]:
     an empty text as none); a plan runs this once per managed worker.
     """
     comparison = _comparison(worker_fields.WORKER_FIELDS)
-    if comparison.same is not None and comparison.same[0](want) == comparison.same[1](live):
+    if comparison.same is not None and comparison.same(want, live):
         return []  # equal as they stand: no field differs, however it is compared
     differing = [key for key, get, differs in comparison.checks if differs(get(want), live)]
     if differing and want.ignore_changes:
@@ -51,8 +51,8 @@ def _differing_fields(want: DesiredWorker, live: Worker) -> list[str]:
 
 class _Comparison:
     """A table's comparison: `checks` (key, read the file's value, differs) in the file's
-    order, and `same`, what reads every compared value of each side at once (None when a
-    field is carried in `more`)."""
+    order, and `same`, whether every compared value of each side is equal as it stands (None
+    when a field is carried in `more`)."""
 
     __slots__ = ("checks", "same")
 
@@ -60,12 +60,10 @@ class _Comparison:
         compared = [item for item in table if item.compared]
         self.checks = tuple((item.key, item.getter(), _differs(item, table)) for item in compared)
         attributed = all(item.attribute and item.live_attribute for item in compared)
-        self.same: tuple[Callable[[Any], Any], Callable[[Any], Any]] | None = None
-        if attributed and compared:
-            self.same = (
-                attrgetter(*(str(item.attribute) for item in compared)),
-                attrgetter(*(str(item.live_attribute) for item in compared)),
-            )
+        self.same: Callable[[DesiredWorker, Worker], bool] | None = None
+        if attributed and compared:  # compiled: a plan asks it of nearly every worker
+            equal = [f"want.{item.attribute} == live.{item.live_attribute}" for item in compared]
+            self.same = quick_function("same", "want, live", " and ".join(equal), {})
 
 
 @functools.cache

@@ -1,7 +1,7 @@
 """`reconciler comment`: exactly the body of the pull-request plan comment, for any CI system.
 
 The body is the plan's Markdown with a hidden marker on its first line, so a bot (ours on
-GitHub, a few lines of script on GitLab or Jenkins) can find its comment again and update it.
+another CI system, a few lines of script) can find its comment again and update it.
 """
 
 from __future__ import annotations

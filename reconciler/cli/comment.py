@@ -1,7 +1,8 @@
 """`reconciler comment`: exactly the body of the pull-request plan comment, for any CI system.
 
-The body is the plan's Markdown with a hidden marker on its first line, so a bot (ours on
-another CI system, a few lines of script) can find its comment again and update it.
+The body is the plan's Markdown with a hidden marker on its first line, so a bot (ours in
+the CI flow, or a few lines of script in any other CI system) can find its comment again and
+update it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""A Mermaid bar chart of money by month, paid and failed, for Markdown read on GitHub or GitLab.
+"""A Mermaid bar chart of money by month, paid and failed, for Markdown read on a forge.
 
-`xychart-beta` is the chart's name in GitHub's Mermaid and in GitLab's (Mermaid 10.7; the name
+`xychart-beta` is the chart's name in every forge's Mermaid, the oldest being 10.7 (the name
 `xychart` alone is Mermaid 11's). It has no legend and draws a chart's bars over one another, not
 side by side nor stacked: each month's settled money (paid and failed) is drawn first, red, and
 its paid part over it, green, so what shows above the green is what failed, and a line under the

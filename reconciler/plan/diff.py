@@ -28,7 +28,7 @@ from reconciler.plan.changes import (
     WebhookUpdate,
     closed_agreements,
 )
-from reconciler.plan.ignored import apply_rules
+from reconciler.plan.ignored import apply_rules, ignore_unmanaged
 from reconciler.plan.model import Ignored, LiveState, Plan, PlanOptions
 from reconciler.plan.money import money_report, window_paylists
 from reconciler.plan.payrun_checks import WalletCheck
@@ -84,7 +84,11 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
     if desired.ignore:
         rules = IgnoreRules(desired.ignore, options.today)
         ignored = apply_rules(rules, decide)
+        unmanaged, hidden = ignore_unmanaged(rules, unmanaged)
+        ignored += hidden
         warnings.extend(rule.expired_line() for rule in rules.expired())
+        if not narrowed:  # a narrowed plan did not look at every address
+            warnings.extend(rule.unmatched_line() for rule in rules.unmatched())
 
     if decide.kept_without_prune:
         kept = decide.kept_without_prune

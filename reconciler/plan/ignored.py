@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from reconciler.desired.ignore import IgnoreRules
+from reconciler.desired.ignore import IgnoreRules, email_address
 from reconciler.desired.model import DesiredWorker
-from reconciler.plan.changes import Drift, FieldChange, worker_address
+from reconciler.plan.changes import Drift, FieldChange, Unmanaged, worker_address
 from reconciler.plan.model import Ignored
 from reconciler.service.models import Worker
 
@@ -46,3 +46,25 @@ def apply_rules(rules: IgnoreRules, decided: _Decided) -> tuple[Ignored, ...]:
             for agreement, want, fields in decided.kept
         ]
     return tuple(ignored)
+
+
+def ignore_unmanaged(
+    rules: IgnoreRules, unmanaged: list[Unmanaged]
+) -> tuple[list[Unmanaged], tuple[Ignored, ...]]:
+    """Split the unmanaged workers into those still unmanaged and those an active rule names
+    (another team's `worker["AGY-*"]`, or `worker[email="..."]` for one with no externalId):
+    those are counted as ignored, and never fail `drift --strict`."""
+    kept: list[Unmanaged] = []
+    ignored: list[Ignored] = []
+    for item in unmanaged:
+        agreement = item.agreement
+        if agreement.external_id is not None:
+            address = worker_address(agreement.external_id)
+        else:
+            address = email_address(agreement.email)
+        rule = rules.rule_for(address)
+        if rule is None:
+            kept.append(item)
+        else:
+            ignored.append(Ignored(address, rule))
+    return kept, tuple(ignored)

@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml_rs
 
 from reconciler.desired.fill import EveryName, FilledWebhook, fill_webhook
+from reconciler.desired.history import build_history
 from reconciler.desired.ignore import build_rules
 from reconciler.desired.interpolate import Confined
 from reconciler.desired.keys import NonTextKey, key_problems
@@ -275,6 +276,7 @@ def _build(
         payruns=build_payruns(files),
         digests=digests,
         ignore=build_rules(values.data for values in files),
+        history=build_history(values.data for values in files),
     )
 
 

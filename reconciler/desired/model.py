@@ -12,6 +12,7 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
+from reconciler.desired.history import KnownPaylist
 from reconciler.desired.ignore import IgnoreRule
 from reconciler.identity import text_key
 from reconciler.quick import quick_init
@@ -187,6 +188,7 @@ class DesiredState:
     #: (file, SHA-256 of the bytes the load read and parsed), the review a saved plan records.
     digests: tuple[tuple[str, str], ...] = ()
     ignore: tuple[IgnoreRule, ...] = ()  # `ignore:` entries of every file
+    history: tuple[KnownPaylist, ...] = ()  # `history.paylists`: the account's known past
 
     def owns(self, external_id: str | None) -> bool:
         """Whether a live worker with this externalId is under this file's management."""

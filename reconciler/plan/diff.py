@@ -30,7 +30,7 @@ from reconciler.plan.changes import (
 )
 from reconciler.plan.ignored import apply_rules, ignore_unmanaged
 from reconciler.plan.model import Ignored, LiveState, Plan, PlanOptions
-from reconciler.plan.money import money_report, window_paylists
+from reconciler.plan.money import known_lines, money_report, window_paylists
 from reconciler.plan.payrun_checks import WalletCheck
 from reconciler.plan.payruns import (
     PayrunDecision,
@@ -120,8 +120,11 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
     money = None
     if live.money is not None:
         money = money_report(
-            live.money, traced_paylists(units_of(desired.payruns), window_paylists(live.money))
+            live.money,
+            traced_paylists(units_of(desired.payruns), window_paylists(live.money)),
+            {known.paylist_id: known.total for known in desired.history},
         )
+        warnings.extend(known_lines(money))
     return Plan(
         money=money,
         payruns=payruns,

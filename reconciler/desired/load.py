@@ -254,7 +254,8 @@ def _build(
         if "policy" in data:
             max_payout = data["policy"].get("maxPayout")
             policy = Policy(
-                prune=data["policy"].get("prune", True),
+                prune=bool(data["policy"].get("prune", True)),
+                prune_all=data["policy"].get("prune") == "all",
                 max_inactivations=_limit(data["policy"].get("maxInactivations")),
                 max_payout=None if max_payout is None else parse_amount(max_payout),
                 money_window=duration(data["policy"].get("moneyWindow")),

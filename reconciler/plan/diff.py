@@ -97,6 +97,7 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
             f"{are(kept)} kept because policy.prune is false"
         )
     warnings.extend(_unused_options(options, wanted, by_id, decide.replaced))
+    warnings.extend(_made_in_service_lines(desired, decide))
     changes: list[Change] = list(decide.changes)
     kept_webhook = None
     if desired.webhook is not None and options.selects(WEBHOOK_ADDRESS):
@@ -153,6 +154,10 @@ class _Decider:
         index: AgreementIndex,
     ) -> None:
         self._prune = desired.policy.prune
+        listed = desired.listed
+        # None: prune everything owned that no file lists (`prune: all`, or history unknown).
+        self._listed = None if desired.policy.prune_all or listed is None else listed.ids
+        self.made_in_service: list[Worker] = []
         self._owns = desired.owns
         self._replaces = options.replaces
         self._open_by_email = index.open_by_email
@@ -216,7 +221,10 @@ class _Decider:
     def _one_open(self, key: str, want: DesiredWorker | None, agreement: Worker) -> None:
         if want is None:
             if self._prune and self._owns(key):
-                self.changes.append(Inactivate(key, agreement))
+                if self._listed is not None and key not in self._listed:
+                    self.made_in_service.append(agreement)  # no file ever listed it
+                else:
+                    self.changes.append(Inactivate(key, agreement))
             else:
                 self.kept_without_prune += 1
             return
@@ -251,6 +259,31 @@ def _email_conflict(want: DesiredWorker, holders: tuple[Worker, ...]) -> Conflic
         external_id=want.external_id,
         email=want.worker_email,
     )
+
+
+def _made_in_service_lines(desired: DesiredState, decide: _Decider) -> Iterable[str]:
+    """Risk first: each open agreement made in the service (no version of the files listed
+    it), which prune leaves; or, when the files' history is unknown, that every inactivation
+    keeps the old rule."""
+    for agreement in decide.made_in_service:
+        yield (
+            f'worker["{agreement.external_id}"] (agreement {agreement.agreement_id}, '
+            f"{agreement.status}) was made in the service: no version of the files in git "
+            "listed it, so prune leaves it; `reconciler adopt` proposes it, and "
+            "`policy.prune: all` (or listing it, then dropping it) inactivates it"
+        )
+    listed = desired.listed
+    if (
+        listed is not None
+        and listed.ids is None
+        and not desired.policy.prune_all
+        and any(isinstance(change, Inactivate) for change in decide.changes)
+    ):
+        yield (
+            f"whether the files ever listed the workers to inactivate cannot be told "
+            f"({listed.why}): every owned open agreement no file lists is inactivated, "
+            "as `policy.prune: all` does"
+        )
 
 
 def _unused_options(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -14,6 +15,7 @@ from reconciler.errors import ReconcilerError
 from reconciler.export import PLACEHOLDER, Export, ExportOptions, SplitBy, render_export
 from reconciler.export.files import check_target, schema_target, write_directory, write_file
 from reconciler.export.yamltext import quoted, scalar
+from reconciler.plan.money import DEFAULT_WINDOW, MoneyWindow
 from reconciler.plan.refresh import refresh
 from reconciler.session.reading import refresh_progress
 from reconciler.words import plural as _count
@@ -75,7 +77,9 @@ def export(
     )
     # plan's progress line while the account is read (drawn on a terminal only)
     with open_client(connection, read_only=True) as client, refresh_progress() as on_progress:
-        live = refresh(client, on_progress)
+        # The money window's paylists, written as the account's known history (`history:`).
+        window = MoneyWindow(datetime.now(UTC) - DEFAULT_WINDOW, top_ups=False)
+        live = refresh(client, on_progress, money=window)
     if live.webhook is not None:
         for header in live.webhook.headers:  # never in a log line, whatever happens next
             logs.register_secret(header.value.reveal())

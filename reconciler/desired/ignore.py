@@ -8,12 +8,18 @@ rule no longer hides anything, and `validate` and `drift` name it as expired. A 
 hides too much for a review to let pass unremarked is a warning in `validate` and in the plan
 (`risk_line`): one whose address matches every worker (`*`, `worker["*"]`, `worker[*].jobTitle`:
 every externalId), or whose `until` is more than a year ahead (`LONGEST`).
+
+A rule also names an unmanaged worker (another team's, `worker["AGY-*"]`, or one with no
+externalId, addressed by its email: `worker[email="ann@agency.example"]`, the email compared
+ignoring case): it is counted as ignored instead of unmanaged, so it never fails
+`drift --strict`. A rule that hides nothing is named by `plan` and `drift`, and by `validate`
+when it names the files' own workers and none of them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -35,6 +41,14 @@ class IgnoreRule:
         """Whether this rule's address (a glob: `*` and `?`) names `address`, or an address
         it lies under (`worker["ENG-002"]` names each of that worker's fields)."""
         return address_matches(self.address, address)
+
+    def unmatched_line(self) -> str:
+        """How `plan`, `drift` and `validate` name a rule that hides nothing."""
+        return (
+            f"the ignore rule for {self.address} (owner {self.owner}) matches nothing: no "
+            "drifted field and no unmanaged worker has that address; fix its address or "
+            "remove the rule"
+        )
 
     def active(self, today: date) -> bool:
         return today <= self.until
@@ -80,13 +94,23 @@ class IgnoreRules:
     def __init__(self, rules: tuple[IgnoreRule, ...], today: date | None = None) -> None:
         self.rules = rules
         self._day = today or datetime.now(UTC).date()
+        self._used: set[int] = set()  # the indexes of the rules that hid something
 
     def rule_for(self, address: str) -> IgnoreRule | None:
         """The active rule that hides `address`, or None."""
-        for rule in self.rules:
+        for index, rule in enumerate(self.rules):
             if rule.active(self._day) and rule.matches(address):
+                self._used.add(index)
                 return rule
         return None
+
+    def unmatched(self) -> tuple[IgnoreRule, ...]:
+        """The active rules that have hidden nothing (of what `rule_for` was asked)."""
+        return tuple(
+            rule
+            for index, rule in enumerate(self.rules)
+            if index not in self._used and rule.active(self._day)
+        )
 
     def expired(self) -> tuple[IgnoreRule, ...]:
         return tuple(rule for rule in self.rules if not rule.active(self._day))
@@ -95,6 +119,12 @@ class IgnoreRules:
         """The active rules that hide too much (`IgnoreRule.risk_line`), as warnings say them."""
         found = (rule.risk_line(self._day) for rule in self.rules if rule.active(self._day))
         return tuple(line for line in found if line is not None)
+
+
+def email_address(email: str) -> str:
+    """The address of a worker with no externalId: `worker[email="ann@agency.example"]`
+    (lowercase: a rule's email is compared ignoring case)."""
+    return f'worker[email="{email.lower()}"]'
 
 
 def address_matches(glob: str, address: str) -> bool:
@@ -107,8 +137,31 @@ def address_matches(glob: str, address: str) -> bool:
         wanted.append(address[: cut + 1])
     elif "." in address and not address.startswith("worker["):
         wanted.append(address.split(".", 1)[0])
+    if address.startswith(EMAIL_ADDRESS):
+        glob = glob.lower()
     pattern = _pattern(glob)
     return any(pattern.fullmatch(item) for item in wanted)
+
+
+#: How the address of a worker with no externalId begins.
+EMAIL_ADDRESS = "worker[email="
+
+
+def misses_the_files(glob: str, owns: Callable[[str], bool], external_ids: Iterable[str]) -> bool:
+    """Whether a rule's address names the files' own workers and none of them (what
+    `validate`, which cannot see the account, can say matches nothing): a `worker["..."]`
+    address whose externalId (up to its first `*` or `?`) the files own, that no worker of
+    the files matches. An email address, or one outside the scope, may name an unmanaged
+    worker: only `plan` and `drift` can tell."""
+    found = re.fullmatch(r'worker\["([^"]*)"\].*', glob)
+    if found is None:
+        return False
+    key = found.group(1)
+    # A glob is the files' own when its text before any `*` or `?` is (the scope is a prefix).
+    if not owns(re.split(r"[*?]", key, maxsplit=1)[0]):
+        return False
+    pattern = _pattern(key)
+    return not any(pattern.fullmatch(external_id) for external_id in external_ids)
 
 
 def _pattern(glob: str) -> re.Pattern[str]:

@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml_rs
 
 from reconciler.desired.fill import EveryName, FilledWebhook, fill_webhook
+from reconciler.desired.history import build_history
 from reconciler.desired.ignore import build_rules
 from reconciler.desired.interpolate import Confined
 from reconciler.desired.keys import NonTextKey, key_problems
@@ -253,7 +254,8 @@ def _build(
         if "policy" in data:
             max_payout = data["policy"].get("maxPayout")
             policy = Policy(
-                prune=data["policy"].get("prune", True),
+                prune=bool(data["policy"].get("prune", True)),
+                prune_all=data["policy"].get("prune") == "all",
                 max_inactivations=_limit(data["policy"].get("maxInactivations")),
                 max_payout=None if max_payout is None else parse_amount(max_payout),
                 money_window=duration(data["policy"].get("moneyWindow")),
@@ -275,6 +277,7 @@ def _build(
         payruns=build_payruns(files),
         digests=digests,
         ignore=build_rules(values.data for values in files),
+        history=build_history(values.data for values in files),
     )
 
 

@@ -16,6 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from reconciler import worker_fields
+from reconciler.desired.history import KnownPaylist
 from reconciler.desired.ignore import IgnoreRule
 from reconciler.identity import text_key
 from reconciler.quick import quick_function, quick_init
@@ -180,8 +181,20 @@ class Payrun:
 
 
 @dataclass(frozen=True, slots=True)
+class ListedBefore:
+    """What the git history of the files says they ever listed: `ids`, or None when it
+    cannot tell (`why`: not a git repository, a shallow clone)."""
+
+    ids: frozenset[str] | None
+    why: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Policy:
     prune: bool = True
+    #: `prune: all`: every owned open agreement no file lists is inactivated, made in the
+    #: service or not (an account onboarded by hand); plain `true` spares those made there.
+    prune_all: bool = False
     max_inactivations: InactivationLimit = DEFAULT_INACTIVATION_LIMIT
     max_payout: Decimal | None = None  # policy.maxPayout: payruns paying more need --force
     money_window: timedelta | None = None  # policy.moneyWindow; None: not given (default 35d)
@@ -202,6 +215,10 @@ class DesiredState:
     #: (file, SHA-256 of the bytes the load read and parsed), the review a saved plan records.
     digests: tuple[tuple[str, str], ...] = ()
     ignore: tuple[IgnoreRule, ...] = ()  # `ignore:` entries of every file
+    history: tuple[KnownPaylist, ...] = ()  # `history.paylists`: the account's known past
+    #: The externalIds the files ever listed (their git history, read at the edge:
+    #: `reconciler.session.files_history`); None: not read (a plan made in code).
+    listed: ListedBefore | None = None
 
     def owns(self, external_id: str | None) -> bool:
         """Whether a live worker with this externalId is under this file's management."""

@@ -106,7 +106,17 @@ def amount_paths(data: Mapping[Any, Any], *, strings: bool = False) -> list[Yaml
         for index, payment in enumerate(payments if isinstance(payments, list) else []):
             if isinstance(payment, dict) and wanted(payment.get("amount")):
                 found.append(("payruns", run_index, "payments", index, "amount"))
+    for index, known in enumerate(_known_paylists(data)):
+        if isinstance(known, dict) and wanted(known.get("total")):
+            found.append(("history", "paylists", index, "total"))
     return found
+
+
+def _known_paylists(data: Mapping[Any, Any]) -> list[Any]:
+    """The `history.paylists` items as the file wrote them (anything, before the schema)."""
+    history = data.get("history")
+    known = history.get("paylists") if isinstance(history, dict) else None
+    return known if isinstance(known, list) else []
 
 
 def with_number_texts(data: dict[Any, Any], texts: Mapping[YamlPath, str]) -> None:
@@ -172,6 +182,11 @@ def payrun_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
         limit = policy.get("maxPayout") if isinstance(policy, dict) else None
         if limit is not None and (reason := amount_problem(limit, "maxPayout")):
             problems.append((values.name, PathProblem(("policy", "maxPayout"), reason)))
+        for index, known in enumerate(_known_paylists(values.data)):
+            total = known.get("total") if isinstance(known, dict) else None
+            if total is not None and (reason := amount_problem(total, "total")):
+                where = ("history", "paylists", index, "total")
+                problems.append((values.name, PathProblem(where, reason)))
     if not _has_payments(files):
         return problems  # the workers' emails are only worth collecting for payments
     emails = _emails_by_worker(files)

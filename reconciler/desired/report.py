@@ -11,7 +11,7 @@ import json
 
 from reconciler.annotations import workflow_command
 from reconciler.desired import DesiredState, InvalidDesiredState, Problem
-from reconciler.desired.ignore import IgnoreRules
+from reconciler.desired.ignore import IgnoreRules, misses_the_files
 from reconciler.desired.problems import KEPT, SHOWN
 
 #: How many problems each format lists (the rest are counted): a person reads the first few,
@@ -48,14 +48,20 @@ def _annotation(problem: Problem) -> str:
 
 
 def expired_rules(state: DesiredState, output_format: str, *, account: str | None = None) -> str:
-    """The ignore rules past their day, and those that hide too much (`risk_lines`), as
-    `validate` reports them (they fail nothing: a plan still runs, and an expired rule's drift
-    is shown again): GitHub warning annotations, or `Warning:` lines for stderr; "" when
-    there is none."""
+    """The ignore rules past their day, those that hide too much (`risk_lines`), and those on
+    the files' own addresses that name no worker of the files, as `validate` reports them (they
+    fail nothing: a plan still runs, and an expired rule's drift is shown again): GitHub warning
+    annotations, or `Warning:` lines for stderr; "" when there is none."""
     named = f"account {account}: " if account is not None else ""
     rules = IgnoreRules(state.ignore)
     found = (*(rule.expired_line() for rule in rules.expired()), *rules.risk_lines())
     lines = [named + line for line in found]
+    files_ids = [worker.external_id for worker in state.workers]
+    lines += [
+        named + rule.unmatched_line()
+        for rule in rules.rules
+        if misses_the_files(rule.address, state.owns, files_ids)
+    ]
     if output_format == "github":  # a rule's reason and owner are the file's text: escaped
         return "\n".join(workflow_command("warning", line) for line in lines)
     return "\n".join(f"Warning: {line}" for line in lines)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler import worker_fields
+from reconciler.export.history import history_lines
 from reconciler.export.model import (
     EXPORT_MARK,
     MODELINE,
@@ -106,6 +107,7 @@ def render_export(live: LiveState, options: ExportOptions) -> Export:
         entries.append(worker_entry(external_id, agreements[0]))
     variables = header_variables(live.webhook)
     settings = _settings_lines(options, live.webhook, variables)
+    settings[1].extend(history_lines(live.money))  # the account's paylists: known history
     unmanaged_lines = _unmanaged_lines(unmanaged) if options.include_unmanaged else []
     conflict_lines = _conflict_lines(conflicts)
     if options.split_by is None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from reconciler.desired.ignore import IgnoreRules
+from reconciler.desired.ignore import IgnoreRules, email_address
 from reconciler.desired.model import (
     DesiredState,
     DesiredWebhook,
@@ -40,7 +40,7 @@ from reconciler.plan.changes import (
     worker_address,
 )
 from reconciler.plan.model import Ignored, LiveState, Plan, PlanOptions, Safety
-from reconciler.plan.money import money_report, window_paylists
+from reconciler.plan.money import known_lines, money_report, window_paylists
 from reconciler.plan.payrun_checks import WalletCheck
 from reconciler.plan.payruns import (
     PayrunDecision,
@@ -93,8 +93,12 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
     if desired.ignore:
         rules = IgnoreRules(desired.ignore, options.today)
         ignored = apply_rules(rules, decide)
+        unmanaged, hidden = ignore_unmanaged(rules, unmanaged)
+        ignored += hidden
         warnings.extend(rule.expired_line() for rule in rules.expired())
         warnings.extend(rules.risk_lines())
+        if not narrowed:  # a narrowed plan did not look at every address
+            warnings.extend(rule.unmatched_line() for rule in rules.unmatched())
 
     if decide.kept_without_prune:
         kept = decide.kept_without_prune
@@ -103,6 +107,7 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
             f"{are(kept)} kept because policy.prune is false"
         )
     warnings.extend(_unused_options(options, wanted, by_id, decide.replaced))
+    warnings.extend(_made_in_service_lines(desired, decide))
     changes: list[Change] = list(decide.changes)
     kept_webhook = None
     if desired.webhook is not None and options.selects(WEBHOOK_ADDRESS):
@@ -126,8 +131,11 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
     money = None
     if live.money is not None:
         money = money_report(
-            live.money, traced_paylists(units_of(desired.payruns), window_paylists(live.money))
+            live.money,
+            traced_paylists(units_of(desired.payruns), window_paylists(live.money)),
+            {known.paylist_id: known.total for known in desired.history},
         )
+        warnings.extend(known_lines(money))
     return Plan(
         money=money,
         payruns=payruns,
@@ -156,6 +164,10 @@ class _Decider:
         index: AgreementIndex,
     ) -> None:
         self._prune = desired.policy.prune
+        listed = desired.listed
+        # None: prune everything owned that no file lists (`prune: all`, or history unknown).
+        self._listed = None if desired.policy.prune_all or listed is None else listed.ids
+        self.made_in_service: list[Worker] = []
         self._owns = desired.owns
         self._replaces = options.replaces
         self._open_by_email = index.open_by_email
@@ -219,7 +231,10 @@ class _Decider:
     def _one_open(self, key: str, want: DesiredWorker | None, agreement: Worker) -> None:
         if want is None:
             if self._prune and self._owns(key):
-                self.changes.append(Inactivate(key, agreement))
+                if self._listed is not None and key not in self._listed:
+                    self.made_in_service.append(agreement)  # no file ever listed it
+                else:
+                    self.changes.append(Inactivate(key, agreement))
             else:
                 self.kept_without_prune += 1
             return
@@ -254,6 +269,31 @@ def _email_conflict(want: DesiredWorker, holders: tuple[Worker, ...]) -> Conflic
         external_id=want.external_id,
         email=want.worker_email,
     )
+
+
+def _made_in_service_lines(desired: DesiredState, decide: _Decider) -> Iterable[str]:
+    """Risk first: each open agreement made in the service (no version of the files listed
+    it), which prune leaves; or, when the files' history is unknown, that every inactivation
+    keeps the old rule."""
+    for agreement in decide.made_in_service:
+        yield (
+            f'worker["{agreement.external_id}"] (agreement {agreement.agreement_id}, '
+            f"{agreement.status}) was made in the service: no version of the files in git "
+            "listed it, so prune leaves it; `reconciler adopt` proposes it, and "
+            "`policy.prune: all` (or listing it, then dropping it) inactivates it"
+        )
+    listed = desired.listed
+    if (
+        listed is not None
+        and listed.ids is None
+        and not desired.policy.prune_all
+        and any(isinstance(change, Inactivate) for change in decide.changes)
+    ):
+        yield (
+            f"whether the files ever listed the workers to inactivate cannot be told "
+            f"({listed.why}): every owned open agreement no file lists is inactivated, "
+            "as `policy.prune: all` does"
+        )
 
 
 def _unused_options(
@@ -365,3 +405,25 @@ def apply_rules(rules: IgnoreRules, decided: _Decider) -> tuple[Ignored, ...]:
             for agreement, want, fields in decided.kept
         ]
     return tuple(ignored)
+
+
+def ignore_unmanaged(
+    rules: IgnoreRules, unmanaged: list[Unmanaged]
+) -> tuple[list[Unmanaged], tuple[Ignored, ...]]:
+    """Split the unmanaged workers into those still unmanaged and those an active rule names
+    (another team's `worker["AGY-*"]`, or `worker[email="..."]` for one with no externalId):
+    those are counted as ignored, and never fail `drift --strict`."""
+    kept: list[Unmanaged] = []
+    ignored: list[Ignored] = []
+    for item in unmanaged:
+        agreement = item.agreement
+        if agreement.external_id is not None:
+            address = worker_address(agreement.external_id)
+        else:
+            address = email_address(agreement.email)
+        rule = rules.rule_for(address)
+        if rule is None:
+            kept.append(item)
+        else:
+            ignored.append(Ignored(address, rule))
+    return kept, tuple(ignored)

@@ -7,7 +7,8 @@ the journal's top-ups, the wallet and the time of the read in; a `MoneyReport` o
 | --- | --- |
 | a paylist whose money moved in the window, its key derived by no payrun | untraced |
 | a paylist under a payrun's key, other content than that payrun's | untraced (a claim, not proof) |
-| a payrun's payment FAILED, the same payment (`payment_key`) not paid by a payrun since | failed |
+| a paylist of `history.paylists` (by id) with the total written there | known history: nothing |
+| a payment FAILED (a payrun's or an untraced paylist's), not paid again since | failed |
 | a payrun's payment PENDING for longer than the threshold | stuck |
 
 A paylist is of the window when its money moved in it: the paylist or one of its payments was
@@ -25,7 +26,7 @@ Untraced, failed and stuck money is what `drift --strict` exits 2 for.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -150,6 +151,8 @@ class MoneyReport:
     pending: Figure
     top_ups: Figure | None  # None: the journal was not read (a plan's report)
     balance: Decimal | None
+    #: The window's paylists `history.paylists` names with their totals: known, not untraced.
+    known: tuple[Untraced, ...] = ()
 
     @property
     def needs_action(self) -> bool:
@@ -174,9 +177,15 @@ class MoneyReport:
         )
 
 
-def money_report(live: LiveMoney, traced: Collection[int]) -> MoneyReport:
+def money_report(
+    live: LiveMoney, traced: Collection[int], known: Mapping[int, Decimal] | None = None
+) -> MoneyReport:
     """The report of `live` against `traced`: the ids of the paylists a payrun of the files
-    made, with that payrun's content (`reconciler.plan.payruns.traced_paylists`)."""
+    made, with that payrun's content (`reconciler.plan.payruns.traced_paylists`), and `known`:
+    the account's history (`history.paylists`, id to total), paylists that are neither untraced
+    nor failed while the service shows that total. An untraced paylist counts what moved (its
+    payments but the FAILED ones); its FAILED payments are failed money, as a payrun's are."""
+    known = known or {}
     since = live.window.since
     by_paylist: dict[int, list[Payment]] = defaultdict(list)
     for payment in live.payments:
@@ -194,11 +203,18 @@ def money_report(live: LiveMoney, traced: Collection[int]) -> MoneyReport:
 
     in_window = [p for p in live.paylists if moved_in_window(p)]
     traced_ids = {p.paylist_id for p in live.paylists if p.paylist_id in traced}
+    theirs_in_window = [p for p in in_window if p.paylist_id not in traced_ids]
     untraced = tuple(
-        Untraced(p.paylist_id, p.created_at, p.description, len(by_paylist[p.paylist_id]), p.total)
-        for p in in_window
-        if p.paylist_id not in traced_ids
+        _untraced(p, by_paylist[p.paylist_id])
+        for p in theirs_in_window
+        if known.get(p.paylist_id) != p.total
     )
+    known_in_window = tuple(
+        _untraced(p, by_paylist[p.paylist_id])
+        for p in theirs_in_window
+        if known.get(p.paylist_id) == p.total
+    )
+    untraced_ids = {item.paylist_id for item in untraced}
     traced_in_window = [p.paylist_id for p in in_window if p.paylist_id in traced_ids]
     paid = [
         payment.amount
@@ -211,13 +227,20 @@ def money_report(live: LiveMoney, traced: Collection[int]) -> MoneyReport:
         key=lambda payment: payment.id,
     )
     pending = [payment for payment in ours if str(payment.status) == "PENDING"]
+    # An untraced paylist's failures are failed money too; only a payrun's payment settles a
+    # payrun's failure (a paylist made by hand is no payrun's), so each is judged on its own.
+    theirs = sorted(
+        (payment for payment in live.payments if payment.paylist_id in untraced_ids),
+        key=lambda payment: payment.id,
+    )
+    failed = sorted((*_failed(ours), *_failed(theirs)), key=lambda alert: alert.payment_id)
     stuck_before = live.read_at - live.window.stuck_after
     return MoneyReport(
         since=since,
         relative=live.window.relative,
         paid=Figure(len(traced_in_window), sum(paid, _ZERO)),
         untraced=untraced,
-        failed=_failed(ours),
+        failed=tuple(failed),
         stuck=tuple(
             _alert(payment, _stuck_action(payment))
             for payment in pending
@@ -232,7 +255,28 @@ def money_report(live: LiveMoney, traced: Collection[int]) -> MoneyReport:
             if entry.created_at is None or entry.created_at >= since
         ),
         balance=None if live.wallet is None else live.wallet.balance,
+        known=known_in_window,
     )
+
+
+def known_lines(report: MoneyReport) -> list[str]:
+    """A plan's risk lines for the known history that hides money of the window now: a pull
+    request adding a paylist to `history.paylists` shows it so, for its reviewers."""
+    return [
+        f"history.paylists: paylist {item.paylist_id} ({grouped(item.total)}, "
+        f"{item.description!r}) is known history, not untraced money: only the account's own "
+        "past belongs there"
+        for item in report.known
+    ]
+
+
+def _untraced(paylist: WindowPaylist, payments: Sequence[Payment]) -> Untraced:
+    """An untraced paylist, counting what moved: its payments but the FAILED ones (those are
+    failed money); the paylist's own total when its payments were not read."""
+    moved = [payment.amount for payment in payments if str(payment.status) != "FAILED"]
+    total = sum(moved, _ZERO) if payments else paylist.total
+    count = len(moved) if payments else 0
+    return Untraced(paylist.paylist_id, paylist.created_at, paylist.description, count, total)
 
 
 def window_paylists(live: LiveMoney) -> list[LivePaylist]:
@@ -251,7 +295,8 @@ def _at_or_after(moment: datetime | None, since: datetime) -> bool:
 
 
 def _failed(ours: Sequence[Payment]) -> tuple[PaymentAlert, ...]:
-    """FAILED payments of the files' payruns that no payrun of the files paid since: the same
+    """FAILED payments of the window's paylists (the files' payruns' and the untraced ones)
+    that none of them paid since: the same
     payment (`payment_key`: payee, amount and description as people read them) SUCCESS, or in
     flight, in another of their paylists. A SUCCESS of the same payee and amount under another
     description is another payment: it settles nothing."""

@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from reconciler.sandbox import clients, events, login, wallet, workers
+from reconciler.sandbox import clients, events, login, processing, wallet, workers
 from reconciler.sandbox.bodies import read_json
 from reconciler.sandbox.context import Sandbox, sandbox_of
 from reconciler.sandbox.faults import FaultSettings
@@ -77,6 +77,22 @@ async def move_agreement(request: Request) -> Response:
             events.worker_activated(conn, row)
         worker = workers.worker_json(conn, agreement_id)
     _wake(sandbox)
+    return JSONText(worker)
+
+
+async def edit_agreement(request: Request) -> Response:
+    """`{jobTitle?, firstName?, lastName?, legalName?}` -> the worker as listed: HR's edit in
+    the service's screens (the status stays)."""
+    agreement_id = path_id(request, "agreementId", what="agreement")
+    reader = ObjectReader(await read_json(request), tuple(workers.EDITABLE))
+    values = {name: reader.string(name, required=False) for name in workers.EDITABLE}
+    if not reader.ok:
+        raise validation_problem(reader.errors)
+    fields = {workers.EDITABLE[name]: value for name, value in values.items() if value is not None}
+    sandbox = sandbox_of(request)
+    with sandbox.store.write() as conn:
+        workers.edit_agreement(conn, agreement_id, fields)
+        worker = workers.worker_json(conn, agreement_id)
     return JSONText(worker)
 
 
@@ -225,20 +241,7 @@ async def paylist_creation_date(request: Request) -> Response:
         raise validation_problem(reader.errors)
     with sandbox_of(request).store.write() as conn:
         _paylist_row(conn, paylist_id)
-        conn.execute("UPDATE paylists SET created_ns = ? WHERE id = ?", (created_ns, paylist_id))
-        conn.execute(
-            "UPDATE journal SET created_ns = ? WHERE reason = 'PAYMENT' AND"
-            " json_extract(transaction_data, '$.payment_order_id') IN"
-            " (SELECT CAST(id AS TEXT) FROM payments WHERE paylist_id = ? AND status != 'PENDING')",
-            (created_ns, paylist_id),
-        )
-        conn.execute(
-            "UPDATE payments SET updated_ns = ? WHERE paylist_id = ? AND status != 'PENDING'",
-            (created_ns, paylist_id),
-        )
-        conn.execute(
-            "UPDATE payments SET created_ns = ? WHERE paylist_id = ?", (created_ns, paylist_id)
-        )
+        processing.date_paylist(conn, paylist_id, created_ns)
     return JSONResponse({"paylist_id": paylist_id, "creation_date": iso_ns(created_ns)})
 
 
@@ -256,6 +259,7 @@ async def list_events(request: Request) -> Response:
 ROUTES = [
     Route("/_sandbox/clients", create_client, methods=["POST"]),
     Route("/_sandbox/agreements/{agreementId}/status", move_agreement, methods=["POST"]),
+    Route("/_sandbox/agreements/{agreementId}/fields", edit_agreement, methods=["POST"]),
     Route("/_sandbox/faults", faults, methods=["GET", "POST"]),
     Route("/_sandbox/requests", requests, methods=["GET"]),
     Route("/_sandbox/reset", reset, methods=["POST"]),

@@ -72,3 +72,23 @@ def next_due_ns(conn: sqlite3.Connection) -> int | None:
         " AND id NOT IN (SELECT paylist_id FROM paylist_holds)"
     ).fetchone()
     return None if row[0] is None else int(row[0])
+
+
+def date_paylist(conn: sqlite3.Connection, paylist_id: int, created_ns: int) -> None:
+    """Date the paylist and its payments at `created_ns`, as if made then; a payment already
+    settled is dated as settled then too, with its journal entry (`/_sandbox/paylists/{id}/
+    creation-date`, and a seed's `daysAgo`)."""
+    conn.execute("UPDATE paylists SET created_ns = ? WHERE id = ?", (created_ns, paylist_id))
+    conn.execute(
+        "UPDATE journal SET created_ns = ? WHERE reason = 'PAYMENT' AND"
+        " json_extract(transaction_data, '$.payment_order_id') IN"
+        " (SELECT CAST(id AS TEXT) FROM payments WHERE paylist_id = ? AND status != 'PENDING')",
+        (created_ns, paylist_id),
+    )
+    conn.execute(
+        "UPDATE payments SET updated_ns = ? WHERE paylist_id = ? AND status != 'PENDING'",
+        (created_ns, paylist_id),
+    )
+    conn.execute(
+        "UPDATE payments SET created_ns = ? WHERE paylist_id = ?", (created_ns, paylist_id)
+    )

@@ -15,8 +15,17 @@
       event_types: [KYC]
       headers: []                # optional here
       enabled: true              # optional
+    topUps: ["10000.00"]         # optional: the wallet's top-ups (journal entries), first
+    paylists:                    # optional: the account's history, made and settled in order
+      - description: October contractors
+        daysAgo: 10              # optional: dated back, as /_sandbox/paylists/{id}/creation-date
+        payments:                # the body of POST /payment-agent/paylists (ACTIVE payees)
+          - {worker_email: ada@example.com, amount: "300.00", description: October}
 
 Workers are checked by the same rules as an invitation; each becomes one agreement, in file order.
+A paylist is checked as its creation is and settled at once against the wallet: a payment the
+wallet cannot pay FAILED (INSUFFICIENT_FUNDS), as the service would; its idempotence key is made
+from its place in the seed.
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ from typing import Any
 
 import yaml
 
-from reconciler.sandbox import webhooks, workers
+from reconciler.sandbox import paylists, processing, wallet, webhooks, workers
 from reconciler.sandbox.problems import FieldError, Problem
 from reconciler.sandbox.timestamps import now_ns
 from reconciler.sandbox.validation import ObjectReader
@@ -59,9 +68,58 @@ class SeedWorker:
 
 
 @dataclass(frozen=True, slots=True)
+class SeedPaylist:
+    paylist: paylists.NewPaylist
+    days_ago: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class Seed:
     workers: tuple[SeedWorker, ...]
     webhook: webhooks.WebhookConfig | None
+    top_ups: tuple[int, ...] = ()  # cents
+    paylists: tuple[SeedPaylist, ...] = ()
+
+
+def _read_history(document: dict[str, Any], problems: list[str]) -> Seed:
+    """The seed's `topUps` and `paylists`, as a Seed of them alone (problems added)."""
+    raw_top_ups = document.get("topUps") or []
+    if not isinstance(raw_top_ups, list):
+        problems.append("topUps: must be a list of amounts")
+        raw_top_ups = []
+    top_ups = []
+    for index, amount in enumerate(raw_top_ups):
+        reader = ObjectReader({"amount": amount}, ("amount",))
+        cents = reader.money("amount")
+        if not reader.ok or not cents:
+            problems.append(f"topUps[{index}]: must be an amount above 0, got {amount!r}")
+        else:
+            top_ups.append(cents)
+    raw_paylists = document.get("paylists") or []
+    if not isinstance(raw_paylists, list):
+        problems.append("paylists: must be a list")
+        raw_paylists = []
+    made = []
+    for index, value in enumerate(raw_paylists):
+        if not isinstance(value, dict):
+            problems.append(f"paylists[{index}]: must be a mapping")
+            continue
+        days_ago = value.get("daysAgo")
+        if days_ago is not None and (
+            not isinstance(days_ago, int) or isinstance(days_ago, bool) or not 0 <= days_ago < 20000
+        ):
+            problems.append(f"paylists[{index}].daysAgo: must be a whole number of days, 0 or more")
+        body = {key: item for key, item in value.items() if key != "daysAgo"}
+        body.setdefault("idempotence_key", f"seed-paylist-{index:05d}".ljust(32, "0"))
+        try:
+            new = paylists.read_paylist(body, client_id=0)
+        except Problem as problem:
+            problems += [
+                _place(error, f"paylists[{index}]", api_names=False) for error in problem.errors
+            ] or [f"paylists[{index}]: {problem.detail}"]
+            continue
+        made.append(SeedPaylist(new, days_ago))
+    return Seed((), None, tuple(top_ups), tuple(made))
 
 
 def _place(error: FieldError, prefix: str, *, api_names: bool = True) -> str:
@@ -105,7 +163,8 @@ def load_seed(path: Path) -> Seed:
     document = {} if document is None else document
     if not isinstance(document, dict):
         raise SeedError(f"{path}: the seed must be a mapping with `workers` and `webhook`")
-    problems = [f"{key}: unknown key" for key in document if key not in ("workers", "webhook")]
+    known_keys = ("workers", "webhook", "topUps", "paylists")
+    problems = [f"{key}: unknown key" for key in document if key not in known_keys]
     raw_workers = document.get("workers") or []
     if not isinstance(raw_workers, list):
         problems.append("workers: must be a list")
@@ -121,9 +180,15 @@ def load_seed(path: Path) -> Seed:
             problems += [_place(error, "webhook") for error in problem.errors] or [
                 f"webhook: {problem.detail}"
             ]
+    history = _read_history(document, problems)
     if problems:
         raise SeedError(f"{path} is not a valid seed:\n  " + "\n  ".join(problems))
-    return Seed(tuple(worker for worker in seeded if worker is not None), webhook)
+    return Seed(
+        tuple(worker for worker in seeded if worker is not None),
+        webhook,
+        history.top_ups,
+        history.paylists,
+    )
 
 
 def apply_seed(conn: sqlite3.Connection, client_id: int, seed: Seed) -> None:
@@ -138,3 +203,15 @@ def apply_seed(conn: sqlite3.Connection, client_id: int, seed: Seed) -> None:
         workers.insert_agreement(conn, client_id, worker.invitation, worker.status, now)
     if seed.webhook is not None:
         webhooks.upsert(conn, client_id, seed.webhook)
+    for cents in seed.top_ups:
+        wallet.top_up(conn, client_id, cents, now_ns())
+    for index, item in enumerate(seed.paylists):
+        try:
+            row = paylists.create(conn, client_id, item.paylist, 0)
+        except Problem as problem:
+            reasons = [error.message for error in problem.errors] or [problem.detail]
+            raise SeedError(f"paylists[{index}]: " + "; ".join(reasons)) from None
+        processing.settle_paylist(conn, int(row["id"]), now_ns())
+        if item.days_ago is not None:
+            when = now_ns() - item.days_ago * 86_400 * 1_000_000_000
+            processing.date_paylist(conn, int(row["id"]), when)

@@ -478,6 +478,35 @@ class Answers:
     country_iso: str | None = None
 
 
+#: What HR can change on an agreement in the service's screens, by column.
+EDITABLE = {
+    "jobTitle": "job_title",
+    "firstName": "first_name",
+    "lastName": "last_name",
+    "legalName": "legal_name",
+}
+
+
+def edit_agreement(
+    conn: sqlite3.Connection, agreement_id: int, fields: dict[str, str]
+) -> sqlite3.Row:
+    """Change an agreement's job title or names in place, as HR does in the service's screens
+    (the status stays; `fields` by their column names, of `EDITABLE`)."""
+    row = conn.execute("SELECT * FROM agreements WHERE id = ?", (agreement_id,)).fetchone()
+    if row is None:
+        raise Problem(404, f"agreement {agreement_id} not found")
+    if fields:
+        columns = ", ".join(f"{column} = ?" for column in fields)
+        conn.execute(
+            f"UPDATE agreements SET {columns}, updated_ns = ? WHERE id = ?",
+            (*fields.values(), now_ns(), agreement_id),
+        )
+    edited: sqlite3.Row = conn.execute(
+        "SELECT * FROM agreements WHERE id = ?", (agreement_id,)
+    ).fetchone()
+    return edited
+
+
 def move_agreement(
     conn: sqlite3.Connection, agreement_id: int, status: str, answers: Answers
 ) -> sqlite3.Row:

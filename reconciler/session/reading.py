@@ -32,7 +32,7 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import ExitStack, contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,7 @@ from reconciler.plan.signing import PlanKey
 from reconciler.service.client import ServiceClient
 from reconciler.service.models import Webhook, Worker
 from reconciler.session.connection import Connection
+from reconciler.session.listed import files_listed
 from reconciler.session.plankey import plan_key
 from reconciler.words import plural
 
@@ -100,6 +101,8 @@ def file_and_account(
                     path, connection.env(), credentials=connection.credentials(), digests=keyed
                 )
                 window = None if money is None else money(desired)
+                # What the files ever listed (git), so prune spares what the service made.
+                desired = replace(desired, listed=files_listed(path))
             except BaseException:
                 held.drop()
                 account.stop()

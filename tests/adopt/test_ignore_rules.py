@@ -153,3 +153,61 @@ def test_a_rule_of_some_workers_within_a_year_is_no_warning(tmp_path: Path) -> N
     path = with_rule(tmp_path, 'worker["ENG-*"].job*', (TODAY + timedelta(days=365)).isoformat())
     validated = run("validate", str(path))
     assert validated.returncode == 0 and "Warning" not in validated.stderr, validated.stderr
+
+
+def rules(*addresses: str) -> str:
+    until = (TODAY + timedelta(days=30)).isoformat()
+    return "ignore:\n" + "".join(
+        f"  - {{address: '{address}', reason: another team's, owner: '@ops', until: {until}}}\n"
+        for address in addresses
+    )
+
+
+def test_rules_on_unmanaged_workers_let_drift_strict_pass(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    """Another team's workers (`worker["OPS-*"]`) and a worker with no externalId (by its
+    email, ignoring case) are counted as ignored, not unmanaged: `drift --strict` exits 0."""
+    path = tmp_path / "state.yaml"
+    path.write_text(
+        IN_SYNC_BUT_DRIFTED
+        + rules(
+            'worker["ENG-002"].jobTitle', 'worker["OPS-*"]', 'worker[email="Freelance@Example.com"]'
+        )
+    )
+    result = run("drift", str(path), "--strict", server=demo)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 unmanaged" in result.stdout
+    assert 'worker["OPS-001"]: until' in result.stdout
+    assert 'worker[email="freelance@example.com"]: until' in result.stdout
+    assert "matches nothing" not in result.stdout
+    document = json.loads(run("drift", str(path), "--format", "json", server=demo).stdout)
+    assert {item["address"] for item in document["ignored"]} == {
+        'worker["ENG-002"].jobTitle',
+        'worker["OPS-001"]',
+        'worker[email="freelance@example.com"]',
+    }
+    assert document["unmanaged"] == []
+    Draft202012Validator(SCHEMA).validate(document)
+
+
+def test_a_rule_that_matches_nothing_is_named(demo: SandboxServer, tmp_path: Path) -> None:
+    """`plan` and `drift` see the account and name a rule that hides nothing; `validate` names
+    one on the files' own addresses (in the scope, no worker of the files), not one that may
+    name an unmanaged worker it cannot see."""
+    path = tmp_path / "state.yaml"
+    path.write_text(
+        IN_SYNC_BUT_DRIFTED
+        + rules('worker["ENG-002"].jobTitle', 'worker["AGY-*"]', 'worker["ENG-09*"].jobTitle')
+    )
+    line = "the ignore rule for {} (owner @ops) matches nothing"
+    for command in ("plan", "drift"):
+        result = run(command, str(path), server=demo)
+        assert line.format('worker["AGY-*"]') in result.stdout, result.stdout
+        assert line.format('worker["ENG-09*"].jobTitle') in result.stdout
+        assert line.format('worker["ENG-002"].jobTitle') not in result.stdout
+    validated = run("validate", str(path))
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    assert "Warning: " + line.format('worker["ENG-09*"].jobTitle') in validated.stderr
+    assert line.format('worker["AGY-*"]') not in validated.stderr
+    assert line.format('worker["ENG-002"].jobTitle') not in validated.stderr

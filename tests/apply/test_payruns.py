@@ -241,7 +241,7 @@ def test_more_refusals_a_payment_paid_before_and_max_payout(
     december = NOVEMBER.replace("2026-11", "2026-12").replace("November", "December")
     capped = _file(tmp_path, december, "capped.yaml")
     capped.write_text(
-        capped.read_text().replace("  prune: true\n", '  prune: true\n  maxPayout: "1000.00"\n')
+        capped.read_text().replace("  prune: all\n", '  prune: all\n  maxPayout: "1000.00"\n')
     )
     refused = cli("apply", str(capped), "--auto-approve", server=demo)
     assert refused.returncode == 1 and "over policy.maxPayout 1,000.00" in refused.stdout

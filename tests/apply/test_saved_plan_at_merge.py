@@ -28,7 +28,7 @@ PAYLISTS = "/payment-agent/paylists"
 def _file(tmp_path: Path, payruns: str = NOVEMBER, policy: str = "") -> Path:
     path = tmp_path / "desired.yaml"
     text = QUICKSTART.read_text() + payruns
-    path.write_text(text.replace("  prune: true\n", f"  prune: true\n{policy}"))
+    path.write_text(text.replace("  prune: all\n", f"  prune: all\n{policy}"))
     return path
 
 

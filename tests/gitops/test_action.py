@@ -283,6 +283,36 @@ def test_the_drift_job_opens_then_closes_one_issue(
     assert [i["state"] for i in github.state.issues] == ["closed"]
 
 
+def test_ignored_unmanaged_workers_leave_the_drift_issue_closed_and_strict_is_an_input(
+    demo: SandboxServer, github: FakeGitHub, tmp_path: Path
+) -> None:
+    """The demo account's unmanaged workers (OPS-001, and Freelance Fred with no externalId)
+    keep `drift --strict` at exit 2 and open the issue; ignore rules naming them leave it
+    closed, and so does the drift mode's `strict: false` without them."""
+    from tests.adopt.test_ignore_rules import rules
+    from tests.plan.test_plan_cli import IN_SYNC_BUT_DRIFTED
+
+    desired = tmp_path / "workforce.yaml"
+    desired.write_text(IN_SYNC_BUT_DRIFTED + rules('worker["ENG-002"].jobTitle'))
+    drifted = run_action(job(tmp_path, "drift1", "drift", desired, demo, github))
+    assert drifted.failed is None, drifted.failed
+    assert drifted.outputs["drift"]["action"] == "open"
+    github.state.issues.clear()
+
+    relaxed = job(tmp_path, "drift2", "drift", desired, demo, github)
+    relaxed.inputs["strict"] = "false"
+    assert run_action(relaxed).outputs["drift"]["action"] == "nothing"
+
+    desired.write_text(
+        IN_SYNC_BUT_DRIFTED
+        + rules('worker["ENG-002"].jobTitle', 'worker["OPS-*"]', 'worker[email="freelance@*"]')
+    )
+    ignored = run_action(job(tmp_path, "drift3", "drift", desired, demo, github))
+    assert ignored.failed is None, ignored.failed
+    assert ignored.outputs["drift"]["action"] == "nothing"
+    assert github.state.issues == []
+
+
 def test_a_key_gives_an_account_its_own_comment_and_artifact(
     demo: SandboxServer, github: FakeGitHub, tmp_path: Path
 ) -> None:

@@ -323,3 +323,33 @@ def test_the_drift_issue_shows_the_money_table_and_names_the_untraced_paylist(
     assert "| money of the last 35 days | count | total |" in issue["body"]
     assert "| untraced | 1 | 300.00 |" in issue["body"]
     assert f"paylist {outside}, made" in issue["body"]
+
+
+def test_an_exported_account_s_own_paylists_are_known_history_not_untraced(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    """Issue 48: export writes the paylists the account already has as known history (by id,
+    with the total), so the first payrun does not make them untraced money; a later paylist
+    made by hand is untraced again."""
+    before = _paylist_outside(demo, "300.00", "October by hand", days_ago=10)
+    _process(demo)
+    path = tmp_path / "exported.yaml"
+    exported = _run("export", "--out", str(path), server=demo)
+    assert exported.returncode == 0, exported.stdout + exported.stderr
+    text = path.read_text()
+    assert f'    - {{id: {before}, total: "300.00", reason: "paid before export: October' in text
+    assert _run("validate", str(path), server=demo).returncode == 0
+    path.write_text(text + NOVEMBER)
+    _applied(demo, path)  # the first payrun
+    drift = _run("drift", str(path), "--strict", server=demo)
+    assert drift.returncode == 0, drift.stdout + drift.stderr
+    assert "untraced" not in drift.stdout or "untraced 0 paylists" in drift.stdout
+    assert f"history.paylists: paylist {before} (300.00, 'October by hand') is known" in (
+        drift.stdout
+    )  # the risk line a pull request adding to the list shows
+    later = _paylist_outside(demo, "20.00", "Side bonus")
+    _process(demo)
+    strict = _run("drift", str(path), "--strict", server=demo)
+    assert strict.returncode == 2
+    assert "money: 1 untraced paylist (20.00)" in strict.stdout
+    assert f"paylist {later}," in strict.stdout and f"paylist {before}," not in strict.stdout

@@ -131,11 +131,11 @@ def _payment(
             [1],
         ),
         (
-            "theirs, failed: the paylist is untraced, its payments not listed",
+            "theirs, failed: the paylist is untraced (0.00 moved), its failure is failed money",
             [_paylist(1, THEIRS)],
             [_payment(1, 1, "FAILED", cause="INSUFFICIENT_FUNDS")],
             [1],
-            [],
+            [1],
             [],
         ),
     ],
@@ -187,3 +187,30 @@ def test_a_key_is_a_claim_the_content_must_honour() -> None:
     assert traced_paylists([unit], paylists) == {1}
     grown = [Unit("2026-11", 1, "November", (pay,)), Unit("2026-11", 2, "November", (pay,))]
     assert traced_paylists(grown, paylists) == set()
+
+
+def test_an_untraced_paylist_counts_what_moved_and_its_failures_are_failed() -> None:
+    """Issue 48: an untraced paylist's FAILED payments moved nothing: they are failed money,
+    not part of the untraced total (the money line said "0 failed payments")."""
+    paylists = (_paylist(1, THEIRS),)
+    payments = (
+        _payment(1, 1, "SUCCESS", "6.00"),
+        _payment(2, 1, "FAILED", "4.00", cause="INSUFFICIENT_FUNDS"),
+    )
+    report = money_report(LiveMoney(WINDOW, NOW, paylists, payments), set())
+    (untraced,) = report.untraced
+    assert (untraced.payments, untraced.total) == (1, Decimal("6.00"))
+    assert [alert.payment_id for alert in report.failed] == [2]
+    assert report.line() == ("1 untraced paylist (6.00), 1 failed payment (4.00), 0 stuck payments")
+
+
+def test_the_account_s_known_history_is_not_untraced_while_its_total_holds() -> None:
+    """`history.paylists` names a paylist by id with its total: neither untraced nor failed;
+    a paylist whose total is not the one written is untraced again."""
+    paylists = (_paylist(1, THEIRS), _paylist(2, THEIRS))
+    payments = (_payment(1, 1, "SUCCESS"), _payment(2, 2, "FAILED", cause="WALLET_DISABLED"))
+    live = LiveMoney(WINDOW, NOW, paylists, payments)
+    known = money_report(live, set(), {1: Decimal("10.00"), 2: Decimal("10.00")})
+    assert (known.untraced, known.failed, known.needs_action) == ((), (), False)
+    other_total = money_report(live, set(), {1: Decimal("99.00"), 2: Decimal("10.00")})
+    assert [u.paylist_id for u in other_total.untraced] == [1]

@@ -8,6 +8,7 @@ import json
 import re
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from reconciler.render import renderer_for
 from reconciler.sandbox import SandboxServer
 from reconciler.service.client import ServiceClient
 from reconciler.service.config import resolve_config
+from reconciler.session.listed import files_listed
 from reconciler.session.planning import money_window
 from tests.cli import reconciler as run
 from tests.plan.test_plan_cli import QUICKSTART, ROOT, requests_since
@@ -100,8 +102,9 @@ def demo() -> Iterator[SandboxServer]:
 
 
 def sequential_plan(path: Path, server: SandboxServer, fmt: str) -> str:
-    """The plan made the plain way: the file, then the refresh, then the diff."""
-    desired = load_desired_state(path)
+    """The plan made the plain way: the file (and what its git history listed), then the
+    refresh, then the diff."""
+    desired = replace(load_desired_state(path), listed=files_listed(path))
     environ = {"RECONCILER_BASE_URL": server.base_url, "RECONCILER_TOKEN": server.token}
     with ServiceClient(resolve_config(environ=environ), read_only=True) as client:
         live = refresh(

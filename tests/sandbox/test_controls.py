@@ -200,3 +200,24 @@ def test_a_request_held_across_a_reset_changes_nothing_of_the_fresh_sandbox(
     with service_client(sandbox.base_url, sandbox.token) as api:
         listed = api.get("/contract/workers/list").json()
     assert listed["content"] == [], listed
+
+
+def test_hr_changes_a_job_title_and_names_in_place(api: httpx.Client, controls: Controls) -> None:
+    """Issue 48: the controls edit a worker as HR does in the service's screens, status kept."""
+    (created,) = api.post(INVITE, json=[invitation()]).json()
+    agreement = created["agreementId"]
+    controls.move_agreement(agreement, "ACTIVE")
+    body = {"jobTitle": "Principal Engineer", "firstName": "Augusta", "lastName": "King"}
+    answer = controls.http.post(f"/_sandbox/agreements/{agreement}/fields", json=body)
+    assert answer.status_code == 200, answer.text
+    (listed,) = api.get(LIST).json()["content"]
+    assert (listed["jobTitle"], listed["firstName"], listed["lastName"], listed["status"]) == (
+        "Principal Engineer",
+        "Augusta",
+        "King",
+        "ACTIVE",
+    )
+    bad = controls.http.post(f"/_sandbox/agreements/{agreement}/fields", json={"email": "x"})
+    assert_problem(bad, 400)
+    missing = controls.http.post("/_sandbox/agreements/999/fields", json={"jobTitle": "X"})
+    assert_problem(missing, 404, "999")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from contextlib import closing
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -179,3 +180,43 @@ def test_an_unknown_token_from_another_database_is_401(tmp_path: Path) -> None:
             f"{b.base_url}/contract/workers/list", headers={"Authorization": f"Bearer {a.token}"}
         )
     assert answer.status_code == 401
+
+
+def test_a_seed_takes_top_ups_and_paylists_so_an_account_has_history(tmp_path: Path) -> None:
+    """Issue 48: an account with history, without a script: the wallet is topped up, then each
+    paylist is made and settled against it (a payment it cannot pay FAILED), dated back."""
+    seed = write(
+        tmp_path,
+        "workers:\n"
+        "  - {firstName: Ada, lastName: L, email: ada@example.com, country: GB, status: ACTIVE}\n"
+        "topUps: ['50.00']\n"
+        "paylists:\n"
+        "  - description: October by hand\n"
+        "    daysAgo: 10\n"
+        "    payments:\n"
+        "      - {worker_email: ada@example.com, amount: '10040.00', description: big}\n"
+        "      - {worker_email: ada@example.com, amount: '30.00', description: small}\n",
+    )
+    with (
+        SandboxServer(seed=seed) as server,
+        service_client(server.base_url, server.token) as api,
+    ):
+        (paylist,) = api.get("/payment-agent/paylists").json()["content"]
+        path = f"/payment-agent/paylists/{paylist['paylistId']}/payments"
+        payments = api.get(path).json()["content"]
+    assert paylist["description"] == "October by hand"
+    ten_days_ago = (datetime.now(UTC) - timedelta(days=10)).date().isoformat()
+    assert all(p["creation_date"].startswith(ten_days_ago) for p in payments)
+    # The demo wallet's 10,000.00 and the top-up pay the first; 10.00 is left for the second.
+    assert sorted((p["description"], p["status"]) for p in payments) == [
+        ("big", "SUCCESS"),
+        ("small", "FAILED"),
+    ]
+
+
+def test_a_bad_paylist_in_a_seed_is_named(tmp_path: Path) -> None:
+    seed = write(tmp_path, "paylists:\n  - {description: x, daysAgo: -1, payments: []}\n")
+    with pytest.raises(SeedError) as caught:
+        load_seed(seed)
+    assert "paylists[0].daysAgo" in str(caught.value)
+    assert "paylists[0].payments" in str(caught.value)

@@ -18,6 +18,7 @@ from typing import Any
 from reconciler import worker_fields
 from reconciler.desired.ignore import IgnoreRule
 from reconciler.identity import text_key
+from reconciler.money import CENT, two_places
 from reconciler.quick import quick_init
 from reconciler.secrets import Secret
 
@@ -51,6 +52,7 @@ class DesiredWorker:
     worker_legal_name: str | None = None
     job_title: str | None = None
     worker_email_text: str | None = None
+    pay: Decimal | None = None  #: what a period payrun pays (`from_fields` reads the text)
     ignore_changes: frozenset[str] = frozenset()
     #: The fields the table (`reconciler.worker_fields`) gives no attribute: (key, text).
     more: tuple[tuple[str, str], ...] = ()
@@ -71,6 +73,8 @@ class DesiredWorker:
         worker = make(  # positional: 100,000 of them are built at a time
             *map(get, keys), _NOTHING_IGNORED if ignored is None else frozenset(ignored), more
         )
+        if worker.pay is not None:  # validated: a plain decimal's text (`payruns.parse_amount`)
+            worker = replace(worker, pay=Decimal(str(worker.pay)).quantize(CENT))
         return worker if ascii_text else worker._in_nfc()
 
     def _in_nfc(self) -> DesiredWorker:
@@ -84,9 +88,14 @@ class DesiredWorker:
         return replace(self, **changed) if changed else self
 
     def as_fields(self) -> dict[str, str]:
-        """The fields that are set, spelled as in the file (`ignoreChanges` aside)."""
+        """The fields that are set, spelled as in the file (`ignoreChanges` aside); an amount
+        as its two-place text."""
         values = ((key, get(self)) for key, get in getters(worker_fields.WORKER_FIELDS))
-        return {name: value for name, value in values if value is not None}
+        return {
+            name: two_places(value) if isinstance(value, Decimal) else value
+            for name, value in values
+            if value is not None
+        }
 
 
 _ATTRIBUTES = [item.name for item in dataclasses.fields(DesiredWorker)]
@@ -169,6 +178,9 @@ class Payrun:
     id: str
     description: str
     payments: tuple[PayrunPayment, ...]
+    #: `period: YYYY-MM`: every managed worker with `pay` whose agreement is ACTIVE is paid
+    #: too (`reconciler.plan.periods` adds those payments once the account is read).
+    period: str | None = None
 
     @property
     def total(self) -> Decimal:

@@ -251,7 +251,7 @@ def _explain(failure: _Failure) -> Iterator[PathProblem]:
                 f"string ('25%'); got {instance!r}"
             )
             yield PathProblem(path, message)
-        case "anyOf" if path[-1:] in (("amount",), ("maxPayout",)):
+        case "anyOf" if path[-1:] in (("amount",), ("maxPayout",), ("pay",)):
             pass  # said by the payrun rules (payruns.amount_problem), from the text as written
         case "pattern" if path[-1:] == ("url",):
             pass  # said after interpolation, with the URL filled in (rules.webhook_url_problem)

@@ -8,6 +8,7 @@ or even one per pair) costs more than the rest of a plan of 100,000 workers.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 
 from reconciler.desired.ignore import IgnoreRules
 from reconciler.desired.model import DesiredState, DesiredWebhook, DesiredWorker
@@ -38,6 +39,7 @@ from reconciler.plan.payruns import (
     traced_paylists,
     units_of,
 )
+from reconciler.plan.periods import period_units
 from reconciler.plan.safety import assess
 from reconciler.secrets import Secret, live_webhook_url, reveal
 from reconciler.service.models import Webhook, Worker
@@ -105,8 +107,9 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
     payruns: tuple[PayrunDecision, ...] = ()
     wallet: WalletCheck | None = None
     if desired.payruns and not options.targets:  # --target names workers or the webhook
+        today = options.today or datetime.now(UTC).date()
         payruns, wallet = decide_units(
-            units_of(desired.payruns),
+            period_units(desired, index, live.paylists, today),
             live.paylists,
             live.workers,
             live.wallet,

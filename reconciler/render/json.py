@@ -179,6 +179,8 @@ def _payrun(decision: PayrunDecision, parts: dict[str, int]) -> dict[str, Any]:
         "outcomes": dict(decision.outcomes),
         "paylist_id": decision.paylist_id,
         "total": two_places(decision.total),
+        "period": decision.period,
+        "notes": list(decision.notes),
     }
 
 

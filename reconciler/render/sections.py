@@ -168,12 +168,13 @@ def _payrun_item(decision: PayrunDecision, parts: dict[str, int]) -> Item:
         label += f" (part {decision.part} of {counted(parts[decision.payrun_id])})"
     count = len(decision.payments)
     head = f"{plural(count, 'payment')}, total {grouped(decision.total)}"
+    notes = _capped([Line(f"  ! {clean(note)}", "!") for note in decision.notes], "note")
     if decision.state != TO_PAY:
         word = decision.state.replace("_", " ")
         lines = [Line(f"  ! {label} ({word}, {head}), nothing is paid:", "!")]
         lines += _capped([Line(f"      - {clean(r)}", "!") for r in decision.reasons], "reason")
-        return tuple(lines)
-    lines = [Line(f"  # {label} will be paid: {head} (key {decision.key})")]
+        return (*lines, *notes)
+    lines = [Line(f"  # {label} will be paid: {head} (key {decision.key})"), *notes]
     lines.append(Line(f"  + {address} {{", "+"))
     lines.append(Line(f"      description = {show_paid(decision.description)}", "+"))
     if count <= PAYMENTS_LISTED:

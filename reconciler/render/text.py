@@ -174,6 +174,7 @@ def payrun_lines(plan: Plan) -> Iterator[Line]:
     counts_of = parts_of(plan.payruns)
     for decision in plan.payruns:
         yield Line("")
+        yield from (Line(f"  ! {clean(note)}", "!") for note in decision.notes)
         address = clean(decision.address)
         part = (
             ""

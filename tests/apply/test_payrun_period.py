@@ -1,0 +1,124 @@
+"""A payrun's `period` (issue 47): it pays every managed worker with `pay` whose agreement is
+ACTIVE, once per period whatever its payrun's id, through the command line against the demo
+sandbox over real HTTP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from reconciler.sandbox import SandboxServer
+from tests.apply.support import QUICKSTART, cli
+from tests.cli import reconciler
+
+#: The demo seed's ENG-001 and ENG-002 are ACTIVE, ENG-003 has not answered, ENG-004 is new.
+PAY = {
+    "ada@example.com": "1500.00",
+    "grace@example.com": "250.00",
+    "alan@example.com": "100.00",
+    "katherine@example.com": "120",
+}
+
+
+def _file(
+    tmp_path: Path, period: str = "2026-11", payrun_id: str | None = None, **pay: str
+) -> Path:
+    text = QUICKSTART.read_text()
+    for email, amount in {**PAY, **pay}.items():
+        line = f"    workerEmail: {email}\n"
+        text = text.replace(line, f"{line}    pay: {amount}\n")
+    text += (
+        "payruns:\n"
+        f"  - id: {payrun_id or period + '-contractors'}\n"
+        f"    description: {period} contractors\n"
+        f"    period: {period}\n"
+    )
+    path = tmp_path / "desired.yaml"
+    path.write_text(text)
+    return path
+
+
+def _paylists(server: SandboxServer) -> list[dict[str, Any]]:
+    headers = {"Authorization": f"Bearer {server.token}"}
+    base = f"{server.base_url}/payment-agent/paylists"
+    listed = httpx.get(base, headers=headers).json()["content"]
+    return [
+        {
+            **paylist,
+            "payments": httpx.get(
+                f"{base}/{paylist['paylistId']}/payments", headers=headers
+            ).json(),
+        }
+        for paylist in listed
+    ]
+
+
+def test_a_period_pays_exactly_the_active_workers_with_pay(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    path = _file(tmp_path)
+    planned = cli("plan", str(path), server=demo)
+    assert planned.returncode == 0, planned.stderr
+    assert "1 payrun to pay (1,750.00)" in planned.stdout
+    assert "not paid: ENG-003 (alan@example.com): its agreement is not ACTIVE" in planned.stdout
+    assert "not paid: ENG-004 (katherine@example.com): no agreement yet" in planned.stdout
+    document = json.loads(cli("plan", str(path), "--format", "json", server=demo).stdout)
+    (payrun,) = document["payruns"]
+    assert (payrun["period"], payrun["state"], payrun["total"]) == ("2026-11", "to_pay", "1750.00")
+
+    applied = cli("apply", str(path), "--auto-approve", server=demo)
+
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    (paylist,) = _paylists(demo)
+    assert paylist["total"] == 1750.0
+    paid = sorted((p["worker_email"], p["amount"]) for p in paylist["payments"]["content"])
+    assert paid == [("ada@example.com", 1500.0), ("grace@example.com", 250.0)]
+    assert "1 payrun to pay" not in cli("plan", str(path), server=demo).stdout
+
+
+def test_a_paid_period_with_a_rate_changed_since_plans_nothing_and_stays_clean(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    applied = cli("apply", str(_file(tmp_path)), "--auto-approve", server=demo)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    (paid,) = _paylists(demo)
+
+    # The rate rose and the payrun was renamed: the period is paid, whatever its id.
+    raised = _file(tmp_path, payrun_id="nov-2026", **{"ada@example.com": "1600.00"})
+    planned = cli("plan", str(raised), "--format", "json", server=demo)
+    assert planned.returncode == 0, planned.stderr
+    (payrun,) = json.loads(planned.stdout)["payruns"]
+    assert (payrun["state"], payrun["paylist_id"]) == ("paid", paid["paylistId"])
+    assert payrun["total"] == "1750.00"  # what was paid, not what the rate says now
+    again = cli("apply", str(raised), "--auto-approve", server=demo)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "conflict" not in again.stdout
+    assert len(_paylists(demo)) == 1
+
+
+def test_two_payruns_of_one_period_are_refused_at_their_lines(tmp_path: Path) -> None:
+    path = _file(tmp_path)
+    path.write_text(
+        path.read_text() + "  - id: november-again\n    description: again\n    period: 2026-11\n"
+    )
+    lines = path.read_text().splitlines()
+    first = lines.index("    period: 2026-11") + 1
+    second = len(lines)
+
+    checked = reconciler("validate", str(path))
+
+    assert checked.returncode == 1
+    assert (
+        f"desired.yaml:{second}:13: period 2026-11 is paid by two payruns"
+        in checked.stdout + checked.stderr
+    )
+    assert f"first at line {first}" in checked.stdout + checked.stderr
+
+
+def test_a_period_far_from_the_plans_date_is_a_risk(demo: SandboxServer, tmp_path: Path) -> None:
+    planned = cli("plan", str(_file(tmp_path, period="2031-01")), server=demo)
+    assert planned.returncode == 0, planned.stderr
+    assert "risk: period 2031-01 is" in planned.stdout

@@ -39,7 +39,7 @@ from reconciler.plan.payruns import (
     traced_paylists,
     units_of,
 )
-from reconciler.plan.periods import period_units
+from reconciler.plan.periods import period_units, with_variance
 from reconciler.plan.safety import assess
 from reconciler.secrets import Secret, live_webhook_url, reveal
 from reconciler.service.models import Webhook, Worker
@@ -116,6 +116,7 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
             closing=closed_agreements(changes),
             max_payout=desired.policy.max_payout,
         )
+        payruns = with_variance(payruns, live.paylists)
     money = None
     if live.money is not None:
         money = money_report(

@@ -2,8 +2,9 @@
 
 Pure: the desired payruns, the live paylists (with their payments), the live workers, the wallet
 and the plan's own worker changes in; decisions out. A payrun's paylist is found by its
-idempotence key, derived from the payrun's id (and part number: more than 1,000 payments are
-paid as several paylists of at most 1,000, in file order), so the same payrun gives the same
+idempotence key, derived from the payrun's identity (its id, or its period: `payrun_keys`) and
+part number (more than 1,000 payments are paid as several paylists of at most 1,000, in file
+order), so the same payrun gives the same
 key on every machine and every run, and is paid once. Its identity does not depend on its
 size: a payrun is paid when any paylist holds any key it may have had (unsplit, or any part),
 and then judged whole, so a paid payrun that grows past 1,000 payments or shrinks is a conflict.
@@ -23,47 +24,28 @@ part the pre-flight refuses refuses every part.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
-from reconciler.desired.model import Payrun, PayrunPayment
-from reconciler.identity import description_key, payment_key, text_key
+from reconciler.desired.model import PayrunPayment
+from reconciler.identity import description_key, payment_key
 from reconciler.money import grouped
 from reconciler.payee import payee_key
 from reconciler.plan.payrun_checks import Payees, WalletCheck, preflight, wallet_check
+from reconciler.plan.payrun_keys import MAX_PAYMENTS as MAX_PAYMENTS
+from reconciler.plan.payrun_keys import LivePaylist as LivePaylist
+from reconciler.plan.payrun_keys import Unit as Unit
+from reconciler.plan.payrun_keys import parts as parts
+from reconciler.plan.payrun_keys import paylist_key as paylist_key
+from reconciler.plan.payrun_keys import payrun_identity as payrun_identity
+from reconciler.plan.payrun_keys import units_of as units_of
+from reconciler.plan.variance import Variance
 from reconciler.service.models import Payment, Wallet, Worker
 from reconciler.words import counted, plural
 
-MAX_PAYMENTS = 1000
 TO_PAY, PAID, CONFLICT, REFUSED = "to_pay", "paid", "conflict", "refused"
-_KEY_LABEL = "reconciler payrun v1"
-
-
-def payrun_identity(payrun_id: str, period: str | None = None) -> str:
-    """What a payrun's paylist keys derive from: its id, or its period when it has one (so a
-    period is paid once whatever its payrun's id). A period's identity (`period 2027-01`)
-    holds a space, which no payrun id may: the two never meet."""
-    return payrun_id if period is None else f"period {period}"
-
-
-def paylist_key(payrun_id: str, part: int | None = None, period: str | None = None) -> str:
-    """The paylist's idempotence key: 32 hexadecimal characters, the same everywhere, from
-    the payrun's identity (`payrun_identity`) and part."""
-    text = f"{_KEY_LABEL}\0{payrun_identity(payrun_id, period)}\0{part or 0}"
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
-
-
-@dataclass(frozen=True, slots=True)
-class LivePaylist:
-    """A paylist of the account, with its key and payments (read only when payruns exist)."""
-
-    paylist_id: int
-    idempotence_key: str
-    description: str
-    payments: tuple[Payment, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +72,8 @@ class PayrunDecision:
     #: What a reviewer of a period payrun is told beside it: a period far from the plan's
     #: date, each worker with `pay` not paid and why (`reconciler.plan.periods`).
     notes: tuple[str, ...] = ()
+    #: What changed since the payrun paid before it (on a payrun to pay's first paylist).
+    variance: Variance | None = None
 
     @property
     def address(self) -> str:
@@ -132,52 +116,10 @@ def to_pay_phrase(decisions: Sequence[PayrunDecision]) -> str:
     return ", ".join(phrases)
 
 
-def parts(payrun: Payrun) -> list[tuple[int | None, tuple[PayrunPayment, ...]]]:
-    """The payrun's paylists: one (part None), or parts 1.. of at most 1,000 payments."""
-    payments = payrun.payments
-    if len(payments) <= MAX_PAYMENTS:
-        return [(None, payments)]
-    return [
-        (number + 1, payments[start : start + MAX_PAYMENTS])
-        for number, start in enumerate(range(0, len(payments), MAX_PAYMENTS))
-    ]
-
-
 def _content(payments: Iterable[tuple[str, Decimal, str]]) -> Counter[tuple[str, Decimal, str]]:
     return Counter(
         payment_key(email, amount, description) for email, amount, description in payments
     )
-
-
-@dataclass(frozen=True, slots=True)
-class Unit:
-    """One paylist of a payrun: what a plan (or a saved plan) asks to be paid."""
-
-    payrun_id: str
-    part: int | None
-    description: str
-    payments: tuple[PayrunPayment, ...]
-    #: The agreement each payment was judged to pay, when a saved plan was made (else None).
-    agreements: tuple[int, ...] | None = None
-    period: str | None = None
-    notes: tuple[str, ...] = ()
-
-    @property
-    def key(self) -> str:
-        return paylist_key(self.payrun_id, self.part, self.period)
-
-    @property
-    def identity(self) -> str:
-        return text_key(payrun_identity(self.payrun_id, self.period))
-
-
-def units_of(payruns: Sequence[Payrun]) -> list[Unit]:
-    """Every paylist the payruns ask for (a split payrun's parts in order)."""
-    return [
-        Unit(payrun.id, part, payrun.description, payments, period=payrun.period)
-        for payrun in payruns
-        for part, payments in parts(payrun)
-    ]
 
 
 def decide_units(

@@ -20,7 +20,15 @@ from datetime import date
 
 from reconciler.desired.model import DesiredState, DesiredWorker, Payrun, PayrunPayment
 from reconciler.plan.agreements import AgreementIndex
-from reconciler.plan.payruns import LivePaylist, Unit, paylist_key, units_of
+from reconciler.plan.payruns import (
+    TO_PAY,
+    LivePaylist,
+    PayrunDecision,
+    Unit,
+    paylist_key,
+    units_of,
+)
+from reconciler.plan.variance import Variance, variance_of
 from reconciler.service.models import WorkerStatus
 from reconciler.words import plural
 
@@ -101,3 +109,25 @@ def _far(period: str, today: date) -> tuple[str, ...]:
         f"risk: period {period} is {plural(abs(months), 'month')} {side} the plan's date "
         f"({today.isoformat()}): check that this month is meant",
     )
+
+
+def with_variance(
+    decisions: Sequence[PayrunDecision], paylists: Sequence[LivePaylist]
+) -> tuple[PayrunDecision, ...]:
+    """The decisions, each payrun to pay's first paylist with what changed since the payrun
+    paid before it (`reconciler.plan.variance`), when the account paid one."""
+    if not paylists or not any(d.state == TO_PAY for d in decisions):
+        return tuple(decisions)
+    by_key = {paylist.idempotence_key: paylist for paylist in paylists}
+    newest = max(paylists, key=lambda paylist: paylist.paylist_id)
+    groups: dict[str, list[PayrunDecision]] = {}
+    for decision in decisions:
+        if decision.state == TO_PAY:
+            groups.setdefault(decision.payrun_id, []).append(decision)
+    found: dict[int, Variance] = {}
+    for group in groups.values():
+        payments = [p for decision in group for p in decision.payments]
+        variance = variance_of(group[0].period, payments, by_key, newest)
+        if variance is not None:
+            found[id(group[0])] = variance
+    return tuple(replace(d, variance=found[id(d)]) if id(d) in found else d for d in decisions)

@@ -122,3 +122,36 @@ def test_a_period_far_from_the_plans_date_is_a_risk(demo: SandboxServer, tmp_pat
     planned = cli("plan", str(_file(tmp_path, period="2031-01")), server=demo)
     assert planned.returncode == 0, planned.stderr
     assert "risk: period 2031-01 is" in planned.stdout
+
+
+def test_the_next_months_comment_shows_what_changed_first(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    applied = cli("apply", str(_file(tmp_path)), "--auto-approve", server=demo)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    (november,) = _paylists(demo)
+
+    # December: Ada's rate rose, Grace left the payroll (no `pay` any more).
+    december = _file(tmp_path, period="2026-12", **{"ada@example.com": "1600.00"})
+    december.write_text(december.read_text().replace("    pay: 250.00\n", ""))
+    markdown = cli("plan", str(december), "--format", "markdown", server=demo)
+
+    assert markdown.returncode == 0, markdown.stderr
+    comment = markdown.stdout
+    since = f"what changed since period 2026-11 (paylist {november['paylistId']})"
+    assert f"{since}: total 1,750.00 -> 1,600.00" in comment
+    assert 'changed: "ada@example.com" 1,500.00 -> 1,600.00' in comment
+    assert 'no longer paid: "grace@example.com" (was 250.00)' in comment
+    # First, before any list of payments.
+    assert comment.index(since) < comment.index('1,600.00  "ada@example.com"')
+    document = json.loads(cli("plan", str(december), "--format", "json", server=demo).stdout)
+    (payrun,) = document["payruns"]
+    assert payrun["changed"]["total_before"] == "1750.00"
+    assert payrun["changed"]["amount_changed"] == [
+        {"email": "ada@example.com", "before": "1500.00", "after": "1600.00"}
+    ]
+    assert payrun["changed"]["no_longer_paid"] == [
+        {"email": "grace@example.com", "amount": "250.00"}
+    ]
+    text = cli("plan", str(december), server=demo).stdout
+    assert f"{since}: total 1,750.00 -> 1,600.00" in text

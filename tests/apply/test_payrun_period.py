@@ -77,6 +77,10 @@ def test_a_period_pays_exactly_the_active_workers_with_pay(
     paid = sorted((p["worker_email"], p["amount"]) for p in paylist["payments"]["content"])
     assert paid == [("ada@example.com", 1500.0), ("grace@example.com", 250.0)]
     assert "1 payrun to pay" not in cli("plan", str(path), server=demo).stdout
+    report = cli("report", str(path), "--format", "csv", server=demo)
+    assert report.returncode == 0, report.stderr
+    (row, *_) = [line for line in report.stdout.splitlines()[1:] if "ada@example.com" in line]
+    assert "2026-11-contractors" in row and ",2026-11," in row
 
 
 def test_a_paid_period_with_a_rate_changed_since_plans_nothing_and_stays_clean(

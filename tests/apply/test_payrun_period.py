@@ -159,3 +159,32 @@ def test_the_next_months_comment_shows_what_changed_first(
     ]
     text = cli("plan", str(december), server=demo).stdout
     assert f"{since}: total 1,750.00 -> 1,600.00" in text
+
+
+def test_export_with_pay_writes_the_newest_success_payment_for_review(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    first = cli("apply", str(_file(tmp_path)), "--auto-approve", server=demo)
+    assert first.returncode == 0, first.stdout + first.stderr
+    raised = _file(tmp_path, period="2026-12", **{"ada@example.com": "1600.00"})
+    second = cli("apply", str(raised), "--auto-approve", server=demo)
+    assert second.returncode == 0, second.stdout + second.stderr
+    december = max(paylist["paylistId"] for paylist in _paylists(demo))
+
+    out = tmp_path / "exported.yaml"
+    exported = cli("export", "--scope-prefix", "ENG-", "--with-pay", "--out", str(out), server=demo)
+
+    assert exported.returncode in (0, 2), exported.stderr
+    text = out.read_text()
+    review = "# TODO(export): review: the newest SUCCESS payment to this payee"
+    ada = text[text.index("externalId: ENG-001") : text.index("externalId: ENG-002")]
+    assert f'    pay: "1600.00"  {review}' in ada and f"paylist {december})" in ada
+    grace = text[text.index("externalId: ENG-002") :]
+    assert 'pay: "250.00"' in grace.split("  - ")[0]
+    assert text.count("    pay: ") == 2  # never paid: no pay
+    plain = cli("export", "--scope-prefix", "ENG-", server=demo).stdout
+    assert "pay:" not in plain
+    # The file it writes reads back, its pay a worker's.
+    said = reconciler("validate", str(out)).stdout
+    pay_lines = [n for n, line in enumerate(text.splitlines(), 1) if line.startswith("    pay:")]
+    assert not [n for n in pay_lines if f"exported.yaml:{n}:" in said], said

@@ -188,3 +188,21 @@ def test_export_with_pay_writes_the_newest_success_payment_for_review(
     said = reconciler("validate", str(out)).stdout
     pay_lines = [n for n, line in enumerate(text.splitlines(), 1) if line.startswith("    pay:")]
     assert not [n for n in pay_lines if f"exported.yaml:{n}:" in said], said
+
+
+def test_a_saved_plan_pays_the_period_as_reviewed(demo: SandboxServer, tmp_path: Path) -> None:
+    key = "payrun-period-plan-key-0123456789abcdef"
+    saved = tmp_path / "plan.json"
+    made = cli(
+        "plan", str(_file(tmp_path)), "--out", str(saved), server=demo, RECONCILER_PLAN_KEY=key
+    )
+    assert made.returncode == 0, made.stderr
+    (record,) = json.loads(saved.read_text())["payruns"]
+    assert record["period"] == "2026-11"
+    assert [p["amount"] for p in record["payments"]] == ["1500.00", "250.00"]
+
+    applied = cli("apply", str(saved), "--auto-approve", server=demo, RECONCILER_PLAN_KEY=key)
+
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    (paylist,) = _paylists(demo)
+    assert paylist["total"] == 1750.0

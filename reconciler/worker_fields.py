@@ -153,6 +153,8 @@ TYPE_OF_WORKER = "typeOfWorker"
 EMAIL = "workerEmail"
 LEGAL_NAME = "workerLegalName"
 COUNTRY = "countryIso"
+#: What a period payrun pays the worker (`desired.payruns`, `plan.periods`): never sent.
+PAY = "pay"
 
 WORKER_FIELDS = WorkerFields(
     (
@@ -241,6 +243,18 @@ WORKER_FIELDS = WorkerFields(
             check=Check.BODY,
             export=Exported.NEVER,
             shown=False,
+        ),
+        # --- pay (issue 47): the file's alone, read by the period payruns ---
+        WorkerField(
+            PAY,
+            "pay",
+            None,
+            check=Check.NONE,  # `desired.payruns.amount_problem`, from the text as written
+            export=Exported.NEVER,  # `export --with-pay` writes it from the payments made
+            shown=False,
+            sent=False,
+            schema={"$ref": "#/$defs/amount"},
+            saved={"type": "string", "pattern": "^(0|[1-9][0-9]*)\\.[0-9]{2}$"},
         ),
     )
 )

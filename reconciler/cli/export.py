@@ -14,6 +14,7 @@ from reconciler.cli.connection import ConnectionOptions, connection_options, ope
 from reconciler.errors import ReconcilerError
 from reconciler.export import PLACEHOLDER, Export, ExportOptions, SplitBy, render_export
 from reconciler.export.files import check_target, schema_target, write_directory, write_file
+from reconciler.export.pay import read_pay
 from reconciler.export.yamltext import quoted, scalar
 from reconciler.plan.money import DEFAULT_WINDOW, MoneyWindow
 from reconciler.plan.refresh import refresh
@@ -48,6 +49,11 @@ _log = logs.get_logger("reconciler.export")
     help="List open agreements without an externalId as a comment, with how to manage them.",
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing file or non-empty directory.")
+@click.option(
+    "--with-pay",
+    is_flag=True,
+    help="Write each worker's pay from the newest SUCCESS payment made to it, marked for review.",
+)
 @connection_options
 def export(
     scope_prefix: str | None,
@@ -55,6 +61,7 @@ def export(
     split_by: str | None,
     include_unmanaged: bool,
     force: bool,
+    with_pay: bool,
     connection: ConnectionOptions,
 ) -> None:
     """Write a desired-state file from the live account, so its first plan is empty.
@@ -80,11 +87,12 @@ def export(
         # The money window's paylists, written as the account's known history (`history:`).
         window = MoneyWindow(datetime.now(UTC) - DEFAULT_WINDOW, top_ups=False)
         live = refresh(client, on_progress, money=window)
+        pay = read_pay(client) if with_pay else None
     if live.webhook is not None:
         for header in live.webhook.headers:  # never in a log line, whatever happens next
             logs.register_secret(header.value.reveal())
     _log.info("refreshed", agreements=len(live.workers), webhook=live.webhook is not None)
-    result = render_export(live, options)
+    result = render_export(live, options, pay)
     _write(result, out)
     _report(result, out, options, connection, schema_to_write)
     if result.needs_placeholders:

@@ -19,6 +19,7 @@ from reconciler import worker_fields
 from reconciler.desired.history import KnownPaylist
 from reconciler.desired.ignore import IgnoreRule
 from reconciler.identity import text_key
+from reconciler.money import CENT, two_places
 from reconciler.quick import quick_function, quick_init
 from reconciler.secrets import Secret
 
@@ -52,6 +53,7 @@ class DesiredWorker:
     worker_legal_name: str | None = None
     job_title: str | None = None
     worker_email_text: str | None = None
+    pay: Decimal | None = None  #: what a period payrun pays (`from_fields` reads the text)
     ignore_changes: frozenset[str] = frozenset()
     #: The fields the table (`reconciler.worker_fields`) gives no attribute: (key, text).
     more: tuple[tuple[str, str], ...] = ()
@@ -65,6 +67,8 @@ class DesiredWorker:
         already (a file of ASCII without escapes), which NFC leaves as it is.
         """
         worker: DesiredWorker = _reading(worker_fields.WORKER_FIELDS)(cls, item, item.get)
+        if worker.pay is not None:  # validated: a plain decimal's text (`payruns.parse_amount`)
+            worker = replace(worker, pay=Decimal(str(worker.pay)).quantize(CENT))
         return worker if ascii_text else worker._in_nfc()
 
     def _in_nfc(self) -> DesiredWorker:
@@ -78,9 +82,14 @@ class DesiredWorker:
         return replace(self, **changed) if changed else self
 
     def as_fields(self) -> dict[str, str]:
-        """The fields that are set, spelled as in the file (`ignoreChanges` aside)."""
+        """The fields that are set, spelled as in the file (`ignoreChanges` aside); an amount
+        as its two-place text."""
         values = ((key, get(self)) for key, get in getters(worker_fields.WORKER_FIELDS))
-        return {name: value for name, value in values if value is not None}
+        return {
+            name: two_places(value) if isinstance(value, Decimal) else value
+            for name, value in values
+            if value is not None
+        }
 
 
 _ATTRIBUTES = [item.name for item in dataclasses.fields(DesiredWorker)]
@@ -174,6 +183,9 @@ class Payrun:
     id: str
     description: str
     payments: tuple[PayrunPayment, ...]
+    #: `period: YYYY-MM`: every managed worker with `pay` whose agreement is ACTIVE is paid
+    #: too (`reconciler.plan.periods` adds those payments once the account is read).
+    period: str | None = None
 
     @property
     def total(self) -> Decimal:

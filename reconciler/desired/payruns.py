@@ -25,7 +25,7 @@ from reconciler.desired.values import FileValues
 from reconciler.identity import payment_key, text_key
 from reconciler.money import CENT, two_places
 from reconciler.text_safety import hidden_text_problem
-from reconciler.worker_fields import EMAIL, EXTERNAL_ID
+from reconciler.worker_fields import EMAIL, EXTERNAL_ID, PAY
 
 MAX_AMOUNT = Decimal("1000000000000.00")
 #: A plain decimal: ASCII digits without a leading zero (a YAML 1.1 reader takes `012` for the
@@ -100,6 +100,10 @@ def amount_paths(data: Mapping[Any, Any], *, strings: bool = False) -> list[Yaml
     policy = data.get("policy")
     if isinstance(policy, dict) and wanted(policy.get("maxPayout")):
         found.append(("policy", "maxPayout"))
+    workers = data.get("workers")
+    for index, worker in enumerate(workers if isinstance(workers, list) else []):
+        if isinstance(worker, dict) and wanted(worker.get(PAY)):
+            found.append(("workers", index, PAY))
     payruns = data.get("payruns")
     for run_index, payrun in enumerate(payruns if isinstance(payruns, list) else []):
         payments = payrun.get("payments") if isinstance(payrun, dict) else None
@@ -187,6 +191,7 @@ def payrun_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
             if total is not None and (reason := amount_problem(total, "total")):
                 where = ("history", "paylists", index, "total")
                 problems.append((values.name, PathProblem(where, reason)))
+    problems += _period_problems(files)
     if not _has_payments(files):
         return problems  # the workers' emails are only worth collecting for payments
     emails = _emails_by_worker(files)
@@ -209,6 +214,37 @@ def payrun_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
                 "twice in one payrun: the service would fail the second as DUPLICATE_PAYMENT"
             )
             problems.append((name, PathProblem(path, message, other=first)))
+    return problems
+
+
+def _period_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
+    """A worker's `pay` is an amount; a payrun has `payments`, a `period`, or both; a period
+    is paid by one payrun (the second named at its line, with the first's)."""
+    problems: list[tuple[str, PathProblem]] = []
+    first_period: dict[str, tuple[str, YamlPath]] = {}
+    for values in files:
+        workers = values.data.get("workers")
+        for index, worker in enumerate(workers if isinstance(workers, list) else []):
+            pay = worker.get(PAY) if isinstance(worker, dict) else None
+            if pay is not None and (reason := amount_problem(pay, PAY)):
+                problems.append((values.name, PathProblem(("workers", index, PAY), reason)))
+        payruns = values.data.get("payruns")
+        for index, payrun in enumerate(payruns if isinstance(payruns, list) else []):
+            if not isinstance(payrun, dict):
+                continue
+            period = payrun.get("period")
+            if "payments" not in payrun and period is None:
+                message = "a payrun has `payments`, a `period` (YYYY-MM), or both"
+                problems.append((values.name, PathProblem(("payruns", index), message)))
+            if isinstance(period, str):
+                here: YamlPath = ("payruns", index, "period")
+                first = first_period.setdefault(period, (values.name, here))
+                if first != (values.name, here):
+                    message = (
+                        f"period {period} is paid by two payruns: a period is paid once, "
+                        "whatever its payrun's id (keep one payrun of the month)"
+                    )
+                    problems.append((values.name, PathProblem(here, message, other=first)))
     return problems
 
 
@@ -266,8 +302,9 @@ def _nearest_external_id(worker: str, emails: Mapping[str, str]) -> str | None:
 
 
 def build_payruns(files: list[FileValues]) -> tuple[Payrun, ...]:
-    """The payruns of files that passed every check, in file order."""
-    if not _has_payments(files):
+    """The payruns of files that passed every check, in file order (a period's payments are
+    the plan's to add, once the account is read: `reconciler.plan.periods`)."""
+    if not any(values.data.get("payruns") for values in files):
         return ()
     emails = _emails_by_worker(files)
     payruns = []
@@ -280,7 +317,8 @@ def build_payruns(files: list[FileValues]) -> tuple[Payrun, ...]:
                     description=item["description"],
                     worker=item.get("worker"),
                 )
-                for item in payrun["payments"]
+                for item in payrun.get("payments", ())
             )
-            payruns.append(Payrun(payrun["id"], payrun["description"], payments))
+            period = payrun.get("period")
+            payruns.append(Payrun(payrun["id"], payrun["description"], payments, period))
     return tuple(payruns)

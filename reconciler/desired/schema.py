@@ -251,7 +251,9 @@ def _explain(failure: _Failure) -> Iterator[PathProblem]:
                 f"string ('25%'); got {instance!r}"
             )
             yield PathProblem(path, message)
-        case "anyOf" if path[-1:] in (("amount",), ("maxPayout",)) or path[:1] == ("history",):
+        case "anyOf" if path[-1:] in (("amount",), ("maxPayout",), ("pay",)) or path[:1] == (
+            "history",
+        ):
             pass  # said by the payrun rules (payruns.amount_problem), from the text as written
         case "pattern" if path[-1:] == ("url",):
             pass  # said after interpolation, with the URL filled in (rules.webhook_url_problem)

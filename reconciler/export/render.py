@@ -12,8 +12,8 @@ import re
 import textwrap
 import unicodedata
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from reconciler import worker_fields
@@ -30,8 +30,10 @@ from reconciler.export.model import (
     SplitBy,
     Unfinished,
 )
+from reconciler.export.pay import PaidBefore
 from reconciler.export.webhook import header_variables, webhook_lines
 from reconciler.export.yamltext import quoted, scalar
+from reconciler.payee import payee_key
 from reconciler.plan.model import LiveState
 from reconciler.service.models import Webhook, Worker
 from reconciler.words import plural as _count
@@ -78,8 +80,11 @@ class WorkerEntry:
     unfinished: Unfinished | None
 
 
-def render_export(live: LiveState, options: ExportOptions) -> Export:
-    """The desired-state file(s) that make a plan of `live` empty, and what needs a person."""
+def render_export(
+    live: LiveState, options: ExportOptions, pay: Mapping[str, PaidBefore] | None = None
+) -> Export:
+    """The desired-state file(s) that make a plan of `live` empty, and what needs a person;
+    with `pay` (`export.pay.newest_pay`, by payee key), each paid worker's `pay` for review."""
     open_agreements = [worker for worker in live.workers if worker.status.is_open]
     unmanaged = tuple(
         sorted(
@@ -104,7 +109,9 @@ def render_export(live: LiveState, options: ExportOptions) -> Export:
         agreements = sorted(by_id[external_id], key=lambda worker: worker.agreement_id)
         if len(agreements) > 1:
             conflicts.append(Conflict(external_id, agreements[0], tuple(agreements[1:])))
-        entries.append(worker_entry(external_id, agreements[0]))
+        entry = worker_entry(external_id, agreements[0])
+        paid = None if pay is None else pay.get(payee_key(agreements[0].email))
+        entries.append(entry if paid is None else replace(entry, lines=(*entry.lines, paid.line())))
     variables = header_variables(live.webhook)
     settings = _settings_lines(options, live.webhook, variables)
     settings[1].extend(history_lines(live.money))  # the account's paylists: known history

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 
 from reconciler.desired.ignore import IgnoreRules, email_address
 from reconciler.desired.model import (
@@ -48,6 +49,7 @@ from reconciler.plan.payruns import (
     traced_paylists,
     units_of,
 )
+from reconciler.plan.periods import period_units, with_variance
 from reconciler.secrets import Secret, live_webhook_url, reveal
 from reconciler.service.models import Webhook, Worker
 from reconciler.words import are, counted, plural
@@ -120,14 +122,16 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
     payruns: tuple[PayrunDecision, ...] = ()
     wallet: WalletCheck | None = None
     if desired.payruns and not options.targets:  # --target names workers or the webhook
+        today = options.today or datetime.now(UTC).date()
         payruns, wallet = decide_units(
-            units_of(desired.payruns),
+            period_units(desired, index, live.paylists, today),
             live.paylists,
             live.workers,
             live.wallet,
             closing=closed_agreements(changes),
             max_payout=desired.policy.max_payout,
         )
+        payruns = with_variance(payruns, live.paylists)
     money = None
     if live.money is not None:
         money = money_report(

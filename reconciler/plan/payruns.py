@@ -2,8 +2,9 @@
 
 Pure: the desired payruns, the live paylists (with their payments), the live workers, the wallet
 and the plan's own worker changes in; decisions out. A payrun's paylist is found by its
-idempotence key, derived from the payrun's id (and part number: more than 1,000 payments are
-paid as several paylists of at most 1,000, in file order), so the same payrun gives the same
+idempotence key, derived from the payrun's identity (its id, or its period: `payrun_keys`) and
+part number (more than 1,000 payments are paid as several paylists of at most 1,000, in file
+order), so the same payrun gives the same
 key on every machine and every run, and is paid once. Its identity does not depend on its
 size: a payrun is paid when any paylist holds any key it may have had (unsplit, or any part),
 and then judged whole, so a paid payrun that grows past 1,000 payments or shrinks is a conflict.
@@ -23,39 +24,28 @@ part the pre-flight refuses refuses every part.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
-from reconciler.desired.model import Payrun, PayrunPayment
-from reconciler.identity import description_key, payment_key, text_key
+from reconciler.desired.model import PayrunPayment
+from reconciler.identity import description_key, payment_key
 from reconciler.money import grouped
 from reconciler.payee import payee_key
 from reconciler.plan.payrun_checks import Payees, WalletCheck, preflight, wallet_check
+from reconciler.plan.payrun_keys import MAX_PAYMENTS as MAX_PAYMENTS
+from reconciler.plan.payrun_keys import LivePaylist as LivePaylist
+from reconciler.plan.payrun_keys import Unit as Unit
+from reconciler.plan.payrun_keys import parts as parts
+from reconciler.plan.payrun_keys import paylist_key as paylist_key
+from reconciler.plan.payrun_keys import payrun_identity as payrun_identity
+from reconciler.plan.payrun_keys import units_of as units_of
+from reconciler.plan.variance import Variance
 from reconciler.service.models import Payment, Wallet, Worker
 from reconciler.words import counted, plural
 
-MAX_PAYMENTS = 1000
 TO_PAY, PAID, CONFLICT, REFUSED = "to_pay", "paid", "conflict", "refused"
-_KEY_LABEL = "reconciler payrun v1"
-
-
-def paylist_key(payrun_id: str, part: int | None = None) -> str:
-    """The paylist's idempotence key: 32 hexadecimal characters, the same everywhere."""
-    text = f"{_KEY_LABEL}\0{payrun_id}\0{part or 0}"
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
-
-
-@dataclass(frozen=True, slots=True)
-class LivePaylist:
-    """A paylist of the account, with its key and payments (read only when payruns exist)."""
-
-    paylist_id: int
-    idempotence_key: str
-    description: str
-    payments: tuple[Payment, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +67,13 @@ class PayrunDecision:
     agreements: tuple[int | None, ...] = ()
     #: Payees another ACTIVE mailbox looks like (`(payee, look-alike)`): for review.
     look_alikes: tuple[tuple[str, str], ...] = ()
+    #: The payrun's `period` (YYYY-MM), when it has one.
+    period: str | None = None
+    #: What a reviewer of a period payrun is told beside it: a period far from the plan's
+    #: date, each worker with `pay` not paid and why (`reconciler.plan.periods`).
+    notes: tuple[str, ...] = ()
+    #: What changed since the payrun paid before it (on a payrun to pay's first paylist).
+    variance: Variance | None = None
 
     @property
     def address(self) -> str:
@@ -119,42 +116,10 @@ def to_pay_phrase(decisions: Sequence[PayrunDecision]) -> str:
     return ", ".join(phrases)
 
 
-def parts(payrun: Payrun) -> list[tuple[int | None, tuple[PayrunPayment, ...]]]:
-    """The payrun's paylists: one (part None), or parts 1.. of at most 1,000 payments."""
-    payments = payrun.payments
-    if len(payments) <= MAX_PAYMENTS:
-        return [(None, payments)]
-    return [
-        (number + 1, payments[start : start + MAX_PAYMENTS])
-        for number, start in enumerate(range(0, len(payments), MAX_PAYMENTS))
-    ]
-
-
 def _content(payments: Iterable[tuple[str, Decimal, str]]) -> Counter[tuple[str, Decimal, str]]:
     return Counter(
         payment_key(email, amount, description) for email, amount, description in payments
     )
-
-
-@dataclass(frozen=True, slots=True)
-class Unit:
-    """One paylist of a payrun: what a plan (or a saved plan) asks to be paid."""
-
-    payrun_id: str
-    part: int | None
-    description: str
-    payments: tuple[PayrunPayment, ...]
-    #: The agreement each payment was judged to pay, when a saved plan was made (else None).
-    agreements: tuple[int, ...] | None = None
-
-
-def units_of(payruns: Sequence[Payrun]) -> list[Unit]:
-    """Every paylist the payruns ask for (a split payrun's parts in order)."""
-    return [
-        Unit(payrun.id, part, payrun.description, payments)
-        for payrun in payruns
-        for part, payments in parts(payrun)
-    ]
 
 
 def decide_units(
@@ -187,11 +152,14 @@ def decide_units(
             continue
         judged = []
         for unit in group:
-            key = paylist_key(unit.payrun_id, unit.part)
+            key = unit.key
             checked = preflight(
                 unit.payments, payees, succeeded, wallet, planned, unit.payrun_id, unit.agreements
             )
             payments = checked.payments
+            reasons = checked.reasons
+            if not unit.payments:  # a period that found no ACTIVE worker with `pay`
+                reasons = (*reasons, "nothing to pay: no worker with `pay` is ACTIVE")
             new = dict.fromkeys(p.email for p in payments if payee_key(p.email) not in known_payees)
             judged.append(
                 PayrunDecision(
@@ -200,11 +168,13 @@ def decide_units(
                     key,
                     unit.description,
                     payments,
-                    REFUSED if checked.reasons else TO_PAY,
-                    checked.reasons,
+                    REFUSED if reasons else TO_PAY,
+                    reasons,
                     new_payees=tuple(new),
                     agreements=checked.agreements,
                     look_alikes=checked.look_alikes,
+                    period=unit.period,
+                    notes=unit.notes,
                 )
             )
         decisions += _whole(judged)
@@ -253,10 +223,10 @@ def _payruns_with_keys(
     have had, by part number (`_possible_keys`)."""
     groups: dict[str, list[Unit]] = {}
     for unit in units:
-        groups.setdefault(text_key(unit.payrun_id), []).append(unit)
+        groups.setdefault(unit.identity, []).append(unit)
     # Keys of the account no unit asks for: only these can be parts a payrun had before it
     # grew or shrank, so only as many more parts as there are of them are worth deriving.
-    asked = {paylist_key(unit.payrun_id, unit.part) for unit in units}
+    asked = {unit.key for unit in units}
     unexplained = sum(1 for key in account_keys if key not in asked)
     return [(group, _possible_keys(group, unexplained)) for group in groups.values()]
 
@@ -264,9 +234,9 @@ def _payruns_with_keys(
 def _possible_keys(group: Sequence[Unit], unexplained: int) -> list[str]:
     """Every key a payrun may have had, by part number: unsplit (part 0) and parts 1 up to its
     present count plus the account's paylists no unit asks for."""
-    payrun_id = group[0].payrun_id
+    first = group[0]
     last = max(unit.part or 0 for unit in group) + unexplained
-    return [paylist_key(payrun_id, number) for number in range(last + 1)]
+    return [paylist_key(first.payrun_id, number, first.period) for number in range(last + 1)]
 
 
 def traced_paylists(units: Sequence[Unit], paylists: Iterable[LivePaylist]) -> set[int]:
@@ -279,16 +249,29 @@ def traced_paylists(units: Sequence[Unit], paylists: Iterable[LivePaylist]) -> s
 
 def traced_units(units: Sequence[Unit], paylists: Iterable[LivePaylist]) -> dict[int, Unit]:
     """The unit (payrun and part) each traced paylist paid, by paylist id (`traced_paylists`)."""
-    asked = {paylist_key(unit.payrun_id, unit.part): unit for unit in units}
+    asked = {unit.key: unit for unit in units}
     return {
         live.paylist_id: unit
         for live in paylists
-        if (unit := asked.get(live.idempotence_key)) is not None and _same_content(unit, live)
+        if (unit := asked.get(live.idempotence_key)) is not None
+        and (_same_content(unit, live) if unit.period is None else _paid_with(unit, live))
     }
 
 
+def _paid_with(unit: Unit, live: LivePaylist) -> bool:
+    """A period's paylist is the payrun's when it holds the payrun's description and its
+    written payments (`_paid_period`: what the period computed then is what it paid)."""
+    if description_key(unit.description) != description_key(live.description):
+        return False
+    written = _content((p.email, p.amount, p.description) for p in unit.payments)
+    return not written - _content((p.worker_email, p.amount, p.description) for p in live.payments)
+
+
 def _against_live(group: Sequence[Unit], found: dict[int, LivePaylist]) -> list[PayrunDecision]:
-    """A paid payrun: paid when every part is there with the same content, else all in conflict."""
+    """A paid payrun: paid when every part is there with the same content, else all in conflict.
+    A period's is compared with what was paid (`_paid_period`)."""
+    if group[0].period is not None:
+        return _paid_period(group, found)
     asked = {unit.part or 0: unit for unit in group}
     same_parts = found.keys() == asked.keys()
     changed = [
@@ -326,7 +309,7 @@ def _against_live(group: Sequence[Unit], found: dict[int, LivePaylist]) -> list[
     decisions = []
     for unit in group:
         live = found.get(unit.part or 0) or next(iter(found.values()))
-        key = paylist_key(unit.payrun_id, unit.part)
+        key = unit.key
         outcomes = (
             dict(Counter(str(p.status) for p in live.payments)) if (unit.part or 0) in found else {}
         )
@@ -345,6 +328,42 @@ def _against_live(group: Sequence[Unit], found: dict[int, LivePaylist]) -> list[
             )
         )
     return decisions
+
+
+def _paid_period(group: Sequence[Unit], found: dict[int, LivePaylist]) -> list[PayrunDecision]:
+    """A period payrun whose paylists exist: what they paid is the payrun (a rate changed
+    since, a worker joined or left, pays nothing again and is no conflict); its written
+    payments must be among them, else it is in conflict (a one-off added after it was paid)."""
+    first = group[0]
+    live = [found[number] for number in sorted(found)]
+    paid = [p for paylist in live for p in paylist.payments]
+    written = [p for unit in group for p in unit.payments]  # a paid period is not expanded
+    missing = _content((p.email, p.amount, p.description) for p in written) - _content(
+        (p.worker_email, p.amount, p.description) for p in paid
+    )
+    reasons: tuple[str, ...] = ()
+    if missing:
+        reasons = (
+            f"period {first.period} was paid (paylist "
+            f"{', '.join(str(paylist.paylist_id) for paylist in live)}) without "
+            f"{plural(sum(missing.values()), 'written payment')} of this payrun: a paid period "
+            "cannot change; add a new payrun for a correction",
+        )
+    return [
+        PayrunDecision(
+            first.payrun_id,
+            number or None,
+            paylist_key(first.payrun_id, number, first.period),
+            paylist.description,
+            tuple(PayrunPayment(p.worker_email, p.amount, p.description) for p in paylist.payments),
+            CONFLICT if reasons else PAID,
+            reasons,
+            dict(Counter(str(p.status) for p in paylist.payments)),
+            paylist.paylist_id,
+            period=first.period,
+        )
+        for number, paylist in zip(sorted(found), live, strict=True)
+    ]
 
 
 def _same_content(unit: Unit, live: LivePaylist) -> bool:

@@ -132,7 +132,8 @@ def _payruns(
         return (), None
     units = []
     for record in saved.payruns:
-        if record["idempotence_key"] != paylist_key(record["id"], record["part"]):
+        period = record.get("period")
+        if record["idempotence_key"] != paylist_key(record["id"], record["part"], period):
             raise UntrustedPlan(
                 f"{saved.name}: {record['address']!r:.80} carries a key that is not its "
                 "payrun's: nothing was applied",
@@ -143,7 +144,9 @@ def _payruns(
             for item in record["payments"]
         )
         reviewed = tuple(item["agreementId"] for item in record["payments"])
-        units.append(Unit(record["id"], record["part"], record["description"], payments, reviewed))
+        units.append(
+            Unit(record["id"], record["part"], record["description"], payments, reviewed, period)
+        )
     decisions, wallet = decide_units(
         units,
         live.paylists,

@@ -240,8 +240,9 @@ def _when(text: str | None) -> datetime | None:
 
 
 def payrun_record(decision: PayrunDecision) -> dict[str, Any]:
-    """A paylist to pay, as the saved plan carries it (and plan-compare compares it)."""
-    return {
+    """A paylist to pay, as the saved plan carries it (and plan-compare compares it); a
+    period payrun's with its period, which its key derives from."""
+    record: dict[str, Any] = {
         "address": decision.address,
         "action": "pay",
         "id": decision.payrun_id,
@@ -258,6 +259,9 @@ def payrun_record(decision: PayrunDecision) -> dict[str, Any]:
             for p, agreement in zip(decision.payments, decision.agreements, strict=True)
         ],
     }
+    if decision.period is not None:
+        record["period"] = decision.period
+    return record
 
 
 def write_saved_plan(path: Path, document: Mapping[str, Any]) -> None:

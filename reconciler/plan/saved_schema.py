@@ -124,7 +124,8 @@ _PAYRUN = _object(
                 }
             ),
         },
-    }
+    },
+    {"period": {"type": "string", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])$"}},
 )
 
 _AMOUNT = {"type": "string", "pattern": r"^-?[0-9]{1,20}(\.[0-9]{1,20})?$"}

@@ -35,6 +35,7 @@ from reconciler.plan.changes import (
 from reconciler.plan.model import Plan
 from reconciler.plan.payrun_checks import WalletCheck
 from reconciler.plan.payruns import PayrunDecision, parts_of
+from reconciler.plan.variance import Variance
 from reconciler.render.base import jsonable
 from reconciler.render.json_stream import Output, Stream, materialised, write_document
 from reconciler.render.money import money_json
@@ -179,6 +180,23 @@ def _payrun(decision: PayrunDecision, parts: dict[str, int]) -> dict[str, Any]:
         "outcomes": dict(decision.outcomes),
         "paylist_id": decision.paylist_id,
         "total": two_places(decision.total),
+        "period": decision.period,
+        "notes": list(decision.notes),
+        "changed": None if decision.variance is None else _variance(decision.variance),
+    }
+
+
+def _variance(variance: Variance) -> dict[str, Any]:
+    return {
+        "since": variance.before,
+        "total_before": two_places(variance.before_total),
+        "total_after": two_places(variance.after_total),
+        "added": [{"email": e, "amount": two_places(a)} for e, a in variance.added],
+        "no_longer_paid": [{"email": e, "amount": two_places(a)} for e, a in variance.removed],
+        "amount_changed": [
+            {"email": e, "before": two_places(b), "after": two_places(a)}
+            for e, b, a in variance.changed
+        ],
     }
 
 

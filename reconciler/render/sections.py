@@ -27,6 +27,7 @@ from reconciler.render.text import (
     look_alike_lines,
     payment_lines,
     unmanaged_lines,
+    variance_lines,
 )
 from reconciler.words import counted, plural
 
@@ -38,6 +39,7 @@ LARGEST_SHOWN = 10
 LIST_CAP = 50
 
 # Risk ranks: room is left between them for sections other parts of the plan add.
+VARIANCE = 5  # what changed since the last payrun paid: a payroll review's first question
 CONFLICTS = 10
 REMOVALS = 20
 WEBHOOK = 30
@@ -76,6 +78,18 @@ def sections(plan: Plan, view: View) -> list[Section]:
     """Every non-empty section of the plan, riskiest first."""
     found = [section for build in BUILDERS for section in build(plan, view) if section.items]
     return sorted(found, key=lambda section: section.risk)
+
+
+def _variance(plan: Plan, view: View) -> Iterator[Section]:
+    """Each payrun to pay beside the one paid before it, before any list of payments; each
+    list capped, so it fits the comment whatever the payroll's size."""
+    items = tuple(
+        (Line(f"  {clean(decision.address)}"), *variance_lines(decision.variance, LIST_CAP))
+        for decision in plan.to_pay
+        if decision.variance is not None
+    )
+    title = f"What changed since the last payrun paid ({counted(len(items))})"
+    yield Section(title, VARIANCE, items, "payrun", False)
 
 
 def _conflicts(plan: Plan, view: View) -> Iterator[Section]:
@@ -143,6 +157,7 @@ def _unmanaged(plan: Plan, view: View) -> Iterator[Section]:
 
 #: The sections, each with its rank; `sections` sorts them, so order here does not matter.
 BUILDERS: tuple[Builder, ...] = (
+    _variance,
     _conflicts,
     _removals,
     _webhook,
@@ -168,12 +183,13 @@ def _payrun_item(decision: PayrunDecision, parts: dict[str, int]) -> Item:
         label += f" (part {decision.part} of {counted(parts[decision.payrun_id])})"
     count = len(decision.payments)
     head = f"{plural(count, 'payment')}, total {grouped(decision.total)}"
+    notes = _capped([Line(f"  ! {clean(note)}", "!") for note in decision.notes], "note")
     if decision.state != TO_PAY:
         word = decision.state.replace("_", " ")
         lines = [Line(f"  ! {label} ({word}, {head}), nothing is paid:", "!")]
         lines += _capped([Line(f"      - {clean(r)}", "!") for r in decision.reasons], "reason")
-        return tuple(lines)
-    lines = [Line(f"  # {label} will be paid: {head} (key {decision.key})")]
+        return (*lines, *notes)
+    lines = [Line(f"  # {label} will be paid: {head} (key {decision.key})"), *notes]
     lines.append(Line(f"  + {address} {{", "+"))
     lines.append(Line(f"      description = {show_paid(decision.description)}", "+"))
     if count <= PAYMENTS_LISTED:

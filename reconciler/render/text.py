@@ -30,6 +30,7 @@ from reconciler.plan.payruns import (
     parts_of,
     to_pay_phrase,
 )
+from reconciler.plan.variance import Variance
 from reconciler.render.base import clean, show, show_address, show_paid, strict_headline
 from reconciler.render.money import money_text_lines
 from reconciler.render.wrap import wrap
@@ -174,6 +175,7 @@ def payrun_lines(plan: Plan) -> Iterator[Line]:
     counts_of = parts_of(plan.payruns)
     for decision in plan.payruns:
         yield Line("")
+        yield from (Line(f"  ! {clean(note)}", "!") for note in decision.notes)
         address = clean(decision.address)
         part = (
             ""
@@ -181,6 +183,8 @@ def payrun_lines(plan: Plan) -> Iterator[Line]:
             else f", part {decision.part} of {counts_of[decision.payrun_id]} of one payrun"
         )
         if decision.state == TO_PAY:
+            if decision.variance is not None:
+                yield from variance_lines(decision.variance)
             yield Line(f"  # {address} will be paid (key {decision.key}{part})")
             yield Line(f"  + {address} {{", "+")
             yield Line(f"      description = {show_paid(decision.description)}", "+")
@@ -221,6 +225,36 @@ def look_alike_lines(decision: PayrunDecision) -> list[Line]:
         )
         for payee, other in decision.look_alikes
     ]
+
+
+def variance_lines(variance: Variance, cap: int | None = None) -> list[Line]:
+    """What changed since the payrun paid before: both totals, then payees added, no longer
+    paid and amounts changed (before -> after); each list at most `cap` long, with a count."""
+    lines = [
+        Line(
+            f"  # what changed since {variance.before}: total {grouped(variance.before_total)} "
+            f"-> {grouped(variance.after_total)}; {counted(len(variance.added))} added, "
+            f"{counted(len(variance.removed))} no longer paid, "
+            f"{counted(len(variance.changed))} changed"
+        )
+    ]
+    rows = [
+        [Line(f"      + added: {show_paid(e)} {grouped(a)}", "+") for e, a in variance.added],
+        [
+            Line(f"      - no longer paid: {show_paid(e)} (was {grouped(a)})", "-")
+            for e, a in variance.removed
+        ],
+        [
+            Line(f"      ~ changed: {show_paid(e)} {grouped(b)} -> {grouped(a)}", "~")
+            for e, b, a in variance.changed
+        ],
+    ]
+    for found in rows:
+        shown = found if cap is None else found[:cap]
+        lines += shown
+        if len(found) > len(shown):
+            lines.append(Line(f"      ... and {counted(len(found) - len(shown))} more (full plan)"))
+    return lines
 
 
 def payment_lines(payments: Sequence[PayrunPayment]) -> list[Line]:

@@ -28,12 +28,13 @@ def read_register(
             client, payruns=True, window=None, parallelism=client.config.parallelism, wallet=False
         )
         try:
-            units = None
+            units, periods = None, {}
             if path is not None:
                 desired = load_desired_state(path, connection.env(), read_variables=False)
                 units = units_of(desired.payruns)
+                periods = {p.id: p.period for p in desired.payruns if p.period is not None}
         except BaseException:
             reading.stop()
             raise
         paylists = reading.result().paylists
-    return build_register(paylists, units, since=since, until=until)
+    return build_register(paylists, units, since=since, until=until, periods=periods)

@@ -148,6 +148,11 @@ TYPE_OF_WORKER = "typeOfWorker"
 EMAIL = "workerEmail"
 LEGAL_NAME = "workerLegalName"
 COUNTRY = "countryIso"
+#: The days a worker's contract ended and it is hired again (product spec, "The service's
+#: screens"): the plan decides with them; never sent, shown or compared.
+ENDED = "ended"
+REHIRE = "rehire"
+_DAY_SCHEMA: Mapping[str, Any] = {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}
 
 WORKER_FIELDS = WorkerFields(
     (
@@ -236,6 +241,28 @@ WORKER_FIELDS = WorkerFields(
             check=Check.BODY,
             export=Exported.NEVER,
             shown=False,
+        ),
+        WorkerField(
+            ENDED,
+            "ended",
+            None,
+            check=Check.NONE,  # a day of the calendar: `rules`
+            export=Exported.NEVER,  # adopt writes it for a worker closed in the service
+            shown=False,
+            sent=False,
+            schema=_DAY_SCHEMA,
+            saved=_DAY_SCHEMA,
+        ),
+        WorkerField(
+            REHIRE,
+            "rehire",
+            None,
+            check=Check.NONE,
+            export=Exported.NEVER,
+            shown=False,
+            sent=False,
+            schema=_DAY_SCHEMA,
+            saved=_DAY_SCHEMA,
         ),
     )
 )

@@ -11,7 +11,7 @@ import dataclasses
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -51,6 +51,10 @@ class DesiredWorker:
     worker_legal_name: str | None = None
     job_title: str | None = None
     worker_email_text: str | None = None
+    #: The day the contract ended (never invited again; an open agreement is inactivated).
+    ended: date | None = None
+    #: Hired again from that day: invited once, until an agreement made since exists.
+    rehire: date | None = None
     ignore_changes: frozenset[str] = frozenset()
     #: The fields the table (`reconciler.worker_fields`) gives no attribute: (key, text).
     more: tuple[tuple[str, str], ...] = ()
@@ -71,6 +75,8 @@ class DesiredWorker:
         worker = make(  # positional: 100,000 of them are built at a time
             *map(get, keys), _NOTHING_IGNORED if ignored is None else frozenset(ignored), more
         )
+        if worker.ended is not None or worker.rehire is not None:  # days, validated
+            worker = replace(worker, ended=_day(worker.ended), rehire=_day(worker.rehire))
         return worker if ascii_text else worker._in_nfc()
 
     def _in_nfc(self) -> DesiredWorker:
@@ -84,9 +90,21 @@ class DesiredWorker:
         return replace(self, **changed) if changed else self
 
     def as_fields(self) -> dict[str, str]:
-        """The fields that are set, spelled as in the file (`ignoreChanges` aside)."""
+        """The fields that are set, spelled as in the file (`ignoreChanges` aside; a day as
+        the file writes it)."""
         values = ((key, get(self)) for key, get in getters(worker_fields.WORKER_FIELDS))
-        return {name: value for name, value in values if value is not None}
+        return {
+            name: value.isoformat() if isinstance(value, date) else value
+            for name, value in values
+            if value is not None
+        }
+
+
+def _day(value: object) -> date | None:
+    """A worker's day (`ended`, `rehire`) as the file holds it, validated: text or a date."""
+    if value is None or isinstance(value, date):
+        return value
+    return date.fromisoformat(str(value))
 
 
 _ATTRIBUTES = [item.name for item in dataclasses.fields(DesiredWorker)]

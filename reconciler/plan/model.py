@@ -16,6 +16,7 @@ from reconciler.errors import Refused
 from reconciler.plan.agreements import AgreementIndex
 from reconciler.plan.changes import (
     Change,
+    ClosedInService,
     Conflict,
     Drift,
     FieldChange,
@@ -39,7 +40,7 @@ from reconciler.plan.payruns import (
     to_pay_phrase,
 )
 from reconciler.service.models import Wallet, Webhook, Worker
-from reconciler.words import counted, plural
+from reconciler.words import are, counted, plural
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +196,9 @@ class Plan:
     conflicts: tuple[Conflict, ...] = ()
     unmanaged: tuple[Unmanaged, ...] = ()
     history: tuple[PastAgreement, ...] = ()
+    #: Workers of the files the service closed: not invited again (product spec, "The
+    #: service's screens").
+    closed: tuple[ClosedInService, ...] = ()
     warnings: tuple[str, ...] = ()
     safety: Safety = field(default_factory=lambda: Safety(owned_open=0, inactivations=0))
     narrowed: bool = False  # --target or --exclude kept only part of the file and the account
@@ -226,7 +230,7 @@ class Plan:
     def drift_detected(self, *, strict: bool) -> bool:
         """`drift`'s verdict: changes or drift; with `--strict`, unmanaged workers, conflicts
         and money that needs action (untraced, failed, stuck) too."""
-        if self.has_changes or self.drift:
+        if self.has_changes or self.drift or self.closed:
             return True
         money = self.money is not None and self.money.needs_action
         return strict and bool(self.unmanaged or self.conflicts or money)
@@ -261,6 +265,11 @@ class Plan:
         reasons = []
         if summary.drifted or summary.conflicts or blocked:
             reasons.append("the account still differs from the file where the plan cannot act")
+        if self.closed:
+            closed = len(self.closed)
+            reasons.append(
+                f"{plural(closed, 'worker')} closed in the service {are(closed)} not invited again"
+            )
         if self.money is not None and self.money.needs_action:
             reasons.append("money was paid outside the files' payruns or needs action")
         if strict and self.unmanaged:

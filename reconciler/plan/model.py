@@ -160,6 +160,14 @@ class Ignored:
 
 
 @dataclass(frozen=True, slots=True)
+class ClosedEntry:
+    """A worker closed in the service as the outputs show it (a saved plan keeps these)."""
+
+    address: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Reported:
     """What a saved plan reported besides its changes, when it was made: counts, and the
     drifted workers (unmanaged workers and conflicts are counted only)."""
@@ -168,6 +176,7 @@ class Reported:
     unmanaged: int = 0
     conflicts: int = 0
     drift: tuple[DriftEntry, ...] = ()
+    closed: tuple[ClosedEntry, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,13 +233,20 @@ class Plan:
         return self.reported.drift if self.reported is not None else ()
 
     @property
+    def closed_entries(self) -> tuple[ClosedEntry, ...]:
+        """The workers closed in the service to show: this plan's, or a saved plan's."""
+        if self.closed:
+            return tuple(ClosedEntry(closed.address, closed.reason) for closed in self.closed)
+        return self.reported.closed if self.reported is not None else ()
+
+    @property
     def has_changes(self) -> bool:
         return bool(self.changes) or bool(self.to_pay)
 
     def drift_detected(self, *, strict: bool) -> bool:
         """`drift`'s verdict: changes or drift; with `--strict`, unmanaged workers, conflicts
         and money that needs action (untraced, failed, stuck) too."""
-        if self.has_changes or self.drift or self.closed:
+        if self.has_changes or self.drift or self.closed_entries:
             return True
         money = self.money is not None and self.money.needs_action
         return strict and bool(self.unmanaged or self.conflicts or money)
@@ -265,8 +281,8 @@ class Plan:
         reasons = []
         if summary.drifted or summary.conflicts or blocked:
             reasons.append("the account still differs from the file where the plan cannot act")
-        if self.closed:
-            closed = len(self.closed)
+        if self.closed_entries:
+            closed = len(self.closed_entries)
             reasons.append(
                 f"{plural(closed, 'worker')} closed in the service {are(closed)} not invited again"
             )

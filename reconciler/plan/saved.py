@@ -108,6 +108,9 @@ def saved_plan_document(
             "unmanaged": summary.unmanaged,
             "conflicts": summary.conflicts,
             "drift": [drift_record(entry) for entry in plan.drift_entries],
+            "closed": [
+                {"address": entry.address, "reason": entry.reason} for entry in plan.closed_entries
+            ],
         },
         "changes": [
             {

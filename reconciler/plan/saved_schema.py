@@ -166,7 +166,10 @@ SCHEMA: dict[str, Any] = _object(
         ),
         "reported": _object(
             {"drifted": _COUNT, "unmanaged": _COUNT, "conflicts": _COUNT},
-            {"drift": {"type": "array", "items": _DRIFT}},  # optional: plans saved before it
+            {  # optional: plans saved before them
+                "drift": {"type": "array", "items": _DRIFT},
+                "closed": {"type": "array", "items": _object({"address": _TEXT, "reason": _TEXT})},
+            },
         ),
         "changes": {"type": "array", "items": _CHANGE},
         "payruns": {"type": "array", "items": _PAYRUN},

@@ -89,7 +89,7 @@ def _conflicts(plan: Plan, view: View) -> Iterator[Section]:
 
 
 def _closed(plan: Plan, view: View) -> Iterator[Section]:
-    items = tuple((closed_line(closed),) for closed in plan.closed)
+    items = tuple((closed_line(closed),) for closed in plan.closed_entries)
     title = f"Closed in the service, not invited again ({counted(len(items))})"
     yield Section(title, CLOSED, items, "worker closed in the service", False)
 

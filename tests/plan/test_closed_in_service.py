@@ -136,6 +136,14 @@ def test_a_worker_ended_in_the_service_is_not_invited_and_rehire_invites_it_once
     assert comment.index("Closed in the service") < comment.index("worker[")
     drift = _run("drift", str(path), server=account)
     assert drift.returncode == 2 and "closed in the service" in drift.stdout
+    # The pull request's comment is made from the saved plan: it keeps the finding.
+    saved = tmp_path / "plan.json"
+    assert _run("plan", str(path), "--out", str(saved), server=account).returncode == 0
+    commented = _run("comment", str(saved), server=account)
+    assert commented.returncode == 0, commented.stderr
+    assert f'worker["CW-0010"]: closed in the service (agreement {ended} ENDED)' in (
+        commented.stdout
+    )
 
     applied = _run("apply", str(path), "--auto-approve", server=account)
     assert applied.returncode == 0, applied.stdout + applied.stderr

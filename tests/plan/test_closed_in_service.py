@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import jsonschema
 import pytest
 
 from reconciler.sandbox import SandboxServer
 from tests.apply.support import cli
 from tests.cli import reconciler
+from tests.plan.test_plan_cli import SCHEMA as PLAN_SCHEMA
 
 SETTINGS = """\
 version: 1
@@ -130,6 +132,7 @@ def test_a_worker_ended_in_the_service_is_not_invited_and_rehire_invites_it_once
     )
     assert "Review first: 1 closed in the service." in planned.stdout
     document = json.loads(_run("plan", str(path), "--format", "json", server=account).stdout)
+    jsonschema.validate(document, PLAN_SCHEMA)
     assert [c["address"] for c in document["closed_in_service"]] == ['worker["CW-0010"]']
     assert document["summary"]["create"] == 0 and document["resource_changes"] == []
     comment = _run("plan", str(path), "--format", "markdown", server=account).stdout

@@ -242,3 +242,15 @@ def test_a_worker_s_days_are_checked_at_their_line(
     line = (SETTINGS + "workers:\n" + ADA + BARBARA).count("\n") + lines.count("\n")
     assert f"workforce.yaml:{line}:" in result.stdout + result.stderr
     assert message in result.stdout + result.stderr
+
+
+def test_an_unpaid_payrun_paying_an_ended_worker_is_refused(
+    account: SandboxServer, tmp_path: Path
+) -> None:
+    _onboarded(account, _write(tmp_path, ADA + BARBARA))
+    path = _write(tmp_path, ADA + BARBARA + "    ended: 2026-11-30\n", DECEMBER)
+    planned = _run("plan", str(path), server=account)
+    said = " ".join(planned.stdout.split())
+    assert 'paylist["2026-12-contractors"] is refused, nothing is paid' in said, said
+    assert "payment 2 (500.00 to barbara@example.com)" in said
+    assert 'worker["CW-0010"] will be inactivated (ended: 2026-11-30 in the file)' in said

@@ -20,9 +20,8 @@ import time
 import httpx
 
 from reconciler.sandbox import SandboxServer
-from reconciler.sandbox.invitations import Invitation
 from reconciler.sandbox.timestamps import now_ns
-from reconciler.sandbox.workers import insert_agreement
+from reconciler.sandbox.workers import Invitation, insert_agreement
 
 PAGE_SIZE = 200
 TARGET_MS = 50.0

@@ -1,9 +1,9 @@
 """Logging, configured once at the edge: structlog to stderr, secrets removed from every event.
 
 Human-readable on a terminal, JSON lines otherwise. Every value registered with
-`register_secret` (tokens, webhook header values) is replaced in every event, in plain form and
-in the encodings a value typically leaks through (base64, hex, URL encoding), and keys that name
-credentials are masked whatever their value.
+`register_secret` (tokens, webhook header values) is replaced in every event, in each form a
+service or a log carries it (as sent, URL- and JSON-escaped, base64: `redaction.leak_forms`),
+and keys that name credentials are masked whatever their value.
 
 structlog (and the rich it loads) costs a fifth of a quick command's start-up, and most runs
 log nothing at their level: it is loaded with the first event that passes the level (the

@@ -20,7 +20,8 @@ from __future__ import annotations
 import contextlib
 import unicodedata
 from functools import lru_cache
-from typing import Any
+
+from reconciler.text_safety import skeleton
 
 #: The ASCII capitals and their lower case: the only case the service folds.
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -59,12 +60,5 @@ def look_alike_key(address: str) -> str:
     local, _, domain = address.rpartition("@")
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", local).casefold())
     if not folded.isascii():
-        folded = _spoof_checker().getSkeleton(0, folded)
+        folded = skeleton(folded)
     return f"{folded.casefold()}@{_ascii_domain(domain)}"
-
-
-@lru_cache(maxsize=1)
-def _spoof_checker() -> Any:
-    import icu
-
-    return icu.SpoofChecker()

@@ -1,9 +1,10 @@
 """The one registry of secrets every output goes through: values never to be printed.
 
 Every value registered with `register_secret` (tokens, passwords, webhook header values, the
-values of `${VAR}`) is replaced, in plain form and in the encodings a value typically leaks
-through (base64, hex, URL encoding), in every log event (`reconciler.logs`), every error snippet,
-and, once `guard_output` runs, every line written to stdout or stderr. It imports no logging
+values of `${VAR}`) is replaced in every log event (`reconciler.logs`), every error snippet,
+and, once `guard_output` runs, every line written to stdout or stderr, in each form a service
+or a log carries it (`leak_forms`): as sent, URL-escaped, JSON-escaped, and in base64, alone or
+inside an Authorization header's `Basic user:secret` or `Bearer secret`. It imports no logging
 library, so a command that logs nothing (`validate`) starts fast.
 """
 
@@ -11,63 +12,72 @@ from __future__ import annotations
 
 import base64
 import itertools
+import json
 import re
 import sys
 import threading
-import unicodedata
 import urllib.parse
-from typing import Any
+from typing import Any, AnyStr
+
+from reconciler.text_safety import UNSAFE_GAPS, escape_unsafe
 
 REDACTED = "[redacted]"
 _MIN_SECRET_LENGTH = 4  # shorter values would mask ordinary words; such a secret is no secret
 
 _lock = threading.Lock()
-_needles: tuple[str, ...] = ()
-_folded: tuple[str, ...] = ()  # every `leak_forms`, folded (`mask_known`)
-_letters: tuple[str, ...] = ()  # the long ones, letters and digits only (`_decoded_spans`)
-_in_bytes: tuple[tuple[str, ...], tuple[bytes, ...]] = ((), ())  # _needles, then in UTF-8
+_needles: tuple[str, ...] = ()  # every `leak_forms`, longest first (`scrub`)
+#: The same, each with the part of it `scrub` looks for first in a long text (`_probes`).
+_probed: tuple[tuple[str, str], ...] = ()
+_folded: tuple[str, ...] = ()  # the forms, folded (`mask_known`)
+#: `_probed` (the key), then its forms in UTF-8, and each with its probe.
+_in_bytes: tuple[tuple[tuple[str, str], ...], tuple[bytes, ...], tuple[tuple[bytes, bytes], ...]]
+_in_bytes = ((), (), ())
 _registered: set[str] = set()  # the values themselves, each registered once
 
-
-def encodings(value: str) -> set[str]:
-    """`value` as it is and in the encodings it typically travels or leaks in (URL, hex,
-    base64 and URL-safe base64 with and without padding), each at least 4 characters long."""
-    raw = value.encode()
-    forms = {
-        value,
-        urllib.parse.quote(value, safe=""),
-        urllib.parse.quote_plus(value),
-        raw.hex(),
-        raw.hex().upper(),
-    }
-    for encode in (base64.b64encode, base64.urlsafe_b64encode):
-        encoded = encode(raw).decode()
-        forms.add(encoded)
-        forms.add(encoded.rstrip("="))
-    return {form for form in forms if len(form) >= _MIN_SECRET_LENGTH}
+#: The characters a URL keeps unescaped in a path besides the unreserved ones (RFC 3986's
+#: sub-delimiters, `:` and `@`): how an HTTP client writes a value into a path.
+_IN_A_PATH = "/:@!$&'()*+,;="
+#: Of the base64 of a value that starts 0, 1 or 2 bytes into a group of three, where the
+#: characters that the value alone decides begin (the others mix in the bytes before it).
+_FIRST_OWN = (0, 2, 3)
+_ESCAPE = re.compile("%[0-9A-F]{2}")
 
 
 def leak_forms(value: str) -> set[str]:
-    """Every form `mask_known` looks for (in any case, across white space): the `encodings`,
-    and every byte URL-encoded, base32, `Bearer <value>` in base64 or base32, each reversed.
+    """`value` in each form a service or a log carries it, each at least 4 characters long:
 
-    The stream guard (`scrub`, over every byte written) keeps to the `encodings`: a form is a
-    search of the whole output, and these cost it five times more on a plan of 100,000 workers.
+    - as sent;
+    - URL-escaped: every reserved character escaped (a query's value; its escapes in upper or
+      lower case), `/` kept (a path, as Python writes it), a path's sub-delimiters kept (as an
+      HTTP client writes it), and spaces as `+` (a form's body);
+    - JSON-escaped: non-ASCII as `\\u` escapes or as it is, and `/` as `\\/` (a JSON body,
+      a JSON log line);
+    - base64, standard and URL-safe: the value alone, whole, and wherever it sits inside other
+      bytes (`user:secret` and `secret:x` of HTTP Basic, `Bearer secret`): for each of the
+      three places in a group of three bytes it can start at, the run of characters the value
+      alone decides.
     """
-    raw = value.encode()
-    forms = encodings(value) | {"".join(f"%{byte:02x}" for byte in raw)}
-    for data in (raw, b"Bearer " + raw):
-        for encode in (base64.b64encode, base64.urlsafe_b64encode, base64.b32encode):
-            encoded = encode(data).decode()
-            forms |= {encoded, encoded.rstrip("=")}
-    forms.add("".join(str(byte) for byte in raw))  # decimal bytes (`116 111 107`)
-    forms |= {form[::-1] for form in forms}
+    escaped = urllib.parse.quote(value, safe="", errors="surrogatepass")
+    forms = {value, escaped, _ESCAPE.sub(lambda escape: escape[0].lower(), escaped)}
+    for safe in ("/", _IN_A_PATH):
+        forms.add(urllib.parse.quote(value, safe=safe, errors="surrogatepass"))
+    forms.add(urllib.parse.quote_plus(value, safe="", errors="surrogatepass"))
+    escaped = json.dumps(value)[1:-1]
+    forms |= {escaped, escaped.replace("/", "\\/"), json.dumps(value, ensure_ascii=False)[1:-1]}
+    raw = value.encode(errors="surrogatepass")
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        whole = encode(raw).decode()
+        forms |= {whole, whole.rstrip("=")}
+        for offset, first in enumerate(_FIRST_OWN):
+            end = offset + len(raw)
+            last = 4 * (end // 3) + end % 3  # a partial group's last character mixes what follows
+            forms.add(encode(bytes(offset) + raw).decode()[first:last])
     return {form for form in forms if len(form) >= _MIN_SECRET_LENGTH}
 
 
 def register_secret(value: str | None) -> None:
-    """Make `value` (and its usual encodings) disappear from every later log event."""
-    global _needles, _folded, _letters
+    """Make `value` (in each of its `leak_forms`) disappear from every later output."""
+    global _needles, _probed, _folded
     if not value or len(value) < _MIN_SECRET_LENGTH or value in _registered:
         return
     with _lock:
@@ -75,15 +85,33 @@ def register_secret(value: str | None) -> None:
             return
         # Only the new value's forms are made: fifty accounts' tokens, each registered by
         # every account's run, cost no more than registering them once each.
-        merged = set(_needles) | encodings(value)
+        forms = leak_forms(value)
+        merged = _probes(forms) | dict(_probed)  # a form already known keeps its probe
         # Longest first, so a value is removed before any shorter form inside it.
-        _needles = tuple(sorted(merged, key=len, reverse=True))
-        new = {_fold(form) for form in leak_forms(value)}
-        _folded = tuple(sorted(set(_folded) | new, key=len, reverse=True))
-        letters = {"".join(c for c in form if c.isalnum()) for form in new}
-        letters = {form for form in letters if len(form) >= _MIN_LETTERS}
-        _letters = tuple(sorted(set(_letters) | letters, key=len, reverse=True))
+        _probed = tuple(sorted(merged.items(), key=lambda pair: len(pair[0]), reverse=True))
+        _needles = tuple(form for form, _ in _probed)
+        folded = {_fold(form) for form in forms}
+        _folded = tuple(sorted(set(_folded) | folded, key=len, reverse=True))
         _registered.add(value)
+
+
+#: The length from which `scrub` looks for probes first, rather than for every form.
+_LONG = 2048
+#: A run of letters and digits long enough to stand for a form in `_probes`.
+_PROBE = re.compile("[A-Za-z0-9]{8,}")
+
+
+def _probes(forms: set[str]) -> dict[str, str]:
+    """For each of a value's forms, a part of it to look for first: a probe of a shorter form
+    that it holds (its base64 whole holds the part the value alone decides), else its longest
+    run of letters and digits (which its base64 in the other alphabet holds too), else the
+    form itself. The eleven forms of a token are four searches of a text that holds none."""
+    probes: dict[str, str] = {}
+    for form in sorted(forms, key=len):
+        held = [probe for probe in set(probes.values()) if probe in form]
+        runs = _PROBE.findall(form)
+        probes[form] = max(held or runs or [form], key=len)
+    return probes
 
 
 def registered() -> frozenset[str]:
@@ -93,31 +121,57 @@ def registered() -> frozenset[str]:
 
 
 def scrub(text: str) -> str:
-    """`text` with every registered secret replaced."""
-    for needle in _needles:
-        if needle in text:
-            text = text.replace(needle, REDACTED)
-    return text
+    """`text` with every registered secret replaced, the longest form first.
+
+    In a long text a form is looked for only where its probe is: a probe not in the text (since
+    the last replacement) rules out every form that holds it, so the output is the same as
+    looking for every form."""
+    if len(text) < _LONG:  # a line: looking is cheaper than keeping count
+        for needle in _needles:
+            if needle in text:
+                text = text.replace(needle, REDACTED)
+        return text
+    return _scrub_long(text, _probed, REDACTED)
 
 
 def scrub_bytes(data: bytes) -> bytes:
     """`data` (UTF-8) with every registered secret replaced, as `scrub` replaces them in text."""
-    for needle in _needles_in_bytes():
-        if needle in data:
-            data = data.replace(needle, _REDACTED_BYTES)
-    return data
+    needles, probed = _needles_in_bytes()
+    if len(data) < _LONG:
+        for needle in needles:
+            if needle in data:
+                data = data.replace(needle, _REDACTED_BYTES)
+        return data
+    return _scrub_long(data, probed, _REDACTED_BYTES)
 
 
-def _needles_in_bytes() -> tuple[bytes, ...]:
+def _scrub_long(text: AnyStr, probed: tuple[tuple[AnyStr, AnyStr], ...], mask: AnyStr) -> AnyStr:
+    absent: set[AnyStr] = set()
+    for needle, probe in probed:
+        if probe in absent:
+            continue
+        if probe not in text:
+            absent.add(probe)
+        elif needle in text:
+            text = text.replace(needle, mask)
+            absent.clear()
+    return text
+
+
+def _needles_in_bytes() -> tuple[tuple[bytes, ...], tuple[tuple[bytes, bytes], ...]]:
     global _in_bytes
-    needles, encoded = _in_bytes
-    if needles is not _needles:
+    key, needles, probed = _in_bytes
+    if key is not _probed:
         # A lone surrogate (an undecodable byte of the environment) never fails here, and its
         # bytes are no UTF-8, so they match nothing: the output is valid UTF-8.
-        needles = _needles
-        encoded = tuple(needle.encode(errors="surrogatepass") for needle in needles)
-        _in_bytes = needles, encoded
-    return encoded
+        key = _probed
+        probed = tuple(
+            (needle.encode(errors="surrogatepass"), probe.encode(errors="surrogatepass"))
+            for needle, probe in key
+        )
+        needles = tuple(needle for needle, _ in probed)
+        _in_bytes = key, needles, probed
+    return needles, probed
 
 
 _REDACTED_BYTES = REDACTED.encode()
@@ -180,18 +234,15 @@ _RUN = re.compile(r"[A-Za-z0-9+/_.~=-]{13,}")
 #: A run holding percent-escapes (`%2F`, `%2f`), which may hide anything.
 _PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2}|[A-Za-z0-9+/_.~=-])*%[0-9A-Fa-f]{2}[%\w.~+/=-]*")
 _PIECES = re.compile(r"[-_./=~]+")
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
 MASKED = "[masked]"
-_GAPS = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]{2,}")
 
 
 def shown(text: str, limit: int = 200) -> str:
     """Text that came from outside (a service's answer, a value echoed from a file) as an
     output may show it: the one function every such text goes through.
 
-    Every registered secret is masked, in any of its encodings (`leak_forms`), in any case,
-    reversed, split by white space or line breaks, or written with escapes or separators
-    (`\\u0074`, `&#116;`, `74:6f`, full-width; `_decoded_spans`); then every run that could be a
+    Every registered secret is masked, in any of its `leak_forms`, in any case, split by white
+    space, line breaks or invisible characters (`mask_known`); then every run that could be a
     credential (a long base64, base32, hex or URL-safe run holding letters and digits, a JWT,
     a run of percent-escapes) is masked too, whether or not it is known; control and invisible
     characters show as `\\uXXXX`, white space as one space; and at most `limit` characters are
@@ -199,19 +250,19 @@ def shown(text: str, limit: int = 200) -> str:
     """
     # Runs of white space or invisible characters are one space first: padded out by them,
     # a secret would reach past the margin and show its first half, the padding folded.
-    window = (_GAPS.sub(" ", text) if len(text) > limit else text)[: limit + _MARGIN]
+    window = (UNSAFE_GAPS.sub(" ", text) if len(text) > limit else text)[: limit + _MARGIN]
     window = mask_known(window)
     window = _PERCENT_RUN.sub(_mask_percent_run, window)
     window = _RUN.sub(_mask_run, window)
     window = " ".join(window.split())
-    window = _CONTROL.sub(lambda found: f"\\u{ord(found[0]):04x}", window)
+    window = escape_unsafe(window)
     if len(window) <= limit and len(text) <= limit + _MARGIN:
         return window
     return f"{window[:limit]}... (cut at {limit} of {len(text):,} characters)"
 
 
 def mask_known(text: str) -> str:
-    """`text` with every registered secret masked, in any of its encodings, whatever its case
+    """`text` with every registered secret masked, in any of its `leak_forms`, whatever its case
     and white space (a log line; `shown` does this and more for text from outside)."""
     if not _folded:
         return text
@@ -227,7 +278,6 @@ def mask_known(text: str) -> str:
         while start >= 0:
             spans.append((places[start], places[start + len(needle) - 1] + 1))
             start = folded.find(needle, start + 1)
-    spans += _decoded_spans(text)
     if not spans:
         return text
     kept: list[str] = []
@@ -237,57 +287,6 @@ def mask_known(text: str) -> str:
             kept.append(text[end:start] + REDACTED)
         end = max(end, stop)
     return "".join(kept) + text[end:]
-
-
-#: The shortest secret form (letters and digits only) searched for in `_decoded_spans`: a
-#: shorter one would mask ordinary words and numbers once the punctuation between them is gone.
-_MIN_LETTERS = 12
-#: One character of a text as `_decoded_spans` reads it: an escape (JSON or Python `\\u00XX`,
-#: `\\xXX`, an HTML character reference) or a letter or digit (any script, full-width too).
-_UNIT = re.compile(
-    r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|&#(\d{1,7});|&#[xX]([0-9a-fA-F]{1,6});"
-    # Read as nothing: a written escape of white space (`\\n`), the `0x` before a hex byte.
-    r"|\\[nrt]|\b0[xX](?=[0-9a-fA-F]{2}\b)|[^\W_]"
-)
-
-
-_ONLY_LETTERS = {c: None for c in range(128) if not chr(c).isalnum()}
-
-
-def _decoded_spans(text: str) -> list[tuple[int, int]]:
-    """Where a registered secret hides in `text` behind escapes or separators: the text read
-    with its escapes decoded (`\\u0074`, `\\x74`, `&#116;`, `&#x74;`), in NFKC (full-width and
-    mathematical letters), keeping only letters and digits (so hex bytes between colons, a token
-    with a dot or a combining mark after each character, decimal bytes between commas), lower
-    case, compared with every long form of the secrets reduced alike."""
-    if not _letters:
-        return []
-    if text.isascii() and "\\" not in text and "&#" not in text and "0x" not in text.lower():
-        letters = text.translate(_ONLY_LETTERS).lower()  # in C: the usual (log) line ends here
-        if not any(needle in letters for needle in _letters):
-            return []
-    units: list[tuple[str, int, int]] = []
-    for found in _UNIT.finditer(text):
-        code = found[1] or found[2] or found[4]
-        number = int(code, 16) if code else int(found[3]) if found[3] else None
-        char = found[0] if number is None else chr(min(number, 0x10FFFF))
-        if len(char) > 1 and number is None:  # `\\n`, `0x`
-            continue
-        if not char.isascii():
-            char = unicodedata.normalize("NFKC", char)
-        for piece in char:
-            if piece.isalnum():
-                units.append((piece.lower(), found.start(), found.end()))
-    folded = "".join(unit[0] for unit in units)
-    if len(folded) != len(units):  # a character whose lower case is longer: compare as is
-        return []
-    spans: list[tuple[int, int]] = []
-    for needle in _letters:
-        start = folded.find(needle)
-        while start >= 0:
-            spans.append((units[start][1], units[start + len(needle) - 1][2]))
-            start = folded.find(needle, start + 1)
-    return spans
 
 
 def _mask_percent_run(found: re.Match[str]) -> str:

@@ -57,8 +57,8 @@ def _secrets_of_this_test_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """The redaction registry is the process's: what one test registers (a variable's value
     such as `hooks.example.com`) must not mask another test's output in the same process."""
     monkeypatch.setattr(redaction, "_needles", redaction._needles)
+    monkeypatch.setattr(redaction, "_probed", redaction._probed)
     monkeypatch.setattr(redaction, "_folded", redaction._folded)
-    monkeypatch.setattr(redaction, "_letters", redaction._letters)
     monkeypatch.setattr(redaction, "_registered", set(redaction._registered))
 
 

@@ -33,6 +33,7 @@ from reconciler.errors import ReconcilerError, Refused
 from reconciler.plan.account import Account, check_account
 from reconciler.plan.saved import SavedPlan, write_private_json
 from reconciler.plan.signing import PREFIX, PlanKey, canonical
+from reconciler.regular import NotRegular, read_regular
 from reconciler.service.config import ENV_BASE_URL, ENV_CLIENT_ID, ENV_EMAIL
 
 RECORD_SUFFIX = ".applied"
@@ -90,9 +91,15 @@ def applied_record(folder: Path, saved: SavedPlan, key: PlanKey) -> Record | Non
         f"else remove {path} and apply again (a plan already applied is refused as stale)"
     )
     try:
-        if path.is_symlink() or path.stat().st_size > _MAX_BYTES:
+        if path.is_symlink():
             raise ValueError("not a record")
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(read_regular(path, _MAX_BYTES).decode("utf-8"))
+    except NotRegular as error:  # a FIFO would be read forever: refused at once, unread
+        raise BadRecord(
+            f"{path} is not a record of an apply ({error.strerror}): nothing was sent to "
+            f"account {owner}",
+            hint=hint,
+        ) from None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         raise BadRecord(
             f"{path} is not a record of an apply: nothing was sent to account {owner}", hint=hint

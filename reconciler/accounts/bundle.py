@@ -12,10 +12,13 @@ An account's run reads its variables from the process's environment or from the 
 variable in both with different values is refused (which one was meant?). A name that no entry
 of the accounts file gives is kept out of every account and named when a variable is missing (a
 typo), but refuses nothing: a variable renamed in an entry is in the bundle under both names
-until the rename is merged. Nothing of a value is ever shown: the JSON's own errors say where,
-never what; and a key is named only when it reads as a variable's name (upper case, not like a
-credential), since a bundle written the wrong way round, `{"<the token>": "TOKEN_EU"}`, has the
-secrets for keys.
+until the rename is merged. Nothing of a value is ever shown, whichever way round the bundle is
+written: the JSON's own errors say where, never what; a key no entry names is told by its
+position only (`its key 2`), never by its text, since a bundle written the wrong way round,
+`{"WINTERISCOMING2026": "RECONCILER_PASSWORD_EU"}`, has the secrets for keys, and they may read
+as names; and an error of the JSON names a key only when it reads as a variable's name (upper
+case, not like a credential) and its value does not (a value that reads as a name is a bundle
+written the wrong way round).
 """
 
 from __future__ import annotations
@@ -71,13 +74,15 @@ def unnamed(environ: Mapping[str, str], accounts: AccountsFile) -> str | None:
     if not raw.strip():
         return None
     given = named_variables(accounts)
-    stray = [name for name in _parse(raw) if name not in given]
+    stray = [at for at, name in enumerate(_parse(raw), start=1) if name not in given]
     if not stray:
         return None
-    listed = sorted(name for name in stray if _shows(name))
-    if hidden := len(stray) - len(listed):
-        listed.append(f"{plural(hidden, 'key')} ({_HIDDEN})")
-    return f"{BUNDLE} holds {', '.join(listed)}, which no entry of {accounts.path.name} names"
+    places = ", ".join(map(str, stray[:10])) + (", ..." if len(stray) > 10 else "")
+    which = "key" if len(stray) == 1 else "keys"
+    return (
+        f"{BUNDLE} holds {plural(len(stray), 'key')} ({which} {places} of its object) that no "
+        f"entry of {accounts.path.name} names (their text is not shown: it may be a value)"
+    )
 
 
 def named_variables(accounts: AccountsFile) -> frozenset[str]:
@@ -119,13 +124,13 @@ def _parse(raw: str) -> dict[str, str]:
             )
         if not isinstance(value, str):
             raise BundleError(
-                f"{BUNDLE}: the value of {_key(name, place)} is a JSON {_kind(value)}, "
+                f"{BUNDLE}: the value of {_key(name, place, value)} is a JSON {_kind(value)}, "
                 "not a string",
                 hint=_FORM,
             )
         if _SURROGATE.search(value):  # `\ud800` alone: no text, so nothing could send it
             raise BundleError(
-                f"{BUNDLE}: the value of {_key(name, place)} is not text (a lone surrogate, "
+                f"{BUNDLE}: the value of {_key(name, place, value)} is not text (a lone surrogate, "
                 "a `\\uD800`-`\\uDFFF` escape without its pair)",
                 hint=_FORM,
             )
@@ -136,7 +141,8 @@ def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
     found: dict[str, object] = {}
     for at, (name, value) in enumerate(pairs, start=1):
         if name in found:
-            raise BundleError(f"{BUNDLE} holds {_key(name, at)} twice", hint=_FORM)
+            key = _key(name, at, value, found[name])
+            raise BundleError(f"{BUNDLE} holds {key} twice", hint=_FORM)
         found[name] = value
     return found
 
@@ -146,9 +152,12 @@ def _shows(name: str) -> bool:
     return bool(_SHOWN.match(name)) and not could_be_credential(name)
 
 
-def _key(name: str, at: int) -> str:
-    """Key `name`, the `at`th, as a message names it."""
-    return name if _shows(name) else f"its key {at} ({_HIDDEN})"
+def _key(name: str, at: int, *values: object) -> str:
+    """Key `name`, the `at`th, as a message names it: by its position when it may be a value
+    (it does not read as a name, or one of its `values` does: the bundle is the wrong way
+    round)."""
+    reversed_ = any(isinstance(value, str) and _shows(value) for value in values)
+    return name if _shows(name) and not reversed_ else f"its key {at} ({_HIDDEN})"
 
 
 def _kind(value: object) -> str:

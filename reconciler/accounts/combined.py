@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reconciler.accounts.run import Outcome
 from reconciler.money import grouped
@@ -37,6 +37,9 @@ from reconciler.render.marker import Marker
 from reconciler.render.sections import Section, View, sections
 from reconciler.render.text import Line
 from reconciler.words import counted, plural
+
+if TYPE_CHECKING:
+    from reconciler.session.planning import Planned
 
 #: A failed account's reason comes first of all (its lines, at most this many).
 _ERROR_RISK = 5
@@ -109,19 +112,27 @@ class Shown:
     part: Part | None = None  # the comment's part (markdown)
     drifted: bool = False  # drift's verdict for `drift`; a plan's: workers that drifted
     refusals: bool = False  # a payrun refused, or the plan unsafe (apply would refuse it)
+    #: A fleet of one's plan, printed and saved by the command (it never crosses processes).
+    planned: Planned | None = field(default=None, compare=False, repr=False)
+
+
+def judged(plan: Plan, look: Look) -> Shown:
+    """What the command's exit code and summary need of the plan, as `look` judges it."""
+    verdict = plan.drift_detected(strict=look.strict)
+    return Shown(
+        plan.summary.as_dict(),
+        plan.has_changes,
+        verdict,
+        drifted=verdict if look.drift else bool(plan.drift),
+        refusals=not plan.safety.safe or any(d.state == REFUSED for d in plan.payruns),
+    )
 
 
 def show(name: str, plan: Plan, look: Look) -> Shown:
     """The account `name`'s plan as `look` says, with what the command's exit code needs."""
-    verdict = plan.drift_detected(strict=look.strict)
-    counts = plan.summary.as_dict()
-    drifted = verdict if look.drift else bool(plan.drift)
-    refusals = not plan.safety.safe or any(d.state == REFUSED for d in plan.payruns)
+    shown = judged(plan, look)
     if look.fmt == "markdown":
-        part = plan_part(name, plan, View(show_unmanaged=look.show_unmanaged))
-        return Shown(
-            counts, plan.has_changes, verdict, part=part, drifted=drifted, refusals=refusals
-        )
+        return replace(shown, part=plan_part(name, plan, View(show_unmanaged=look.show_unmanaged)))
     if look.fmt == "json":
         renderer = renderer_for("json")
     else:
@@ -133,14 +144,7 @@ def show(name: str, plan: Plan, look: Look) -> Shown:
             drift=look.drift,
             width=look.width,
         )
-    return Shown(
-        counts,
-        plan.has_changes,
-        verdict,
-        rendered=renderer.render(plan),
-        drifted=drifted,
-        refusals=refusals,
-    )
+    return replace(shown, rendered=renderer.render(plan))
 
 
 def named(outcomes: list[Outcome[Shown]]) -> dict[str, list[str]]:

@@ -18,6 +18,9 @@ from reconciler.accounts.selection import DEFAULT_ACCOUNTS_PARALLELISM, Selectio
 if TYPE_CHECKING:  # the runner (and the service's modules) only when accounts run
     from reconciler.accounts.run import Outcome
 
+#: `--detailed-exitcode`, `drift` and `adopt --dry-run`: something to change (or drift).
+EXIT_CHANGES = 2
+
 
 @dataclass(frozen=True, slots=True)
 class AccountOptions:
@@ -53,4 +56,4 @@ def exit_for(outcomes: list[Outcome[Any]], changes: bool) -> None:
     if any(outcome.error is not None for outcome in outcomes):
         raise click.exceptions.Exit(1)
     if changes:
-        raise click.exceptions.Exit(2)
+        raise click.exceptions.Exit(EXIT_CHANGES)

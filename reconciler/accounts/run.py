@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from reconciler import logs, redaction, threads
 from reconciler.accounts.bundle import with_bundle
@@ -24,6 +24,9 @@ from reconciler.accounts.progress import Progress
 from reconciler.errors import ReconcilerError, Refused
 from reconciler.service.config import SettingNames
 from reconciler.words import plural
+
+if TYPE_CHECKING:
+    from reconciler.session.connection import Connect, Connection
 
 T = TypeVar("T")
 
@@ -47,14 +50,23 @@ class Outcome(Generic[T]):
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """What an account's work gets: its entry, its environment, a progress callback, and
-    where its settings are given, for its messages (`reconciler.accounts.naming`)."""
+    """What an account's work gets: its entry, its environment, a progress callback (None: the
+    progress line of one account on a terminal), where its settings are given, for its
+    messages (`reconciler.accounts.naming`), and, for a fleet of one, the command line's
+    connection (`reconciler.accounts.fleet`)."""
 
     entry: AccountEntry
     environ: Mapping[str, str]
-    progress: Callable[[int], None]
+    progress: Callable[[int], None] | None
     status: Callable[[str], None]
     names: SettingNames = field(default_factory=SettingNames)
+    connection: Connection | None = None
+
+    def connect(self, connect: Connect) -> Connection:
+        """The account's connection: the command line's, else made from its environment."""
+        if self.connection is not None:
+            return self.connection
+        return connect(environ=self.environ, names=self.names)
 
 
 def run_accounts(

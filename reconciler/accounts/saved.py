@@ -12,8 +12,9 @@ from __future__ import annotations
 import functools
 import os
 import threading
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +28,10 @@ from reconciler.accounts.combined import Part
 from reconciler.accounts.environment import ENV_PLAN_KEY
 from reconciler.accounts.file import AccountEntry, AccountsFile
 from reconciler.accounts.options import AccountOptions, nothing_selected
-from reconciler.accounts.owner import SOURCE_PREFIX, plan_owner
+from reconciler.accounts.owner import plan_owner
 from reconciler.accounts.run import Job, run_accounts
-from reconciler.accounts.staging import staged_plan
 from reconciler.apply import Executor, Ledger
+from reconciler.apply.lock import hold
 from reconciler.apply.paying import pay
 from reconciler.errors import ReconcilerError
 from reconciler.plan import Plan, PlanOptions, WebhookCreate, WebhookUpdate, diff
@@ -40,58 +41,15 @@ from reconciler.plan.resume import resume
 from reconciler.plan.review import check_review
 from reconciler.plan.saved import SavedPlan, load_saved_plan
 from reconciler.plan.signing import UntrustedPlan
-from reconciler.session.account import check_saved_account
-from reconciler.session.connection import Connect
+from reconciler.session.account import check_saved_account, current_account
+from reconciler.session.connection import Connect, Connection
 from reconciler.session.plankey import offline_plan_key, plan_key
-from reconciler.session.planning import Planned, plan_path, write_planned
 from reconciler.session.reading import file_and_account
 from reconciler.session.review import review_of
 
 
 class OtherAccountsPlan(UntrustedPlan):
     """A saved plan in DIR/<name>.json made for another account of the file."""
-
-
-def plan_and_save(
-    job: Job,
-    *,
-    plan_options: PlanOptions,
-    out: Path | None,
-    money_since: datetime | None,
-    connect: Connect,
-    top_ups: bool,
-    pull_request: tuple[int, str] | None = None,
-) -> Planned:
-    """Plan one account; with `out`, write its signed plan aside, for `out/<name>.json` once
-    it is reported planned (`reconciler.accounts.staging`; for `pull_request`, (number, head
-    commit), when it is reviewed on one)."""
-    connection = connect(environ=job.environ, names=job.names)
-    planned = plan_path(
-        job.entry.path,
-        plan_options,
-        connection,
-        keyed=out is not None,
-        money_since=money_since,
-        top_ups=top_ups,
-        progress=job.progress,
-    )
-    if out is not None:  # put in place once the account is reported planned
-        sources = [SOURCE_PREFIX + job.entry.name, job.entry.written_path]
-        write_planned(staged_plan(out, job.entry.name), planned, sources, pull_request)
-    return planned
-
-
-def is_plans_folder(path: Path) -> bool:
-    """A folder whose `*.json` files are saved plans (what `plan --out DIR` wrote), and that
-    holds no desired state (`*.yaml`, `*.yml`): a desired-state folder stays one."""
-    from reconciler.plan.saved import is_saved_plan
-
-    if not path.is_dir():
-        return False
-    if any(entry.suffix.lower() in (".yaml", ".yml") for entry in path.iterdir()):
-        return False
-    files = sorted(path.glob("*.json"))
-    return bool(files) and all(is_saved_plan(file) for file in files)
 
 
 def plans_in(folder: Path, accounts: AccountsFile, options: AccountOptions) -> list[AccountEntry]:
@@ -140,7 +98,8 @@ def bound_plan(folder: Path, entry: AccountEntry) -> SavedPlan:
     return saved
 
 
-def _register_header_values(plan: Plan) -> None:
+def register_header_values(plan: Plan) -> None:
+    """Header values go into the request, so no log line or error may ever show them."""
     for change in plan.changes:
         if isinstance(change, WebhookCreate | WebhookUpdate):
             for header in change.webhook.headers:
@@ -157,13 +116,29 @@ class Carry:
     wait: bool
     settle_s: float
     stop: threading.Event = field(default_factory=threading.Event)
+    lock_timeout: float = 0.0
 
-    def out(self, client: Any, plan: Plan) -> Ledger:
+    def locked(self, client: Any, connection: Connection) -> AbstractContextManager[None]:
+        """The account's lock, from before the first write to the ledger (`apply.lock`)."""
+        return hold(
+            current_account(client, connection),
+            timeout=self.lock_timeout,
+            notice=lambda text: click.echo(text, err=True),
+        )
+
+    def needed(self, plan: Plan) -> bool:
+        """Whether there is anything to carry out (changes, or a refused payrun to put in the
+        ledger); an unsafe plan is refused here without `force`."""
         refused = any(decision.state == REFUSED for decision in plan.payruns)
         if not plan.has_changes and not refused:
-            return Ledger(())
+            return False
         plan.raise_if_unsafe(self.force)
-        _register_header_values(plan)
+        return True
+
+    def out(self, client: Any, plan: Plan) -> Ledger:
+        if not self.needed(plan):
+            return Ledger(())
+        register_header_values(plan)
         if self.stop.is_set():
             raise ReconcilerError("interrupted before this account was applied: nothing sent")
         executor = Executor(client, parallelism=self.parallelism, stop=self.stop)
@@ -219,15 +194,19 @@ def apply_saved(
     record = applied_record(folder, saved, key)
     if record is not None:
         return Applied(None, Ledger(()), already=record)
-    connection = connect(environ=job.environ, names=job.names)
+    connection = job.connect(connect)
     with connection.open(read_only=False, parallelism=carry.parallelism) as client:
         check_saved_account(saved, client, connection, doing="talks to")
-        live = refresh(
-            client, job.progress, payruns=bool(saved.payruns), parallelism=client.config.parallelism
-        )
-        plan = resume(saved, live, key=key, environ=job.environ, max_age=max_age)
-        job.status("applying")
-        ledger = carry.out(client, plan)
+        with carry.locked(client, connection):  # before the refresh: it sees the last apply
+            live = refresh(
+                client,
+                job.progress,
+                payruns=bool(saved.payruns),
+                parallelism=client.config.parallelism,
+            )
+            plan = resume(saved, live, key=key, environ=job.environ, max_age=max_age)
+            job.status("applying")
+            ledger = carry.out(client, plan)
     if not ledger.complete:
         return Applied(plan, ledger)
     try:
@@ -239,14 +218,17 @@ def apply_saved(
 
 def apply_files(job: Job, options: PlanOptions, carry: Carry, connect: Connect) -> Applied:
     """Plan the account's files and apply the plan (`apply --all --auto-approve`)."""
-    connection = connect(environ=job.environ, names=job.names)
-    with file_and_account(
-        job.entry.path,
-        connection,
-        read_only=False,
-        parallelism=carry.parallelism,
-        progress=job.progress,
-    ) as ready:
+    connection = job.connect(connect)
+    with (
+        file_and_account(
+            job.entry.path,
+            connection,
+            read_only=False,
+            parallelism=carry.parallelism,
+            progress=job.progress,
+        ) as ready,
+        carry.locked(ready.client, connection),
+    ):
         plan = diff(ready.desired, ready.live, options)
         job.status("applying")
         return Applied(plan, carry.out(ready.client, plan))

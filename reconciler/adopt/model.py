@@ -63,6 +63,8 @@ class Adoption:
     ignored: int = 0  # drift an ignore rule keeps out (counted, never adopted)
     diff_text: str | None = None  # the diff, for an adoption read back from its document
     passed_over: int = 0  # what `--only` left out (for people only: not in the document)
+    #: What it does to money and to where secrets go (`reconciler.adopt.risks`): read first.
+    risks: tuple[str, ...] = ()
 
     @property
     def anything(self) -> bool:
@@ -97,6 +99,7 @@ class Adoption:
             "variables": [{"name": v.name, "holds": v.holds} for v in self.variables],
             "ignored": self.ignored,
             "diff": self.diff(),
+            "risks": list(self.risks),
         }
 
     @classmethod
@@ -117,6 +120,7 @@ class Adoption:
                 variables=tuple(Variable(v["name"], v["holds"]) for v in document["variables"]),
                 ignored=int(document["ignored"]),
                 diff_text=str(document["diff"]),
+                risks=tuple(str(risk) for risk in document.get("risks", ())),
             )
         except (KeyError, TypeError) as error:
             raise ValueError(f"not the JSON of `reconciler adopt`: {error}") from None
@@ -132,6 +136,9 @@ class Adoption:
         address or a value from the service with a control character or a bidi override shows
         it escaped, as the plan does, never acting on the terminal)."""
         lines: list[str] = []
+        if self.risks:
+            lines.append("Review first: what this adoption does to money and to where secrets go:")
+            lines += (f"  ! {clean(risk)}" for risk in self.risks)
         if self.adopted:
             files = plural(len(self.files), "file")
             lines.append(f"Adopted {plural(len(self.adopted), 'live change')} into {files}:")

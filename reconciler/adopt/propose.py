@@ -32,11 +32,12 @@ from reconciler.adopt.yamledit import YamlDocument
 from reconciler.desired.rules import worker_value_problem
 from reconciler.export.render import worker_entry
 from reconciler.export.yamltext import quoted
-from reconciler.identity import email_key, external_id_problem
+from reconciler.identity import email_key
 from reconciler.money import grouped
 from reconciler.plan.changes import FieldChange, worker_address
 from reconciler.plan.model import LiveState, Plan
 from reconciler.service.models import Worker, WorkerStatus
+from reconciler.text_safety import external_id_problem
 from reconciler.worker_fields import (
     EMAIL,
     ENDED,

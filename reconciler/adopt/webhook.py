@@ -10,6 +10,7 @@ import yaml
 
 from reconciler.adopt.model import ADDED, CHANGED, REMOVED, Variable
 from reconciler.adopt.proposal import REFERENCE, Proposal
+from reconciler.adopt.risks import host_of
 from reconciler.adopt.yamledit import YamlDocument, like
 from reconciler.export.webhook import header_variables, may_hold_a_secret
 from reconciler.export.yamltext import quoted, scalar
@@ -74,7 +75,10 @@ def _url(
         return
     if may_hold_a_secret(live.url):
         proposal.need("webhook.url", Variable(variable, "the webhook URL the service has"))
-        detail = f"written as ${{{variable}}} (its path or query may be a credential)"
+        detail = (
+            f"written as ${{{variable}}}: the service has {host_of(live.url)} (its path or "
+            "query, which may be a credential, is not shown)"
+        )
         text = "${" + variable + "}"
         proposal.take("webhook.url", CHANGED, detail, lambda: document.set_scalar(url, text))
         return

@@ -22,6 +22,9 @@ from reconciler.errors import ReconcilerError
 from reconciler.export.yamltext import quoted, scalar
 
 _NEWLINE = re.compile("\n")
+#: The indicators that open a line's items and keys (`- `, `? `, `- ? `), with the white space
+#: after each: a tab there is YAML's separation, which PyYAML's scanner does not take.
+_LINE_OPENING = re.compile(r"^[ ]*(?:[-?][ \t]+)+", re.MULTILINE)
 
 
 class UneditableFile(ReconcilerError):
@@ -45,11 +48,28 @@ class YamlDocument:
     _lines: list[int] = field(default_factory=list)
     _edits: list[_Edit] = field(default_factory=list)
     _grown: set[int] = field(default_factory=set)  # the sequences an item was appended to
+    #: The keys given a new sequence (`insert_pair`), by mapping: its edit and its items.
+    _new_keys: dict[tuple[int, str], tuple[int, list[list[str]]]] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, name: str, text: str) -> YamlDocument:
-        """The document of `text`; the file was validated before, so it parses."""
-        root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        """The document of `text` (the file was validated before). PyYAML composes it for the
+        positions: a tab after a line's `-` or `?` (separation white space YAML allows and the
+        loader reads) is read as a space, one character for one, so every position is the
+        text's own; what PyYAML still cannot read is refused at its line, nothing written."""
+        readable = _LINE_OPENING.sub(lambda found: found[0].replace("\t", " "), text)
+        try:
+            root = yaml.compose(readable, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None)
+            at = "" if mark is None else f":{mark.line + 1}:{mark.column + 1}"
+            problem = getattr(error, "problem", None) or "a form its editor cannot follow"
+            raise UneditableFile(
+                f"{name}{at}: adopt cannot edit this file ({problem}), although it is valid: "
+                "nothing was written",
+                hint="adopt writes through PyYAML's reading of the file: write this place "
+                "in plain block or flow style (spaces, no tabs), and run adopt again",
+            ) from None
         starts = [0, *(found.end() for found in _NEWLINE.finditer(text))]
         return cls(name, text, root, starts)
 
@@ -90,6 +110,18 @@ class YamlDocument:
 
     def column(self, node: yaml.Node) -> int:
         return int(node.start_mark.column)
+
+    def pair_start(self, key: yaml.Node) -> int:
+        """Where the pair of `key` begins: at its `?` when the key is explicit (`? key` with
+        `: value` below), else at the key itself."""
+        start = self.offset(key.start_mark)
+        before = self.text[self.line_start(start) : start].rstrip(" \t")
+        return self.line_start(start) + len(before) - 1 if before.endswith("?") else start
+
+    def pair_column(self, key: yaml.Node) -> int:
+        """The column the pair of `key` begins at (its `?`, for an explicit key)."""
+        start = self.pair_start(key)
+        return start - self.line_start(start)
 
     def last_end(self, node: yaml.Node) -> int:
         """Where the last scalar of `node` ends (a block collection's own end mark lies at the
@@ -157,48 +189,62 @@ class YamlDocument:
     ) -> None:
         """Add `key: value` after the mapping's last pair: `value` is a scalar's text, or the
         items of a sequence of mappings (each its `key: value` lines), written in the
-        mapping's style (flow, or a block sequence indented below the key)."""
+        mapping's style (flow, or a block sequence indented below the key). A sequence given
+        to a key this document added already (two new headers) joins that key's items."""
         at = self.last_end(mapping.value[-1][1])
-        if mapping.flow_style:
-            text = value if isinstance(value, str) else "[" + ", ".join(map(_flow, value)) + "]"
-            self._add(at, at, f", {key}: {text}")
-            return
-        indent = " " * self.column(mapping.value[0][0])
         if isinstance(value, str):
-            lines = [f"{indent}{key}: {value}"]
+            if mapping.flow_style:
+                self._add(at, at, f", {key}: {value}")
+            else:
+                indent = " " * self.pair_column(mapping.value[0][0])
+                self._insert_lines(at, [f"{indent}{key}: {value}"])
+            return
+        made = self._new_keys.get((id(mapping), key))
+        items = [*made[1], *value] if made is not None else list(value)
+        if mapping.flow_style:
+            edit = _Edit(at, at, f", {key}: [" + ", ".join(map(_flow, items)) + "]")
         else:
+            indent = " " * self.pair_column(mapping.value[0][0])
             lines = [f"{indent}{key}:"]
-            for item in value:
+            for item in items:
                 lines.append(f"{indent}  - {item[0]}")
                 lines += [f"{indent}    {line}" for line in item[1:]]
-        self._insert_lines(at, lines)
+            edit = self._lines_edit(at, lines)
+        if made is None:
+            self._edits.append(edit)
+            self._new_keys[(id(mapping), key)] = (len(self._edits) - 1, items)
+        else:
+            self._edits[made[0]] = edit
+            self._new_keys[(id(mapping), key)] = (made[0], items)
 
     def _insert_lines(self, offset: int, lines: list[str]) -> None:
         """Insert whole lines after the line holding `offset`: at the next line's start, so
         that lines removed before it (a removed last item) are removed whole."""
+        self._edits.append(self._lines_edit(offset, lines))
+
+    def _lines_edit(self, offset: int, lines: list[str]) -> _Edit:
         nl = self.newline
         newline = self.text.find("\n", offset)
         if newline < 0:
-            self._add(len(self.text), len(self.text), nl + nl.join(lines))
-        else:
-            self._add(newline + 1, newline + 1, "".join(line + nl for line in lines))
+            return _Edit(len(self.text), len(self.text), nl + nl.join(lines))
+        return _Edit(newline + 1, newline + 1, "".join(line + nl for line in lines))
 
     def delete_pair(self, mapping: yaml.MappingNode, key: str) -> None:
         """Remove `key` and its value from the mapping (it must have another pair)."""
         pairs = mapping.value
         index = next(i for i, (k, _) in enumerate(pairs) if k.value == key)
         key_node, value_node = pairs[index]
-        start, end = self.offset(key_node.start_mark), self.last_end(value_node)
+        start, end = self.pair_start(key_node), self.last_end(value_node)
         if mapping.flow_style:
             if index > 0:
                 self._add(self.last_end(pairs[index - 1][1]), end, "")
             else:
-                self._add(start, self.offset(pairs[1][0].start_mark), "")
+                self._add(start, self.pair_start(pairs[1][0]), "")
             return
         if self.text[self.line_start(start) : start].strip():  # `- key: value`: keep the dash
             if index + 1 >= len(pairs):
                 raise UneditableFile(f"{self.name}: cannot remove the only key {key}")
-            self._add(start, self.offset(pairs[index + 1][0].start_mark), "")
+            self._add(start, self.pair_start(pairs[index + 1][0]), "")
             return
         self._delete_lines(start, end)
 

@@ -15,6 +15,12 @@ followed until
 none is PENDING (or `settle_timeout` passes), and each is written in the ledger: applied (paid),
 or failed with its cause. A refused payrun (pre-flight, wallet, maxPayout without `--force`)
 is written as failed with every reason, and the other changes of the plan are not held back.
+
+Immediately before each paylist is created, the account's payments are read again
+(`PaidMeanwhile`): a payment of the payrun that another apply, or anyone with the service's API,
+paid since the plan was judged (SUCCESS, or in flight, by the reconciler's identity rule) refuses
+the payrun, nothing of it paid. The account lock (`reconciler.apply.lock`) keeps a second apply
+on this machine out; this read is what stops the rest (another machine, the service's screens).
 """
 
 from __future__ import annotations
@@ -26,9 +32,10 @@ from typing import Protocol
 
 from reconciler.apply.ledger import PAY as PAY  # the action of a payment (tests name it here)
 from reconciler.apply.ledger import Ledger, Outcome, payment_entry, payrun_entry
-from reconciler.identity import description_key
+from reconciler.identity import description_key, payment_key
 from reconciler.plan.model import Plan
-from reconciler.plan.payruns import REFUSED, TO_PAY, PayrunDecision, same_payments
+from reconciler.plan.payrun_checks import paid_reason, payment_label
+from reconciler.plan.payruns import REFUSED, TO_PAY, PayrunDecision, paid_payments, same_payments
 from reconciler.service.errors import (
     AmbiguousOutcome,
     Conflict,
@@ -59,6 +66,10 @@ class PayService(Protocol):
     ) -> Iterator[PaylistSummary]: ...
 
     def get_paylist(self, paylist_id: int) -> Paylist: ...
+
+    def iter_payments(
+        self, since: datetime | None = None, until: datetime | None = None
+    ) -> Iterator[Payment]: ...
 
 
 #: How far before a creation the read-back looks, for clocks that differ a little.
@@ -94,20 +105,78 @@ def pay(
         phase("paying", len(to_pay))
     created: list[tuple[PayrunDecision, int]] = []
     stopped: set[str] = set()  # payruns a part of which was not paid: no later part is sent
-    for decision in to_pay:
+    meanwhile = PaidMeanwhile(service)
+    for number, decision in enumerate(to_pay):
         if decision.payrun_id in stopped:
             _refused(ledger, decision, (_WHOLE,))
+            continue
+        # This part and the payrun's later ones: before its first part, the whole payrun.
+        rest = [d for d in to_pay[number:] if d.payrun_id == decision.payrun_id]
+        paid = meanwhile.reasons(rest)
+        if paid:
+            _refused(ledger, decision, paid)
+            stopped.add(decision.payrun_id)
             continue
         paylist_id = _create(service, decision, ledger)
         if paylist_id is None:
             stopped.add(decision.payrun_id)
         else:
+            meanwhile.ours.add(paylist_id)
             created.append((decision, paylist_id))
     if phase is not None and created:
         phase("settling" if wait else "accepted", sum(len(d.payments) for d, _ in created))
     deadline = time.monotonic() + settle_timeout
     for decision, paylist_id in created:
         _settle(service, decision, paylist_id, ledger, wait=wait, deadline=deadline)
+
+
+class PaidMeanwhile:
+    """The account's payments, read again immediately before each paylist is created.
+
+    The first read takes every payment (a payrun's payment paid before in any paylist is a
+    duplicate, as the plan judged it); each later one only those created since the read before
+    (less `READ_BACK_MARGIN`, for clocks that differ). A payment counts as paid as the plan
+    counts it (`paid_payments`: SUCCESS, or in flight); the paylists this apply created are its
+    own and are not counted against its later payruns."""
+
+    def __init__(self, service: PayService) -> None:
+        self._service = service
+        self._since: datetime | None = None
+        self._payments: dict[int, Payment] = {}
+        self.ours: set[int] = set()
+
+    def reasons(self, decisions: Sequence[PayrunDecision]) -> tuple[str, ...]:
+        """Why the payrun of `decisions` (its parts still to send) must not be sent now: a
+        payment of it is paid already, or the payments could not be read again."""
+        started = datetime.now(UTC)
+        try:
+            for live in self._service.iter_payments(since=self._since):
+                self._payments[live.id] = live
+        except ServiceError as error:
+            return (
+                f"the account's payments could not be read again just before paying "
+                f"({error.message}): nothing of this payrun was paid, so never twice; apply "
+                "again",
+            )
+        self._since = started - READ_BACK_MARGIN
+        paid = paid_payments(p for p in self._payments.values() if p.paylist_id not in self.ours)
+        found = []
+        for decision in decisions:
+            for number, payment in enumerate(decision.payments, start=1):
+                before = paid.get(payment_key(payment.email, payment.amount, payment.description))
+                if before is not None:
+                    who = payment_label(number, payment)
+                    if decision.part is not None:
+                        who = f"part {decision.part}, {who}"
+                    found.append(paid_reason(who, before))
+        if not found:
+            return ()
+        return (
+            "read again just before paying, the account shows this payrun paid since it was "
+            "planned (by another apply, or outside the files)",
+            *found,
+            "nothing of this payrun was paid",
+        )
 
 
 def progress_steps(plan: Plan, *, force: bool) -> int:

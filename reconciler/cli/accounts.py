@@ -1,9 +1,10 @@
 """Several accounts from one repository: the selection options and `reconciler accounts`.
 
-What the options chose (`reconciler.accounts.options`) is run by `reconciler.accounts`: each
-account runs the single-account session with its own environment; `validate`, `plan`, `drift`
-and `comment` over them are in `accounts.validate` and `accounts.plans`, `apply` and saved plans
-per account in `accounts.saved`.
+What the options chose (`reconciler.accounts.options`), or a single PATH, is a fleet
+(`reconciler.accounts.fleet`) run by `reconciler.accounts`: each account runs the
+single-account session with its own environment; `validate`, `plan`, `drift`, `comment`,
+`adopt` and `apply` over a fleet are in `accounts.validate`, `.plans`, `.commenting`,
+`.adopting` and `.applying`, saved plans per account in `accounts.saved`.
 """
 
 from __future__ import annotations
@@ -78,36 +79,6 @@ def selection_options(command: F) -> F:
     for decorate in reversed(decorators):
         wrapper = decorate(wrapper)
     return wrapper  # type: ignore[return-value]
-
-
-def refuse_path(path: Path | None, accounts: AccountOptions) -> None:
-    """A PATH and a selection together: say which to drop."""
-    if path is not None:
-        raise click.UsageError(
-            f"give PATH ({path}) or select accounts (--all, --account, --changed-since), not "
-            "both: each account's files are at its path in the accounts file"
-        )
-
-
-def refuse_connection(connection: Any) -> None:
-    """Connection options with a selection: each account's connection is its entry's."""
-    from reconciler.cli.connection import ConnectionOptions
-
-    if connection != ConnectionOptions():
-        raise click.UsageError(
-            "--base-url, --token-file, --password-file, --client-id and --sandbox are for one "
-            "account: with --all, --account or --changed-since each account connects as its "
-            "entry in the accounts file says (baseUrl, tokenEnv, clientId...)"
-        )
-
-
-def need_path(path: Path | None) -> Path:
-    if path is None:
-        raise click.UsageError(
-            "Missing argument 'PATH' (or select accounts with --all, --account NAME or "
-            "--changed-since REF)"
-        )
-    return path
 
 
 # --- reconciler accounts ----------------------------------------------------------------------

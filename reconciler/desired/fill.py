@@ -32,7 +32,6 @@ from reconciler.desired.model import WebhookHeader
 from reconciler.desired.problems import PathProblem, YamlPath
 from reconciler.desired.rules import webhook_url_problem
 from reconciler.desired.values import FileValues
-from reconciler.redaction import encodings
 from reconciler.secrets import Secret, webhook_url
 from reconciler.words import counted
 
@@ -250,10 +249,28 @@ def _forbidden_forms(credentials: Iterable[str], email: str) -> tuple[set[str], 
     for value in credentials:
         for each in {value, value.strip()}:
             exact.add(each)
-            inside |= encodings(each)  # Bearer <token> holds the token; Basic, its base64
+            inside |= _encodings(each)  # Bearer <token> holds the token; Basic, its base64
             if email:
-                inside |= encodings(f"{email}:{each}")  # HTTP Basic of the login
+                inside |= _encodings(f"{email}:{each}")  # HTTP Basic of the login
     return exact, tuple(sorted(inside, key=len, reverse=True))
+
+
+def _encodings(value: str) -> set[str]:
+    """`value` as it is and in the encodings a variable could carry it in (URL, hex, base64
+    and URL-safe base64 with and without padding), each at least 4 characters long."""
+    raw = value.encode()
+    forms = {
+        value,
+        urllib.parse.quote(value, safe=""),
+        urllib.parse.quote_plus(value),
+        raw.hex(),
+        raw.hex().upper(),
+    }
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        encoded = encode(raw).decode()
+        forms.add(encoded)
+        forms.add(encoded.rstrip("="))
+    return {form for form in forms if len(form) >= 4}
 
 
 def _header_value_problem(value: str, *, from_variable: bool) -> str | None:

@@ -4,7 +4,10 @@
 `ignore:` entry names the drift by its address (`worker["ENG-002"].<field>`, a glob allowed:
 `worker["ENG-*"].<field>`), says why, who answers for it and until when. Until that date the
 drift it matches is shown as ignored (counted, never failing `drift`); from the day after, the
-rule no longer hides anything, and `validate` and `drift` name it as expired.
+rule no longer hides anything, and `validate` and `drift` name it as expired. A rule that
+hides too much for a review to let pass unremarked is a warning in `validate` and in the plan
+(`risk_line`): one whose address matches every worker (`*`, `worker["*"]`, `worker[*].jobTitle`:
+every externalId), or whose `until` is more than a year ahead (`LONGEST`).
 """
 
 from __future__ import annotations
@@ -12,8 +15,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
+
+#: The furthest `until` a rule may have without a warning.
+LONGEST = timedelta(days=366)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +38,32 @@ class IgnoreRule:
 
     def active(self, today: date) -> bool:
         return today <= self.until
+
+    def risk_line(self, today: date) -> str | None:
+        """Why this rule hides more than a review should let pass unremarked, or None."""
+        reasons = []
+        if self.every_worker():
+            reasons.append("its address matches every worker, whatever the externalId")
+        if self.until > today + LONGEST:
+            reasons.append(
+                f"its until, {self.until.isoformat()}, is more than a year ahead (at most "
+                f"{(today + LONGEST).isoformat()} keeps it looked at)"
+            )
+        if not reasons:
+            return None
+        return (
+            f"the ignore rule for {self.address} (owner {self.owner}) hides much: "
+            + " and ".join(reasons)
+            + f"; drift it hides is never reported ({self.reason})"
+        )
+
+    def every_worker(self) -> bool:
+        """Whether the address matches a worker of any externalId (or any field of one that its
+        address names): `*`, `worker["*"]`, `worker[*].jobTitle`."""
+        field = self.address.rsplit(".", 1)[1] if "." in self.address else ""
+        anyone = 'worker["\x00"]'  # an externalId no worker has: only a glob of all matches it
+        samples = [anyone] + ([f"{anyone}.{field}"] if field and "]" not in field else [])
+        return any(address_matches(self.address, sample) for sample in samples)
 
     def expired_line(self) -> str:
         """How `validate` and `drift` name an expired rule."""
@@ -58,6 +90,11 @@ class IgnoreRules:
 
     def expired(self) -> tuple[IgnoreRule, ...]:
         return tuple(rule for rule in self.rules if not rule.active(self._day))
+
+    def risk_lines(self) -> tuple[str, ...]:
+        """The active rules that hide too much (`IgnoreRule.risk_line`), as warnings say them."""
+        found = (rule.risk_line(self._day) for rule in self.rules if rule.active(self._day))
+        return tuple(line for line in found if line is not None)
 
 
 def address_matches(glob: str, address: str) -> bool:

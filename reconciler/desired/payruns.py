@@ -22,12 +22,9 @@ from reconciler.desired.model import Payrun, PayrunPayment
 from reconciler.desired.problems import PathProblem, YamlPath
 from reconciler.desired.rules import email_problem
 from reconciler.desired.values import FileValues
-from reconciler.identity import (
-    hidden_text_problem,
-    payment_key,
-    text_key,
-)
+from reconciler.identity import payment_key, text_key
 from reconciler.money import CENT, two_places
+from reconciler.text_safety import hidden_text_problem
 from reconciler.worker_fields import EMAIL, EXTERNAL_ID
 
 MAX_AMOUNT = Decimal("1000000000000.00")

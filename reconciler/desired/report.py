@@ -48,11 +48,14 @@ def _annotation(problem: Problem) -> str:
 
 
 def expired_rules(state: DesiredState, output_format: str, *, account: str | None = None) -> str:
-    """The ignore rules past their day, as `validate` reports them (they fail nothing: a plan
-    still runs, and their drift is shown again): GitHub warning annotations, or `Warning:`
-    lines for stderr; "" when none has expired."""
+    """The ignore rules past their day, and those that hide too much (`risk_lines`), as
+    `validate` reports them (they fail nothing: a plan still runs, and an expired rule's drift
+    is shown again): GitHub warning annotations, or `Warning:` lines for stderr; "" when
+    there is none."""
     named = f"account {account}: " if account is not None else ""
-    lines = [named + rule.expired_line() for rule in IgnoreRules(state.ignore).expired()]
+    rules = IgnoreRules(state.ignore)
+    found = (*(rule.expired_line() for rule in rules.expired()), *rules.risk_lines())
+    lines = [named + line for line in found]
     if output_format == "github":  # a rule's reason and owner are the file's text: escaped
         return "\n".join(workflow_command("warning", line) for line in lines)
     return "\n".join(f"Warning: {line}" for line in lines)

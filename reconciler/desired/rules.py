@@ -18,7 +18,8 @@ from reconciler.desired.lookalikes import look_alike_problems
 from reconciler.desired.problems import PathProblem, YamlPath
 from reconciler.desired.values import FileValues
 from reconciler.hosts import is_loopback
-from reconciler.identity import control_problem, email_key, external_id_problem, text_key
+from reconciler.identity import email_key, text_key
+from reconciler.text_safety import control_problem, external_id_problem
 from reconciler.worker_fields import EMAIL, ENDED, EXTERNAL_ID, REHIRE, Check, WorkerFields
 
 PLACEHOLDER = "TODO(export)"

@@ -12,6 +12,7 @@ from pathlib import Path
 from reconciler.desired.model import Location
 from reconciler.desired.nodes import nodes_at_most
 from reconciler.desired.problems import Problem
+from reconciler.regular import KINDS
 
 _SUFFIXES = (".yaml", ".yml")
 _BOM = "\ufeff"
@@ -245,7 +246,7 @@ def _open_regular(file: Path, budget: int) -> int:
     try:
         kind = stat.S_IFMT(os.fstat(descriptor).st_mode)
         if kind != stat.S_IFREG:
-            raise _Unreadable(f"not a regular file but {_KINDS.get(kind, 'a special file')}")
+            raise _Unreadable(f"not a regular file but {KINDS.get(kind, 'a special file')}")
         size = os.fstat(descriptor).st_size
         if size > budget:
             raise _Unreadable(_too_large(size))
@@ -265,15 +266,6 @@ def _too_large(size: int) -> str:
         f"refused unread: {size:,} bytes would take the desired state over {limit} MiB in all "
         f"(the most one run reads, in all its files; see docs/safety.md)"
     )
-
-
-_KINDS = {
-    stat.S_IFDIR: "a directory",
-    stat.S_IFIFO: "a FIFO (named pipe)",
-    stat.S_IFSOCK: "a socket",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-}
 
 
 def _encoding_problem(name: str, raw: bytes, offset: int) -> Problem:

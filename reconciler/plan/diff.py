@@ -3,15 +3,25 @@
 Records are matched by externalId with dictionaries and set operations, and each pair is
 compared field by field in plain code: a generic deep diff (deepdiff over the whole account,
 or even one per pair) costs more than the rest of a plan of 100,000 workers.
+
+The diff also takes out the drift an active ignore rule hides (`apply_rules`), and judges the
+two guards an apply must pass without `--force`, the inactivation limit and all-owned
+(`assess`, which a saved plan's resume judges again on the live agreements).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 from reconciler.desired.ignore import IgnoreRules
-from reconciler.desired.model import DesiredState, DesiredWebhook, DesiredWorker
+from reconciler.desired.model import (
+    DesiredState,
+    DesiredWebhook,
+    DesiredWorker,
+    InactivationLimit,
+)
 from reconciler.identity import email_key
 from reconciler.plan.agreements import OPEN, AgreementIndex
 from reconciler.plan.changes import (
@@ -29,9 +39,9 @@ from reconciler.plan.changes import (
     WebhookCreate,
     WebhookUpdate,
     closed_agreements,
+    worker_address,
 )
-from reconciler.plan.ignored import apply_rules
-from reconciler.plan.model import Ignored, LiveState, Plan, PlanOptions
+from reconciler.plan.model import Ignored, LiveState, Plan, PlanOptions, Safety
 from reconciler.plan.money import money_report, window_paylists
 from reconciler.plan.payrun_checks import WalletCheck
 from reconciler.plan.payruns import (
@@ -40,10 +50,9 @@ from reconciler.plan.payruns import (
     traced_paylists,
     units_of,
 )
-from reconciler.plan.safety import assess
 from reconciler.secrets import Secret, live_webhook_url, reveal
 from reconciler.service.models import Webhook, Worker
-from reconciler.words import are, plural
+from reconciler.words import are, counted, plural
 
 NO_EXTERNAL_ID = "no externalId"
 OUTSIDE_SCOPE = "outside the scope"
@@ -87,6 +96,7 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
         rules = IgnoreRules(desired.ignore, options.today)
         ignored = apply_rules(rules, decide)
         warnings.extend(rule.expired_line() for rule in rules.expired())
+        warnings.extend(rules.risk_lines())
 
     if decide.kept_without_prune:
         kept = decide.kept_without_prune
@@ -322,3 +332,61 @@ def _header_changes(want: DesiredWebhook, live: Webhook) -> Iterable[FieldChange
         if old_value is None or new_value is None or old_value != new_value:
             name = (new or old).name  # type: ignore[union-attr]  # one of them exists
             yield FieldChange(f'headers["{name}"]', old_value, new_value, sensitive=True)
+
+
+#: Below this many owned open agreements a share limit is not checked: at 4 owned workers,
+#: 25% would refuse a single removal. A count (`maxInactivations: 2`) is always checked.
+MIN_OWNED_FOR_SHARE = 10
+
+
+def assess(owned_open: int, inactivations: int, limit: InactivationLimit) -> Safety:
+    """Judge a plan that would inactivate `inactivations` of `owned_open` owned agreements."""
+    problems: list[str] = []
+    allowed = limit.allowed(owned_open)
+    checked = not limit.is_share or owned_open >= MIN_OWNED_FOR_SHARE
+    if checked and inactivations > allowed:
+        shown = math.floor(allowed) if limit.is_share else allowed
+        problems.append(
+            f"{plural(inactivations, 'inactivation')} exceed{'s' if inactivations == 1 else ''} "
+            f"policy.maxInactivations {limit} "
+            f"({shown} of {plural(owned_open, 'owned open agreement')})"
+        )
+    if inactivations and inactivations >= owned_open:
+        problems.append(f"the plan would inactivate every owned worker ({counted(owned_open)})")
+    return Safety(
+        owned_open=owned_open,
+        inactivations=inactivations,
+        limit=limit,
+        problems=tuple(problems),
+    )
+
+
+def apply_rules(rules: IgnoreRules, decided: _Decider) -> tuple[Ignored, ...]:
+    """Take the fields active rules hide out of `decided`'s drift (a worker left with none is
+    no longer drifted) and kept pairs; return them, in the plan's order.
+
+    The drift of 100,000 workers is decided in line (`_Decider`); the rules are applied once it
+    has, and only when the files write any, so a state without rules pays nothing."""
+    ignored: list[Ignored] = []
+    hidden: dict[int, tuple[FieldChange, ...]] = {}  # agreement id -> fields still shown
+    drift: list[Drift] = []
+    for found in decided.drift:
+        address = worker_address(found.worker.external_id)
+        shown: list[FieldChange] = []
+        for change in found.fields:
+            rule = rules.rule_for(f"{address}.{change.name}")
+            if rule is None:
+                shown.append(change)
+            else:
+                ignored.append(Ignored(f"{address}.{change.name}", rule))
+        if len(shown) != len(found.fields):
+            hidden[found.agreement.agreement_id] = tuple(shown)
+        if shown:
+            drift.append(Drift(found.agreement, found.worker, tuple(shown)))
+    if hidden:
+        decided.drift[:] = drift
+        decided.kept[:] = [
+            (agreement, want, hidden.get(agreement.agreement_id, fields))
+            for agreement, want, fields in decided.kept
+        ]
+    return tuple(ignored)

@@ -169,13 +169,14 @@ class ClosedEntry:
 
 @dataclass(frozen=True, slots=True)
 class Reported:
-    """What a saved plan reported besides its changes, when it was made: counts, and the
-    drifted workers (unmanaged workers and conflicts are counted only)."""
+    """What a saved plan reported besides its changes, when it was made: counts, the drifted
+    workers and the money of the window (unmanaged workers and conflicts are counted only)."""
 
     drifted: int = 0
     unmanaged: int = 0
     conflicts: int = 0
     drift: tuple[DriftEntry, ...] = ()
+    money: MoneyReport | None = None
     closed: tuple[ClosedEntry, ...] = ()
 
 

@@ -94,7 +94,7 @@ def preflight(
         reasons.append("the wallet is disabled")
     sent, agreements, looks = [], [], []
     for number, payment in enumerate(payments, start=1):
-        who = f"payment {number} ({two_places(payment.amount)} to {show(payment.email)})"
+        who = payment_label(number, payment)
         if reviewed is None:
             payee, problem = _payee(payment, payees)
         else:
@@ -175,19 +175,29 @@ def _paid(
             f"{who}: payrun {other!r} of this plan pays the same payment (the same "
             "amount, email and description, as people read them): it is paid once"
         )
-    if paid is not None and str(paid.status) == "SUCCESS":
-        reasons.append(
+    if paid is not None:
+        reasons.append(paid_reason(who, paid))
+    return reasons
+
+
+def payment_label(number: int, payment: PayrunPayment) -> str:
+    """'payment 1 (100.00 to ada@example.com)': how a reason names a payment of a paylist."""
+    return f"payment {number} ({two_places(payment.amount)} to {show(payment.email)})"
+
+
+def paid_reason(who: str, paid: Payment) -> str:
+    """Why a payment is paid already: `paid` (SUCCESS, or in flight) is the same payment."""
+    if str(paid.status) == "SUCCESS":
+        return (
             f"{who}: paid already in paylist {paid.paylist_id} with the same amount, email "
             "and description, as people read them (the service would fail it as "
             "DUPLICATE_PAYMENT, or pay it twice if its bytes differ)"
         )
-    elif paid is not None:
-        reasons.append(
-            f"{who}: paid already in paylist {paid.paylist_id} with the same amount, email "
-            f"and description, as people read them, and still {paid.status}: a payment in "
-            "flight counts as paid (if it fails, pay it again in a new payrun)"
-        )
-    return reasons
+    return (
+        f"{who}: paid already in paylist {paid.paylist_id} with the same amount, email "
+        f"and description, as people read them, and still {paid.status}: a payment in "
+        "flight counts as paid (if it fails, pay it again in a new payrun)"
+    )
 
 
 def show(email: str) -> str:

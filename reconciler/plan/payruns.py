@@ -232,13 +232,17 @@ def paid_before(paylists: Sequence[LivePaylist]) -> dict[tuple[str, Decimal, str
     """Every payment of the account that counts as paid, by `payment_key`: SUCCESS, and in
     flight too (PENDING, or any status but FAILED): a payment the service has not settled yet
     may still succeed, so paying it again would pay it twice. The earliest one for each key."""
+    return paid_payments(p for paylist in paylists for p in paylist.payments)
+
+
+def paid_payments(payments: Iterable[Payment]) -> dict[tuple[str, Decimal, str], Payment]:
+    """`paid_before` of payments however read (apply reads them again before each paylist)."""
     found: dict[tuple[str, Decimal, str], Payment] = {}
-    for paylist in paylists:
-        for p in paylist.payments:
-            if str(p.status) != "FAILED":
-                key = payment_key(p.worker_email, p.amount, p.description)
-                if key not in found or str(found[key].status) != "SUCCESS":
-                    found[key] = p
+    for p in payments:
+        if str(p.status) != "FAILED":
+            key = payment_key(p.worker_email, p.amount, p.description)
+            if key not in found or str(found[key].status) != "SUCCESS":
+                found[key] = p
     return found
 
 

@@ -41,7 +41,7 @@ from reconciler.plan.changes import (
     WebhookUpdate,
     closed_agreements,
 )
-from reconciler.plan.diff import diff_webhook
+from reconciler.plan.diff import assess, diff_webhook
 from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
 from reconciler.plan.model import ClosedEntry, DriftEntry, LiveState, Plan, Reported
@@ -54,8 +54,14 @@ from reconciler.plan.payruns import (
     decide_units,
     paylist_key,
 )
-from reconciler.plan.safety import assess
-from reconciler.plan.saved import CLOCK_SKEW, DEFAULT_MAX_AGE, VALUE_LABEL, SavedPlan, StalePlan
+from reconciler.plan.saved import (
+    CLOCK_SKEW,
+    DEFAULT_MAX_AGE,
+    VALUE_LABEL,
+    SavedPlan,
+    StalePlan,
+    money_of,
+)
 from reconciler.plan.signing import PlanKey, UntrustedPlan
 from reconciler.secrets import Secret, webhook_url
 from reconciler.service.models import Worker
@@ -103,12 +109,14 @@ def resume(
     inactivations = sum(isinstance(change, Inactivate) for change in changes)
     limit = InactivationLimit(saved.limit_value, is_share=saved.limit_is_share)
     payruns, wallet = _payruns(saved, live, changes)
+    reported = _reported(saved.reported)
     return Plan(
         changes=tuple(changes),
         safety=assess(owned_open, inactivations, limit),
-        reported=_reported(saved.reported),
+        reported=reported,
         payruns=payruns,
         wallet=wallet,
+        money=reported.money,
     )
 
 
@@ -284,7 +292,7 @@ class _Rebuilder:
 
 
 def _reported(record: dict[str, Any]) -> Reported:
-    """What the saved plan reported: its counts, and the drifted workers it kept."""
+    """What the saved plan reported: its counts, the drifted workers and the money it kept."""
     drift = tuple(
         DriftEntry(
             entry["address"],
@@ -293,5 +301,8 @@ def _reported(record: dict[str, Any]) -> Reported:
         )
         for entry in record.get("drift", ())
     )
+    money = money_of(record.get("money"))
     closed = tuple(ClosedEntry(c["address"], c["reason"]) for c in record.get("closed", ()))
-    return Reported(record["drifted"], record["unmanaged"], record["conflicts"], drift, closed)
+    return Reported(
+        record["drifted"], record["unmanaged"], record["conflicts"], drift, money, closed
+    )

@@ -4,7 +4,8 @@ A saved plan records the account it was made for (`reconciler.plan.account`), wh
 reviewed as (the files it was made from and, in CI, the pull request and commit:
 `reconciler.plan.review`), its changes, a fingerprint of each live resource they touch, the
 scope and policy it was planned under, when it was made and by which version, and what it
-reported besides (drift, unmanaged workers, conflicts: counted for the pull-request comment).
+reported besides (drift, unmanaged workers, conflicts, and the money of the window: kept
+for the pull-request comment).
 It never holds a secret in clear, nor an unkeyed hash of one: a value from `${VAR}` is stored
 as the template and an HMAC keyed with the plan key (`reconciler.plan.signing`). The whole
 document is signed with the same key, so an edited plan is refused before anything is sent;
@@ -36,10 +37,12 @@ from reconciler.plan.changes import Change, Inactivate, Invite, Replace, Webhook
 from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
 from reconciler.plan.model import DriftEntry, LiveState, Plan
+from reconciler.plan.money import Figure, MoneyReport, PaymentAlert, Untraced
 from reconciler.plan.payruns import PayrunDecision
 from reconciler.plan.review import Review
 from reconciler.plan.saved_schema import document_problem
 from reconciler.plan.signing import PlanKey, sign, verify
+from reconciler.regular import NotRegular, TooLarge, open_regular, read_regular
 from reconciler.secrets import MASK, Secret
 
 FORMAT = "reconciler-plan"
@@ -108,6 +111,7 @@ def saved_plan_document(
             "unmanaged": summary.unmanaged,
             "conflicts": summary.conflicts,
             "drift": [drift_record(entry) for entry in plan.drift_entries],
+            "money": money_record(plan.money),
             "closed": [
                 {"address": entry.address, "reason": entry.reason} for entry in plan.closed_entries
             ],
@@ -142,6 +146,100 @@ def _shown(value: Any) -> str | None:
     if value is None:
         return None
     return MASK if isinstance(value, Secret) else str(value)
+
+
+def money_record(report: MoneyReport | None) -> dict[str, Any] | None:
+    """The money of the window as the plan reported it, for its comment (None: not read)."""
+    if report is None:
+        return None
+
+    def figure(value: Figure | None) -> dict[str, Any] | None:
+        return None if value is None else {"count": value.count, "total": two_places(value.total)}
+
+    def alert(item: PaymentAlert) -> dict[str, Any]:
+        return {
+            "payment_id": item.payment_id,
+            "paylist_id": item.paylist_id,
+            "email": item.email,
+            "amount": two_places(item.amount),
+            "status": item.status,
+            "cause": item.cause,
+            "created_at": _moment(item.created_at),
+            "action": item.action,
+        }
+
+    return {
+        "since": _moment(report.since),
+        "relative": report.relative,
+        "paid": figure(report.paid),
+        "untraced": [
+            {
+                "paylist_id": item.paylist_id,
+                "created_at": _moment(item.created_at),
+                "description": item.description,
+                "payments": item.payments,
+                "total": two_places(item.total),
+            }
+            for item in report.untraced
+        ],
+        "failed": [alert(item) for item in report.failed],
+        "stuck": [alert(item) for item in report.stuck],
+        "pending": figure(report.pending),
+        "top_ups": figure(report.top_ups),
+        "balance": None if report.balance is None else two_places(report.balance),
+    }
+
+
+def money_of(record: dict[str, Any] | None) -> MoneyReport | None:
+    """`money_record` read back (a plan saved before it kept none: None)."""
+    if record is None:
+        return None
+
+    def figure(value: dict[str, Any]) -> Figure:
+        return Figure(value["count"], Decimal(value["total"]))
+
+    def alert(item: dict[str, Any]) -> PaymentAlert:
+        return PaymentAlert(
+            item["payment_id"],
+            item["paylist_id"],
+            item["email"],
+            Decimal(item["amount"]),
+            item["status"],
+            item["cause"],
+            _when(item["created_at"]),
+            item["action"],
+        )
+
+    since = _when(record["since"])
+    assert since is not None, "the schema requires it"
+    return MoneyReport(
+        since=since,
+        relative=record["relative"],
+        paid=figure(record["paid"]),
+        untraced=tuple(
+            Untraced(
+                u["paylist_id"],
+                _when(u["created_at"]),
+                u["description"],
+                u["payments"],
+                Decimal(u["total"]),
+            )
+            for u in record["untraced"]
+        ),
+        failed=tuple(alert(item) for item in record["failed"]),
+        stuck=tuple(alert(item) for item in record["stuck"]),
+        pending=figure(record["pending"]),
+        top_ups=None if record["top_ups"] is None else figure(record["top_ups"]),
+        balance=None if record["balance"] is None else Decimal(record["balance"]),
+    )
+
+
+def _moment(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
+def _when(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
 
 
 def payrun_record(decision: PayrunDecision) -> dict[str, Any]:
@@ -256,7 +354,7 @@ def is_saved_plan(path: Path) -> bool:
     try:
         if not path.is_file():
             return False
-        with path.open("rb") as stream:
+        with open_regular(path) as stream:  # swapped for a FIFO since: not read forever
             head = _utf8_head(stream.read(256))
             if not head.lstrip().startswith(b"{"):
                 return False  # a desired-state file is YAML; no need to read it all
@@ -321,14 +419,19 @@ def load_saved_plan(path: Path, key: PlanKey | None = None) -> SavedPlan:
     path = Path(path)
     name = str(path)
     try:
-        if path.stat().st_size > _MAX_BYTES:
-            raise InvalidSavedPlan(f"{name}: too large for a saved plan")
         document = json.loads(
-            path.read_text(encoding="utf-8"),
+            read_regular(path, _MAX_BYTES).decode("utf-8"),
             object_pairs_hook=_no_duplicate_keys,
             parse_constant=_no_constant,
             parse_float=_no_float,
         )
+    except TooLarge:
+        raise InvalidSavedPlan(f"{name}: too large for a saved plan") from None
+    except NotRegular as error:  # a FIFO would be read forever: refused at once, unread
+        raise InvalidSavedPlan(
+            f"{name}: {error.strerror}, so no saved plan: nothing was read",
+            hint="give the path of the file `reconciler plan --out` wrote",
+        ) from None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
         reason = getattr(error, "strerror", None) or str(error)[:200]
         raise InvalidSavedPlan(

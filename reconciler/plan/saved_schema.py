@@ -127,6 +127,52 @@ _PAYRUN = _object(
     }
 )
 
+_AMOUNT = {"type": "string", "pattern": r"^-?[0-9]{1,20}(\.[0-9]{1,20})?$"}
+_MOMENT = {"type": ["string", "null"], "maxLength": 64}
+_FIGURE = _object({"count": _COUNT, "total": _AMOUNT})
+_ALERT = _object(
+    {
+        "payment_id": _AGREEMENT,
+        "paylist_id": _AGREEMENT,
+        "email": _TEXT,
+        "amount": _AMOUNT,
+        "status": _TEXT,
+        "cause": _SHOWN,
+        "created_at": _MOMENT,
+        "action": _TEXT,
+    }
+)
+#: The money of the window the plan reported (`saved.money_record`), null when none was read.
+_MONEY_REPORT = {
+    "oneOf": [
+        {"type": "null"},
+        _object(
+            {
+                "since": {"type": "string", "maxLength": 64},
+                "relative": _SHOWN,
+                "paid": _FIGURE,
+                "untraced": {
+                    "type": "array",
+                    "items": _object(
+                        {
+                            "paylist_id": _AGREEMENT,
+                            "created_at": _MOMENT,
+                            "description": _TEXT,
+                            "payments": _COUNT,
+                            "total": _AMOUNT,
+                        }
+                    ),
+                },
+                "failed": {"type": "array", "items": _ALERT},
+                "stuck": {"type": "array", "items": _ALERT},
+                "pending": _FIGURE,
+                "top_ups": {"oneOf": [{"type": "null"}, _FIGURE]},
+                "balance": {"oneOf": [{"type": "null"}, _AMOUNT]},
+            }
+        ),
+    ]
+}
+
 SCHEMA: dict[str, Any] = _object(
     {
         "format": {"const": "reconciler-plan"},
@@ -168,6 +214,7 @@ SCHEMA: dict[str, Any] = _object(
             {"drifted": _COUNT, "unmanaged": _COUNT, "conflicts": _COUNT},
             {  # optional: plans saved before them
                 "drift": {"type": "array", "items": _DRIFT},
+                "money": _MONEY_REPORT,
                 "closed": {"type": "array", "items": _object({"address": _TEXT, "reason": _TEXT})},
             },
         ),

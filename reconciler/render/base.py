@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import functools
 import json
-import re
 from typing import Any, Protocol
 
-from reconciler.identity import hidden_text_problem
 from reconciler.plan.model import Plan
 from reconciler.secrets import MASK, Secret
+from reconciler.text_safety import escape_controls, escape_disguised, unicode_escape
 
 FORMATS = ("text", "json", "markdown")
-
-# Control characters from the service's data must not reach a terminal or a Markdown page.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 class Renderer(Protocol):
@@ -26,7 +21,7 @@ class Renderer(Protocol):
 def show(value: Any) -> str:
     """A value as a plan shows it: JSON-like, secrets masked, control characters escaped, and
     so is every character that prints as nothing, reorders the text (a bidi override) or is
-    white space other than a space (`_visible`)."""
+    white space other than a space (`_visible`): `text_safety.disguised`."""
     if isinstance(value, Secret):  # a header value is all mask; a URL shows its literal parts
         shown = str(value)
         return MASK if shown == MASK else _visible(json.dumps(shown, ensure_ascii=False))
@@ -38,16 +33,11 @@ def show(value: Any) -> str:
 def _visible(dumped: str) -> str:
     """JSON text with its hidden characters escaped as JSON escapes them (`\\u202e`): a
     worker's name holding U+202E or U+200B drew other text in a plan than the file holds."""
-    if dumped.isascii():
-        return dumped
-    return "".join(
-        char if char.isascii() or not _hidden(char) else json.dumps(char)[1:-1] for char in dumped
-    )
+    return escape_disguised(dumped, _json_escape)
 
 
-@functools.lru_cache(maxsize=4096)
-def _hidden(char: str) -> bool:
-    return hidden_text_problem(char) is not None
+def _json_escape(char: str) -> str:
+    return json.dumps(char)[1:-1]
 
 
 def show_paid(text: str) -> str:
@@ -64,7 +54,8 @@ def show_address(address: str) -> str:
     if address.isascii() and "\\" not in address:
         return address
     return "".join(
-        "\\\\" if char == "\\" else char if char.isascii() else _escaped(char) for char in address
+        "\\\\" if char == "\\" else char if char.isascii() else unicode_escape(char)
+        for char in address
     )
 
 
@@ -73,15 +64,7 @@ def clean(text: str) -> str:
     and every character that prints as nothing, reorders the text (a bidi override) or is white
     space other than a space escaped as `\\uXXXX`: a reason quoting a name or a description
     shows what the file or the service holds, as `show` does for values."""
-    text = _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
-    if text.isascii():
-        return text
-    return "".join(char if char.isascii() or not _hidden(char) else _escaped(char) for char in text)
-
-
-def _escaped(char: str) -> str:
-    code = ord(char)
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+    return escape_disguised(escape_controls(text))
 
 
 def jsonable(value: Any) -> Any:

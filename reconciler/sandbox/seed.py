@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from reconciler.sandbox import invitations, webhooks, workers
+from reconciler.sandbox import webhooks, workers
 from reconciler.sandbox.problems import FieldError, Problem
 from reconciler.sandbox.timestamps import now_ns
 from reconciler.sandbox.validation import ObjectReader
@@ -54,7 +54,7 @@ class SeedError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class SeedWorker:
-    invitation: invitations.Invitation
+    invitation: workers.Invitation
     status: str
 
 
@@ -82,7 +82,7 @@ def _read_worker(value: Any, index: int, problems: list[str]) -> SeedWorker | No
         _AS_INVITATION[key]: item for key, item in value.items() if key in _AS_INVITATION
     }
     as_invitation.setdefault("typeOfWorker", "Worker")
-    invitation, errors = invitations.read_invitation(as_invitation, index)
+    invitation, errors = workers.read_invitation(as_invitation, index)
     problems += [_place(error, "workers", api_names=False) for error in reader.errors]
     problems += [_place(error, "workers") for error in errors]
     if reader.errors or errors or invitation is None or status is None:

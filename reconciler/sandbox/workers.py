@@ -1,9 +1,16 @@
-"""Workers: the worker list, bulk invitations and inactivation (one row per agreement)."""
+"""Workers: the worker list, bulk invitations and inactivation (one row per agreement).
+
+Invitation items are read as interface §2.2 says (`read_batch`): every error in a batch at once,
+and nothing created unless the whole batch is valid. The worker list's deep pages are index
+ranges into the ids of the lists read lately (`kept_ids`), kept while the database is unchanged.
+"""
 
 from __future__ import annotations
 
 import sqlite3
+import threading
 from array import array
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,8 +22,7 @@ from starlette.routing import Route
 from reconciler.sandbox.bodies import read_json
 from reconciler.sandbox.clients import authenticate
 from reconciler.sandbox.context import sandbox_of
-from reconciler.sandbox.idcache import keep_ids, kept_ids
-from reconciler.sandbox.invitations import Invitation, read_batch
+from reconciler.sandbox.emails import email_key as mailbox_key
 from reconciler.sandbox.jsontext import JSONText, RawJSON
 from reconciler.sandbox.paging import Paging, spring_page
 from reconciler.sandbox.params import path_id, query_integer
@@ -82,6 +88,113 @@ SCHEMA = (
 
 
 # --- agreements: queries --------------------------------------------------------------------
+
+
+MAX_BATCH = 100
+WORKER_TYPES = ("Worker", "Business")
+
+INVITATION_FIELDS = (
+    "workerName",
+    "workerSurname",
+    "typeOfWorker",
+    "workerLegalName",
+    "workerEmail",
+    "countryIso",
+    "jobTitle",
+    "workerEmailText",
+    "externalId",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Invitation:
+    """One valid invitation item (interface §2.2)."""
+
+    name: str
+    surname: str
+    type_of_worker: str
+    email: str
+    country_iso: str
+    legal_name: str | None = None
+    job_title: str | None = None
+    email_text: str | None = None
+    external_id: str | None = None
+
+    @property
+    def email_key(self) -> str:
+        return mailbox_key(self.email)
+
+
+def read_invitation(
+    value: object, index: int | None = None
+) -> tuple[Invitation | None, list[FieldError]]:
+    """One invitation item, or every error in it."""
+    reader = ObjectReader(value, INVITATION_FIELDS, index=index)
+    if not isinstance(value, dict):
+        return None, reader.errors
+    name = reader.string("workerName")
+    surname = reader.string("workerSurname")
+    type_of_worker = reader.choice("typeOfWorker", WORKER_TYPES)
+    legal_name = reader.string("workerLegalName", required=type_of_worker == "Business")
+    email = reader.email("workerEmail")
+    country_iso = reader.country("countryIso")
+    job_title = reader.string("jobTitle", required=False)
+    email_text = reader.string("workerEmailText", required=False)
+    external_id = reader.string("externalId", required=False)
+    if external_id is not None and not external_id.strip():
+        reader.fail("externalId", "must not be blank (omit it or send null)")
+    if not reader.ok:
+        return None, reader.errors
+    assert name and surname and type_of_worker and email and country_iso
+    return Invitation(
+        name=name,
+        surname=surname,
+        type_of_worker=type_of_worker,
+        email=email,
+        country_iso=country_iso,
+        legal_name=legal_name,
+        job_title=job_title,
+        email_text=email_text,
+        external_id=external_id,
+    ), []
+
+
+def duplicates_within(indexed: Sequence[tuple[int, Invitation]]) -> list[FieldError]:
+    """The same email (ignoring case) or the same externalId twice in one batch."""
+    errors = []
+    first_email: dict[str, int] = {}
+    first_external: dict[str, int] = {}
+    for index, item in indexed:
+        if (seen := first_email.setdefault(item.email_key, index)) != index:
+            errors.append(FieldError(f"repeats the email of item {seen}", "workerEmail", index))
+        external_id = item.external_id
+        if (
+            external_id is not None
+            and (seen := first_external.setdefault(external_id, index)) != index
+        ):
+            errors.append(FieldError(f"repeats the externalId of item {seen}", "externalId", index))
+    return errors
+
+
+def read_batch(body: object) -> list[Invitation]:
+    """A whole valid batch, or a Problem that lists every error (nothing is created)."""
+    if not isinstance(body, list):
+        raise Problem(400, "the request body must be a JSON array of invitation items")
+    if not body:
+        raise Problem(400, "the batch is empty: send 1 to 100 invitation items")
+    if len(body) > MAX_BATCH:
+        raise Problem(413, f"the batch holds {len(body)} items; at most {MAX_BATCH} are allowed")
+    indexed: list[tuple[int, Invitation]] = []
+    errors: list[FieldError] = []
+    for index, value in enumerate(body):
+        item, item_errors = read_invitation(value, index)
+        errors += item_errors
+        if item is not None:
+            indexed.append((index, item))
+    errors += duplicates_within(indexed)
+    if errors:
+        raise validation_problem(sorted(errors, key=lambda e: e.index or 0), "the batch")
+    return [item for _, item in indexed]
 
 
 def _open_agreement(
@@ -195,6 +308,34 @@ _WORKER_JSON = json_object_sql(
 def worker_json(conn: sqlite3.Connection, agreement_id: int) -> RawJSON:
     """One agreement as a Worker's JSON text."""
     return json_one(conn, f"SELECT {_WORKER_JSON} FROM agreements WHERE id = ?", [agreement_id])
+
+
+#: The ids of the lists read lately, in order, while the database is unchanged: a deep page is
+#: an index range from them (keyset), not an OFFSET that skips every row before it, and the
+#: count is their number, not a COUNT(*) per page. Several clients read their lists at once
+#: (`plan --all` of several accounts): each keeps its own, the least recently read dropped
+#: first, at most `_IDS_KEPT` ids in all (8 bytes each).
+_IDS: OrderedDict[tuple[int, int, int, str | None], array[int]] = OrderedDict()
+_IDS_KEPT = 2_000_000
+_IDS_LOCK = threading.Lock()
+
+
+def kept_ids(key: tuple[int, int, int, str | None]) -> array[int] | None:
+    with _IDS_LOCK:
+        ids = _IDS.get(key)
+        if ids is not None:
+            _IDS.move_to_end(key)
+        return ids
+
+
+def keep_ids(key: tuple[int, int, int, str | None], ids: array[int]) -> None:
+    with _IDS_LOCK:
+        _IDS[key] = ids
+        _IDS.move_to_end(key)
+        kept = sum(len(value) for value in _IDS.values())
+        while kept > _IDS_KEPT and len(_IDS) > 1:
+            _, dropped = _IDS.popitem(last=False)
+            kept -= len(dropped)
 
 
 def list_page(

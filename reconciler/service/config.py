@@ -13,7 +13,7 @@ from reconciler import __version__, logs
 from reconciler.errors import ReconcilerError
 from reconciler.hosts import is_loopback
 from reconciler.secrets import Secret
-from reconciler.service.policy import RetryPolicy
+from reconciler.service.retries import RetryPolicy
 from reconciler.service.session import RENEW_HINT, Credentials
 
 ENV_BASE_URL = "RECONCILER_BASE_URL"

@@ -1,5 +1,6 @@
-"""What a retry tells the person waiting, which connection failures are not worth one, and
-how long a caller that sends again itself (an invitation, after its re-read) waits first.
+"""How hard the client tries again (`RetryPolicy`, which the settings hold), what a retry
+tells the person waiting, which connection failures are not worth one, and how long a caller
+that sends again itself (an invitation, after its re-read) waits first.
 
 Parallel requests to a service that cannot be reached all fail the same way at the same time:
 their retries are announced once per attempt, not once per request. A connection refused by
@@ -15,18 +16,32 @@ import ipaddress
 import random
 import threading
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import stamina
 
 from reconciler import logs
 
-if TYPE_CHECKING:
-    from reconciler.service.policy import RetryPolicy
-
 _log = logs.get_logger("reconciler.service")
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How hard to try again after a transient failure (429, 5xx, connection trouble).
+
+    Backoff is exponential from `wait_initial` up to `wait_max`, plus up to `wait_jitter` of
+    random jitter; a Retry-After from the service replaces the computed wait. A request gives up
+    after `attempts` tries or once `total_seconds` have passed, whichever comes first.
+    """
+
+    attempts: int = 6
+    total_seconds: float = 60.0
+    wait_initial: float = 0.25
+    wait_max: float = 10.0
+    wait_jitter: float = 0.5
+
 
 #: How long an announced retry stays announced: the same failure at the same attempt within
 #: this many seconds (another request, in parallel) is not announced again.

@@ -41,6 +41,10 @@ class Connection(Protocol):
         """A ready client, closed (and whatever it started stopped) afterwards."""
         ...
 
+    def repeated(self) -> str:
+        """The options to give again in a command printed as a hint (` --sandbox`, or ``)."""
+        ...
+
 
 #: An account's connection from its environment: `Connect(environ=...)`.
 Connect = Callable[..., Connection]

@@ -5,12 +5,15 @@ record that is not this key's record of this plan is refused (nothing sent), nev
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
 
 import pytest
 
+from reconciler.apply.lock import MachineLock
+from reconciler.plan.account import Account as ServiceAccount
 from tests.accounts.support import Account, run, seed_live, write_accounts, write_state
 
 
@@ -150,3 +153,46 @@ def test_a_new_plan_of_the_folder_drops_the_old_records(
     applied = run(tmp_path, planned, "apply", "plans")
     assert applied.returncode == 0, applied.stdout
     assert applied.stdout.rstrip().endswith("2 accounts: 1 applied (eu), 1 with no changes (us).")
+
+
+def test_a_fifo_where_a_record_or_a_plan_is_read_is_refused_at_once(
+    tmp_path: Path, planned: list[Account]
+) -> None:
+    """`DIR/<name>.applied` or a saved plan that is a named pipe would be read forever: each is
+    refused at once, naming what it is, and nothing is sent."""
+    eu, _us = planned
+    plans = tmp_path / "plans"
+    os.mkfifo(plans / "us.applied")
+    before = eu.controls.last_seq()
+
+    fifo_record = run(tmp_path, planned, "apply", "plans", "--account", "us")
+
+    assert fifo_record.returncode == 1, fifo_record.stdout + fifo_record.stderr
+    assert (
+        "plans/us.applied is not a record of an apply (not a regular file but a FIFO (named "
+        "pipe)): nothing was sent to account us"
+    ) in fifo_record.stdout
+    assert eu.controls.requests(before) == []
+
+    os.mkfifo(tmp_path / "pipe.json")
+    fifo_plan = run(tmp_path, planned, "plan-compare", "pipe.json", "plans/eu.json")
+    assert fifo_plan.returncode == 1
+    assert "pipe.json: not a regular file but a FIFO (named pipe)" in fifo_plan.stderr
+
+
+def test_an_account_another_apply_holds_is_refused_and_the_others_are_applied(
+    tmp_path: Path, planned: list[Account]
+) -> None:
+    """`apply DIR` takes each account's lock as `apply PLAN` does: while another apply holds
+    eu's, eu is refused (naming the holder) and nothing is sent to it; us is applied."""
+    eu, us = planned
+    locks = tmp_path / "locks"
+    held = ServiceAccount.of(eu.server.base_url, eu.client.client_id, None)
+    before = eu.controls.last_seq()
+    with MachineLock(locks).hold(held, timeout=0):
+        result = run(tmp_path, planned, "apply", "plans", RECONCILER_LOCK_DIR=str(locks))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"holds its lock: pid {os.getpid()} on" in result.stdout, result.stdout
+    assert result.stdout.rstrip().endswith("2 accounts: 1 applied (us), 1 refused (eu).")
+    writes = [e for e in eu.controls.requests(before) if e["method"] == "POST"]
+    assert [e["client_id"] for e in writes] == [us.client.client_id]  # one server, us's only

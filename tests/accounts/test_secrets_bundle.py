@@ -66,7 +66,11 @@ BAD = [
     ("a lone surrogate", '{"TOKEN_EU": "a-secret-\\ud800"}',
      "the value of TOKEN_EU is not text (a lone surrogate"),
     ("a name no entry gives", '{"TOKEN_FR": "a-secret-1"}',
-     "RECONCILER_SECRETS holds TOKEN_FR, which no entry of reconciler.yaml names"),
+     "RECONCILER_SECRETS holds 1 key (key 1 of its object) that no entry of reconciler.yaml "
+     "names (their text is not shown: it may be a value)"),
+    ("the wrong way round, a value twice",
+     '{"A_SECRET_WINTER": "TOKEN_EU", "A_SECRET_WINTER": "RECONCILER_PLAN_KEY"}',
+     "RECONCILER_SECRETS holds its key 2 (not shown: it may be a value) twice"),
 ]  # fmt: skip
 
 
@@ -84,6 +88,29 @@ def test_a_bundle_that_cannot_be_read_is_refused_and_nothing_is_sent(
     assert "Traceback" not in said and "a-secret-" not in said
     for account in three:
         assert account.controls.requests(since[account.name]) == []
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("plan", "--all"), ("drift", "--all"), ("plan", "--all", "--format", "json")],
+    ids=["plan", "drift", "json"],
+)
+def test_a_bundle_written_the_wrong_way_round_never_prints_its_keys(
+    tmp_path: Path, three: list[Account], command: tuple[str, ...]
+) -> None:
+    """`{"<the password>": "RECONCILER_PASSWORD_EU"}`: the keys are the secrets, and this one
+    reads as a variable's name; the keys no entry names are told by count and position."""
+    _setup(tmp_path, three)
+    bundle = json.dumps({"WINTERISCOMING2026": "RECONCILER_PASSWORD_EU", "hunter2_pw": "TOKEN_EU"})
+
+    done = reconciler(*command, cwd=tmp_path, RECONCILER_SECRETS=bundle,
+                      RECONCILER_PLAN_KEY=PLAN_KEY)  # fmt: skip
+    said = done.stdout + done.stderr
+
+    assert done.returncode == 1, said
+    assert "RECONCILER_SECRETS holds 2 keys (keys 1, 2 of its object) that no entry" in said, said
+    assert "WINTERISCOMING2026" not in said and "hunter2_pw" not in said
+    assert "Traceback" not in said
 
 
 def test_a_variable_set_in_the_environment_and_in_the_bundle_differently_is_refused(

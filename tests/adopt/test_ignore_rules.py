@@ -118,3 +118,38 @@ def test_validate_of_accounts_reports_an_account_s_expired_rule(tmp_path: Path) 
     assert f"Warning: account eu: {expired}" in validated.stderr
     github = run("validate", "--all", "--format", "github", cwd=tmp_path)
     assert f"::warning::account eu: {expired}" in github.stdout
+
+
+@pytest.mark.parametrize(
+    ("address", "until", "said"),
+    [
+        ("*", "9999-12-31", "its address matches every worker, whatever the externalId and its "
+         "until, 9999-12-31, is more than a year ahead"),
+        ('worker["*"].jobTitle', "tomorrow", "its address matches every worker"),
+        ("worker[*]", "tomorrow", "its address matches every worker"),
+        ('worker["ENG-002"].jobTitle', "in 400 days", "is more than a year ahead"),
+    ],
+    ids=["star-forever", "every-worker-s-field", "every-worker", "over-a-year"],
+)  # fmt: skip
+def test_a_rule_that_hides_too_much_is_a_warning_in_validate_and_in_the_comment(
+    demo: SandboxServer, tmp_path: Path, address: str, until: str, said: str
+) -> None:
+    day = {"tomorrow": TODAY + timedelta(days=1), "in 400 days": TODAY + timedelta(days=400)}
+    path = with_rule(tmp_path, address, day[until].isoformat() if until in day else until)
+    warning = f"the ignore rule for {address} (owner @ana) hides much: "
+
+    validated = run("validate", str(path))
+    planned = run("plan", str(path), server=demo)
+    comment = run("comment", str(path), server=demo)
+
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    assert f"Warning: {warning}" in validated.stderr and said in validated.stderr
+    assert f"Warning: {warning}" in planned.stdout, planned.stdout
+    assert comment.returncode == 0, comment.stderr
+    assert "Warnings (1)" in comment.stdout and said in comment.stdout, comment.stdout
+
+
+def test_a_rule_of_some_workers_within_a_year_is_no_warning(tmp_path: Path) -> None:
+    path = with_rule(tmp_path, 'worker["ENG-*"].job*', (TODAY + timedelta(days=365)).isoformat())
+    validated = run("validate", str(path))
+    assert validated.returncode == 0 and "Warning" not in validated.stderr, validated.stderr

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import pty
 import subprocess
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -118,3 +121,39 @@ def paylist_posts(server: SandboxServer, since: int) -> list[str]:
     """The paylist creations (and any other POST to a paylists path) logged after `since`."""
     log = httpx.get(f"{server.base_url}/_sandbox/requests", params={"since": since}).json()
     return [e["path"] for e in log if e["method"] == "POST" and "paylists" in e["path"]]
+
+
+def ask_on_a_terminal(
+    path: Any, server: SandboxServer, **env: str
+) -> tuple[subprocess.Popen[bytes], int, bytes]:
+    """`apply PATH` with a pseudo-terminal as stdin and stderr, returned while it asks its
+    question: the process, the terminal's leader end, and what the terminal showed so far."""
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "reconciler", "apply", str(path)],
+        stdin=follower,
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env=cli_env(server, **env),
+        cwd=ROOT,
+    )
+    os.close(follower)
+    seen = b""
+    while b"Enter a value" not in seen:
+        seen += os.read(leader, 4096)
+    return process, leader, seen
+
+
+def answer_on_the_terminal(
+    process: subprocess.Popen[bytes], leader: int, seen: bytes, answer: str
+) -> tuple[int, str]:
+    """Type `answer` to the question; the exit status and everything shown (terminal, stdout)."""
+    os.write(leader, answer.encode() + b"\n")
+    stdout, _ = process.communicate(timeout=120)
+    try:
+        while chunk := os.read(leader, 4096):
+            seen += chunk
+    except OSError:  # the terminal closes with the process
+        pass
+    os.close(leader)
+    return process.returncode, seen.decode(errors="replace") + stdout.decode()

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import pty
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -19,7 +15,14 @@ from click.testing import CliRunner
 from reconciler.cli import main
 from reconciler.sandbox import SandboxServer
 from reconciler.service.models import WorkerStatus
-from tests.apply.support import QUICKSTART, ROOT, SEED, cli, cli_env, invitation
+from tests.apply.support import (
+    QUICKSTART,
+    SEED,
+    answer_on_the_terminal,
+    ask_on_a_terminal,
+    cli,
+    invitation,
+)
 from tests.sandbox.support import Controls
 from tests.service.helpers import client_for
 
@@ -205,28 +208,7 @@ def test_without_a_terminal_or_auto_approve_it_refuses_before_any_request(
 
 def _apply_on_a_terminal(server: SandboxServer, answer: str) -> tuple[int, str]:
     """Run apply with a pseudo-terminal as stdin and stderr, and type `answer`."""
-    leader, follower = pty.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "reconciler", "apply", str(QUICKSTART)],
-        stdin=follower,
-        stdout=subprocess.PIPE,
-        stderr=follower,
-        env=cli_env(server),
-        cwd=ROOT,
-    )
-    os.close(follower)
-    seen = b""
-    while b"Enter a value" not in seen:
-        seen += os.read(leader, 4096)
-    os.write(leader, answer.encode() + b"\n")
-    stdout, _ = process.communicate(timeout=60)
-    try:
-        while chunk := os.read(leader, 4096):
-            seen += chunk
-    except OSError:  # the terminal closes with the process
-        pass
-    os.close(leader)
-    return process.returncode, seen.decode(errors="replace") + stdout.decode()
+    return answer_on_the_terminal(*ask_on_a_terminal(QUICKSTART, server), answer)
 
 
 def test_on_a_terminal_it_asks_and_only_yes_applies(

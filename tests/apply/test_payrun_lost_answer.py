@@ -93,6 +93,11 @@ class _LosesEverythingAfterCreating:
     def get_paylist(self, paylist_id: int) -> Paylist:
         return self.service.get_paylist(paylist_id)
 
+    def iter_payments(
+        self, since: datetime | None = None, until: datetime | None = None
+    ) -> Iterator[Payment]:
+        return self.service.iter_payments(since, until)
+
 
 def test_when_the_read_back_fails_too_the_outcome_is_unknown_never_failed(
     demo: SandboxServer,

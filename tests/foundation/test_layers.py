@@ -109,3 +109,11 @@ def test_adopt_and_the_sandbox_stay_apart_by_name(tree: Path) -> None:
     assert result.returncode == 1, result.stdout
     assert "reconciler.adopt is not allowed to import reconciler.sandbox" in result.stdout
     assert "reconciler.sandbox is not allowed to import reconciler.adopt" in result.stdout
+
+
+def test_the_text_safety_rules_sit_below_the_redaction(tree: Path) -> None:
+    """Every layer uses `text_safety`, the redaction at the bottom too: it imports none of them."""
+    _add_import(tree, "reconciler.text_safety", "import reconciler.redaction  # noqa: F401")
+    result = _lint(tree)
+    assert result.returncode == 1, result.stdout
+    assert "reconciler.text_safety is not allowed to import reconciler.redaction" in result.stdout

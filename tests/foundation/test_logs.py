@@ -31,7 +31,6 @@ def _encoded_forms(value: str) -> list[str]:
         value,
         base64.b64encode(raw).decode().rstrip("="),
         base64.urlsafe_b64encode(raw).decode().rstrip("="),
-        raw.hex(),
         urllib.parse.quote(value, safe=""),
     ]
 
@@ -53,7 +52,6 @@ def test_registered_secret_never_appears_in_any_encoding(
         fmt,
         plain=f"value={canary}",
         b64=base64.b64encode(raw).decode(),
-        hexed=raw.hex(),
         quoted=urllib.parse.quote(canary, safe=""),
         nested={"deep": [canary, {"deeper": canary}]},
         line=f"GET https://x.example/?t={urllib.parse.quote(canary)}",

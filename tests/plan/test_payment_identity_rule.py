@@ -12,7 +12,8 @@ from decimal import Decimal
 
 import pytest
 
-from reconciler.identity import description_key, hidden_text_problem, payment_key
+from reconciler.identity import description_key, payment_key
+from reconciler.text_safety import hidden_text_problem
 
 BASE = "January design review"
 

@@ -14,9 +14,9 @@ import pytest
 
 from reconciler.sandbox import clients, payments, workers
 from reconciler.sandbox.app import FUNCTIONS, SCHEMA
-from reconciler.sandbox.invitations import Invitation
 from reconciler.sandbox.paging import Paging
 from reconciler.sandbox.store import Store
+from reconciler.sandbox.workers import Invitation
 
 ROWS = 450
 

@@ -1,8 +1,10 @@
 """Through the command line: what a service says is data, shown bounded and masked.
 
-A service (or a proxy before it) that echoes the token, in any encoding, in any case, reversed
-or split over lines, gets it masked; so does any run that could be a credential, known or not;
-and `webhook show` shows the live URL's path and query only as a fingerprint.
+A service (or a proxy before it) that echoes the token, in any form a service or a log carries
+it (`redaction.leak_forms`), in any case or split over lines, gets it masked; so does any run
+that could be a credential, known or not (the token reversed, in base32 or every byte
+percent-escaped is masked so); and `webhook show` shows the live URL's path and query only as a
+fingerprint.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ TOKEN = "tok_7Hq2Zx9Lm4Vp8Rk3Wn6Ys1Bd5"
 ECHOES: dict[str, Callable[[str], str]] = {
     "plain": lambda token: token,
     "base64 of Bearer": lambda token: base64.b64encode(f"Bearer {token}".encode()).decode(),
+    "base64 of Basic": lambda token: base64.b64encode(f"ada@example.com:{token}".encode()).decode(),
     "percent, lower case": lambda token: "".join(f"%{b:02x}" for b in token.encode()),
     "percent, upper case": lambda token: "".join(f"%{b:02X}" for b in token.encode()),
     "reversed": lambda token: token[::-1],
@@ -38,21 +41,6 @@ ECHOES: dict[str, Callable[[str], str]] = {
     "split by a newline": lambda token: f"{token[:9]}\n{token[9:]}",
     "split by spaces": lambda token: " ".join(token[i : i + 4] for i in range(0, len(token), 4)),
     "split by zero-width spaces": lambda token: "\u200b".join(token),
-    "hex bytes between colons": lambda token: ":".join(f"{b:02x}" for b in token.encode()),
-    "hex bytes between dashes, upper case": lambda token: "-".join(
-        f"{b:02X}" for b in token.encode()
-    ),
-    "hex bytes as 0x, between commas": lambda token: ", ".join(
-        f"0x{b:02x}" for b in token.encode()
-    ),
-    "\\x escapes": lambda token: "".join(f"\\x{b:02x}" for b in token.encode()),
-    "JSON \\u escapes": lambda token: "".join(f"\\u{b:04x}" for b in token.encode()),
-    "HTML decimal references": lambda token: "".join(f"&#{b};" for b in token.encode()),
-    "HTML hex references": lambda token: "".join(f"&#x{b:x};" for b in token.encode()),
-    "decimal bytes": lambda token: " ".join(str(b) for b in token.encode()),
-    "a dot after each character": lambda token: ".".join(token),
-    "full-width": lambda token: "".join(chr(ord(c) + 0xFEE0) for c in token),
-    "a combining mark after each character": lambda token: "\u0301".join(token),
     "split by a written \\n": lambda token: f"{token[:9]}\\n{token[9:]}",
 }
 #: Runs that could be credentials though nobody registered them.

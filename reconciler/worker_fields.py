@@ -155,6 +155,11 @@ LEGAL_NAME = "workerLegalName"
 COUNTRY = "countryIso"
 #: What a period payrun pays the worker (`desired.payruns`, `plan.periods`): never sent.
 PAY = "pay"
+#: The days a worker's contract ended and it is hired again (product spec, "The service's
+#: screens"): the plan decides with them; never sent, shown or compared.
+ENDED = "ended"
+REHIRE = "rehire"
+_DAY_SCHEMA: Mapping[str, Any] = {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}
 
 WORKER_FIELDS = WorkerFields(
     (
@@ -255,6 +260,28 @@ WORKER_FIELDS = WorkerFields(
             sent=False,
             schema={"$ref": "#/$defs/amount"},
             saved={"type": "string", "pattern": "^(0|[1-9][0-9]*)\\.[0-9]{2}$"},
+        ),
+        WorkerField(
+            ENDED,
+            "ended",
+            None,
+            check=Check.NONE,  # a day of the calendar: `rules`
+            export=Exported.NEVER,  # adopt writes it for a worker closed in the service
+            shown=False,
+            sent=False,
+            schema=_DAY_SCHEMA,
+            saved=_DAY_SCHEMA,
+        ),
+        WorkerField(
+            REHIRE,
+            "rehire",
+            None,
+            check=Check.NONE,
+            export=Exported.NEVER,
+            shown=False,
+            sent=False,
+            schema=_DAY_SCHEMA,
+            saved=_DAY_SCHEMA,
         ),
     )
 )

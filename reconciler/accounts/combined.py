@@ -225,7 +225,7 @@ def plan_part(name: str, plan: Plan, view: View) -> Part:
         total=sum((decision.total for decision in plan.to_pay), Decimal(0)),
         inactivated=sum(isinstance(c, Inactivate | Replace) for c in plan.changes),
         sections=tuple(sections(plan, view)),
-        changes=bool(plan.changes or plan.drift),
+        changes=bool(plan.changes or plan.drift or plan.closed),
     )
 
 

@@ -19,6 +19,7 @@ from reconciler.money import grouped
 from reconciler.plan.saved import SavedPlan
 from reconciler.render.base import clean, show_paid
 from reconciler.render.sections import (
+    CLOSED,
     DRIFT,
     INVITATIONS,
     LIST_CAP,
@@ -62,12 +63,18 @@ def saved_part(name: str, saved: SavedPlan) -> Part:
         total=total,
         inactivated=counts["inactivate"] + counts["replace"],
         sections=tuple(found),
-        changes=bool(saved.records or reported["drift"]),
+        changes=bool(saved.records or reported["drift"] or reported.get("closed")),
     )
 
 
 def _sections(saved: SavedPlan) -> Iterator[Section]:
     records = saved.records
+    closed = tuple(
+        (Line(f"  ! {clean(c['address'])}: {clean(c['reason'])}", "!"),)
+        for c in saved.reported.get("closed", ())
+    )
+    title = f"Closed in the service, not invited again ({counted(len(closed))})"
+    yield Section(title, CLOSED, closed, "worker closed in the service", False)
     removals = tuple(_removal(r) for r in records if r["action"] in ("inactivate", "replace"))
     title = f"Inactivations and replacements ({counted(len(removals))})"
     yield Section(title, REMOVALS, removals, "inactivation or replacement", False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date
 
 import yaml
 
@@ -17,10 +18,12 @@ REFERENCE = r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}"
 
 @dataclass(frozen=True, slots=True)
 class AdoptOptions:
-    """`--only` patterns, and `--into`: the file new workers go to (its name as loaded)."""
+    """`--only` patterns, and `--into`: the file new workers go to (its name as loaded);
+    `today`: the day a closure is seen, written as a worker's `ended:` (default: UTC today)."""
 
     only: tuple[str, ...] = ()
     into: str | None = None
+    today: date | None = None
 
 
 @dataclass(slots=True)

@@ -2,9 +2,9 @@
 
 Each kind of drift `adopt` takes has its own small function: a managed worker's drifted field
 (the live value, on its own line), an open agreement in scope that no file lists (a new item,
-written as the export writes one), a worker whose agreement the service closed (its item
-removed), and the webhook (`adopt.webhook`: headers as `${VAR}` references only). Everything
-else the plan reports is listed with the reason it stays.
+written as the export writes one), a worker whose agreement the service closed (`ended:`
+written on its item), and the webhook (`adopt.webhook`: headers as `${VAR}` references
+only). Everything else the plan reports is listed with the reason it stays.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
@@ -39,8 +40,10 @@ from reconciler.service.models import Worker, WorkerStatus
 from reconciler.text_safety import external_id_problem
 from reconciler.worker_fields import (
     EMAIL,
+    ENDED,
     EXTERNAL_ID,
     LEGAL_NAME,
+    REHIRE,
     TYPE_OF_WORKER,
     Check,
     Compare,
@@ -208,22 +211,40 @@ def _shown(value: object) -> str:
 
 
 def _closed_workers(proposal: Proposal, live: LiveState, items: dict[str, _Item]) -> None:
-    """A listed worker whose every agreement the service closed: its item goes."""
+    """A listed worker whose every agreement the service closed (HR ended it in the
+    service's screens): `ended:` is written on its item, one line, the day adopt saw the
+    closure (the service shows no end date). The item stays, so the paid payruns that name
+    it stay valid; a leaver's item is removed by hand once no payrun names it."""
     by_id: dict[str, list[Worker]] = defaultdict(list)
     for agreement in live.workers:
         if agreement.external_id is not None and agreement.external_id in items:
             by_id[agreement.external_id].append(agreement)
+    today = proposal.options.today or datetime.now(UTC).date()
     for external_id, agreements in by_id.items():
         if not all(agreement.status in _CLOSED for agreement in agreements):
             continue
         item = items[external_id]
+        if YamlDocument.get(item.node, ENDED) is not None:
+            continue  # the files say so already
         last = max(agreements, key=lambda agreement: agreement.agreement_id)
-        detail = f"agreement {last.agreement_id} is {last.status} in the service"
+        address = worker_address(external_id)
+        if YamlDocument.get(item.node, REHIRE) is not None:
+            proposal.leave(
+                address,
+                f"agreement {last.agreement_id} is {last.status} in the service, but the "
+                "entry says rehire:; remove it and write ended: by hand if the worker left "
+                "again",
+            )
+            continue
+        detail = (
+            f"agreement {last.agreement_id} is {last.status} in the service: ended: "
+            f"{today.isoformat()}"
+        )
 
-        def remove(item: _Item = item) -> None:
-            proposal.remove(item.document, item.sequence, item.key, item.index)
+        def write(item: _Item = item) -> None:
+            item.document.set_key(item.node, ENDED, today.isoformat())
 
-        proposal.take(worker_address(external_id), REMOVED, detail, remove)
+        proposal.take(address, CHANGED, detail, write)
 
 
 def _new_workers(

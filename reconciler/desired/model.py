@@ -11,7 +11,7 @@ import dataclasses
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -54,6 +54,10 @@ class DesiredWorker:
     job_title: str | None = None
     worker_email_text: str | None = None
     pay: Decimal | None = None  #: what a period payrun pays (`from_fields` reads the text)
+    #: The day the contract ended (never invited again; an open agreement is inactivated).
+    ended: date | None = None
+    #: Hired again from that day: invited once, until an agreement made since exists.
+    rehire: date | None = None
     ignore_changes: frozenset[str] = frozenset()
     #: The fields the table (`reconciler.worker_fields`) gives no attribute: (key, text).
     more: tuple[tuple[str, str], ...] = ()
@@ -69,6 +73,8 @@ class DesiredWorker:
         worker: DesiredWorker = _reading(worker_fields.WORKER_FIELDS)(cls, item, item.get)
         if worker.pay is not None:  # validated: a plain decimal's text (`payruns.parse_amount`)
             worker = replace(worker, pay=Decimal(str(worker.pay)).quantize(CENT))
+        if worker.ended is not None or worker.rehire is not None:  # days, validated
+            worker = replace(worker, ended=_day(worker.ended), rehire=_day(worker.rehire))
         return worker if ascii_text else worker._in_nfc()
 
     def _in_nfc(self) -> DesiredWorker:
@@ -83,13 +89,23 @@ class DesiredWorker:
 
     def as_fields(self) -> dict[str, str]:
         """The fields that are set, spelled as in the file (`ignoreChanges` aside); an amount
-        as its two-place text."""
+        as its two-place text, a day as the file writes it."""
         values = ((key, get(self)) for key, get in getters(worker_fields.WORKER_FIELDS))
-        return {
-            name: two_places(value) if isinstance(value, Decimal) else value
-            for name, value in values
-            if value is not None
-        }
+        return {name: _as_written(value) for name, value in values if value is not None}
+
+
+def _as_written(value: object) -> str:
+    """A field's value as the file writes it: an amount's two places, a day's ISO form."""
+    if isinstance(value, Decimal):
+        return two_places(value)
+    return value.isoformat() if isinstance(value, date) else str(value)
+
+
+def _day(value: object) -> date | None:
+    """A worker's day (`ended`, `rehire`) as the file holds it, validated: text or a date."""
+    if value is None or isinstance(value, date):
+        return value
+    return date.fromisoformat(str(value))
 
 
 _ATTRIBUTES = [item.name for item in dataclasses.fields(DesiredWorker)]

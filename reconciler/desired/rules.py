@@ -20,7 +20,7 @@ from reconciler.desired.values import FileValues
 from reconciler.hosts import is_loopback
 from reconciler.identity import email_key, text_key
 from reconciler.text_safety import control_problem, external_id_problem
-from reconciler.worker_fields import EMAIL, EXTERNAL_ID, Check, WorkerFields
+from reconciler.worker_fields import EMAIL, ENDED, EXTERNAL_ID, REHIRE, Check, WorkerFields
 
 PLACEHOLDER = "TODO(export)"
 #: The most characters the schema lets a text field of a worker hold.
@@ -128,6 +128,8 @@ def _worker_problems(
         text = get(field)
         if isinstance(text, str) and (reason := control_problem(text, allowed="\n\t")):
             problems.append(PathProblem((*path, field), f"{field} {reason}"))
+    if get(ENDED) is not None or get(REHIRE) is not None:
+        problems += _day_problems(worker, path)
     for field in checks[Check.EMAIL]:
         email = get(field)
         if isinstance(email, str) and email.strip() and PLACEHOLDER not in email:
@@ -135,6 +137,24 @@ def _worker_problems(
             if reason is not None:
                 problems.append(PathProblem((*path, field), f"invalid email {email!r}: {reason}"))
     return problems
+
+
+def _day_problems(worker: dict[Any, Any], path: YamlPath) -> Iterator[PathProblem]:
+    """A worker's `ended` or `rehire` that is no day of the calendar (the schema checked its
+    shape), or both: a worker hired again has no end (its `ended:` is removed)."""
+    for key in (ENDED, REHIRE):
+        day = worker.get(key)
+        if isinstance(day, str):
+            try:
+                parse_day(day)
+            except ValueError:
+                yield PathProblem((*path, key), f"{key} {day!r} is not a day of the calendar")
+    if worker.get(ENDED) is not None and worker.get(REHIRE) is not None:
+        yield PathProblem(
+            (*path, REHIRE),
+            "a worker says both ended and rehire: a worker hired again has no end; remove "
+            "`ended:` to invite it again, or `rehire:` to keep it ended",
+        )
 
 
 def worker_value_problem(field: str, value: str) -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import UTC, date
 from typing import Any, ClassVar
 
 from reconciler import worker_fields
@@ -191,15 +192,21 @@ class Inactivate(_Held):
 
     external_id: str
     agreement: Worker
+    ended: date | None = None  #: the file's `ended:` day: offboarding from git
 
     actions: ClassVar[tuple[str, ...]] = ("delete",)
-    verb: ClassVar[str] = "inactivated (no longer in the file)"
     after: ClassVar[None] = None
     fields: ClassVar[tuple[FieldChange, ...]] = ()
 
     @property
     def address(self) -> str:
         return worker_address(self.external_id)
+
+    @property
+    def verb(self) -> str:
+        if self.ended is not None:
+            return f"inactivated (ended: {self.ended.isoformat()} in the file)"
+        return "inactivated (no longer in the file)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,6 +310,43 @@ class Kept(_Wanted, _Held):
         resource = desired_worker_resource(self.worker)
         resource.update((field.name, field.before) for field in self.drifted)
         return resource
+
+
+@dataclass(frozen=True, slots=True)
+class ClosedInService(_Wanted):
+    """A worker of the files whose every agreement the service closed (HR ended it in the
+    service's screens): reported risk first, never invited again by surprise. `rehire:` on
+    its entry (once) or `--replace ID` invites it; `ended:` acknowledges the end."""
+
+    worker: DesiredWorker
+    history: tuple[PastAgreement, ...]
+
+    @property
+    def past(self) -> str:
+        """'10 ENDED, 4 INACTIVATED': its agreements, newest first."""
+        agreements = sorted((h.agreement for h in self.history), key=_newest_first)
+        return ", ".join(f"{a.agreement_id} {a.status}" for a in agreements)
+
+    @property
+    def reason(self) -> str:
+        """Why it is not invited, and what a file may say instead."""
+        rehire = self.worker.rehire
+        spent = ""
+        if rehire is not None and rehire > max(
+            h.agreement.created_at.astimezone(UTC).date() for h in self.history
+        ):
+            spent = f"rehire: {rehire.isoformat()} is ahead (invited from that day), "
+        elif rehire is not None:
+            spent = f"its rehire: {rehire.isoformat()} is spent, "
+        return (
+            f"closed in the service (agreement {self.past}): {spent}not invited again; "
+            "write `ended: YYYY-MM-DD` on it (adopt does), or `rehire: YYYY-MM-DD` to invite "
+            "it again once"
+        )
+
+
+def _newest_first(agreement: Worker) -> int:
+    return -agreement.agreement_id
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ from reconciler.plan.agreements import OPEN, AgreementIndex
 from reconciler.plan.changes import (
     WEBHOOK_ADDRESS,
     Change,
+    ClosedInService,
     Conflict,
     Drift,
     FieldChange,
@@ -151,6 +152,7 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
         conflicts=tuple(decide.conflicts),
         unmanaged=tuple(sorted(unmanaged, key=lambda u: u.agreement.agreement_id)),
         history=tuple(decide.history),
+        closed=tuple(decide.closed),
         warnings=tuple(warnings),
         safety=assess(owned_open, inactivations, desired.policy.max_inactivations),
         narrowed=narrowed,
@@ -174,6 +176,7 @@ class _Decider:
         self.made_in_service: list[Worker] = []
         self._owns = desired.owns
         self._replaces = options.replaces
+        self._today = options.today
         self._open_by_email = index.open_by_email
         self._compared = index.compared
         self.changes: list[Change] = []
@@ -183,6 +186,7 @@ class _Decider:
         self.kept: list[tuple[Worker, DesiredWorker, tuple[FieldChange, ...]]] = []
         self.conflicts: list[Conflict] = []
         self.history: list[PastAgreement] = []
+        self.closed: list[ClosedInService] = []
         self.replaced: set[str] = set()
         self.kept_without_prune = 0
 
@@ -202,6 +206,7 @@ class _Decider:
                 and len(agreements) == 1
                 and agreements[0].status in OPEN
                 and key not in replaces
+                and want.ended is None
             ):
                 agreement = agreements[0]
                 fields = compared(want, agreement)
@@ -225,12 +230,28 @@ class _Decider:
             )
         elif open_:
             self._one_open(key, want, open_[0])
-        elif want is not None:
+        elif want is not None and want.ended is None:  # an ended worker is never invited
+            if past and not self._invites_again(want, agreements):
+                self.closed.append(ClosedInService(want, past))
+                return
             holders = self._email_holders(want, exclude=None)
             if holders:
                 self.conflicts.append(_email_conflict(want, holders))
             else:
                 self.changes.append(Invite(want, history=past))
+
+    def _invites_again(self, want: DesiredWorker, agreements: Sequence[Worker]) -> bool:
+        """Whether a worker closed in the service is invited again: `--replace ID`, or a
+        `rehire:` day no agreement of it was created on or after (the marker is spent then)."""
+        if want.external_id in self._replaces:
+            self.replaced.add(want.external_id)
+            return True
+        rehire = want.rehire
+        if rehire is None or rehire > (self._today or datetime.now(UTC).date()):
+            return False  # a day ahead invites from that day, so its agreement spends it
+        return not any(
+            agreement.created_at.astimezone(UTC).date() >= rehire for agreement in agreements
+        )
 
     def _one_open(self, key: str, want: DesiredWorker | None, agreement: Worker) -> None:
         if want is None:
@@ -241,6 +262,9 @@ class _Decider:
                     self.changes.append(Inactivate(key, agreement))
             else:
                 self.kept_without_prune += 1
+            return
+        if want.ended is not None:  # offboarding from git
+            self.changes.append(Inactivate(key, agreement, want.ended))
             return
         fields = self._compared(want, agreement)
         if key in self._replaces:

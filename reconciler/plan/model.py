@@ -16,6 +16,7 @@ from reconciler.errors import Refused
 from reconciler.plan.agreements import AgreementIndex
 from reconciler.plan.changes import (
     Change,
+    ClosedInService,
     Conflict,
     Drift,
     FieldChange,
@@ -39,7 +40,7 @@ from reconciler.plan.payruns import (
     to_pay_phrase,
 )
 from reconciler.service.models import Wallet, Webhook, Worker
-from reconciler.words import counted, plural
+from reconciler.words import are, counted, plural
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +160,14 @@ class Ignored:
 
 
 @dataclass(frozen=True, slots=True)
+class ClosedEntry:
+    """A worker closed in the service as the outputs show it (a saved plan keeps these)."""
+
+    address: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Reported:
     """What a saved plan reported besides its changes, when it was made: counts, the drifted
     workers and the money of the window (unmanaged workers and conflicts are counted only)."""
@@ -168,6 +177,7 @@ class Reported:
     conflicts: int = 0
     drift: tuple[DriftEntry, ...] = ()
     money: MoneyReport | None = None
+    closed: tuple[ClosedEntry, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +206,9 @@ class Plan:
     conflicts: tuple[Conflict, ...] = ()
     unmanaged: tuple[Unmanaged, ...] = ()
     history: tuple[PastAgreement, ...] = ()
+    #: Workers of the files the service closed: not invited again (product spec, "The
+    #: service's screens").
+    closed: tuple[ClosedInService, ...] = ()
     warnings: tuple[str, ...] = ()
     safety: Safety = field(default_factory=lambda: Safety(owned_open=0, inactivations=0))
     narrowed: bool = False  # --target or --exclude kept only part of the file and the account
@@ -221,13 +234,20 @@ class Plan:
         return self.reported.drift if self.reported is not None else ()
 
     @property
+    def closed_entries(self) -> tuple[ClosedEntry, ...]:
+        """The workers closed in the service to show: this plan's, or a saved plan's."""
+        if self.closed:
+            return tuple(ClosedEntry(closed.address, closed.reason) for closed in self.closed)
+        return self.reported.closed if self.reported is not None else ()
+
+    @property
     def has_changes(self) -> bool:
         return bool(self.changes) or bool(self.to_pay)
 
     def drift_detected(self, *, strict: bool) -> bool:
         """`drift`'s verdict: changes or drift; with `--strict`, unmanaged workers, conflicts
         and money that needs action (untraced, failed, stuck) too."""
-        if self.has_changes or self.drift:
+        if self.has_changes or self.drift or self.closed_entries:
             return True
         money = self.money is not None and self.money.needs_action
         return strict and bool(self.unmanaged or self.conflicts or money)
@@ -262,6 +282,11 @@ class Plan:
         reasons = []
         if summary.drifted or summary.conflicts or blocked:
             reasons.append("the account still differs from the file where the plan cannot act")
+        if self.closed_entries:
+            closed = len(self.closed_entries)
+            reasons.append(
+                f"{plural(closed, 'worker')} closed in the service {are(closed)} not invited again"
+            )
         if self.money is not None and self.money.needs_action:
             reasons.append("money was paid outside the files' payruns or needs action")
         if strict and self.unmanaged:

@@ -44,7 +44,7 @@ from reconciler.plan.changes import (
 from reconciler.plan.diff import assess, diff_webhook
 from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
-from reconciler.plan.model import DriftEntry, LiveState, Plan, Reported
+from reconciler.plan.model import ClosedEntry, DriftEntry, LiveState, Plan, Reported
 from reconciler.plan.payrun_checks import WalletCheck
 from reconciler.plan.payruns import (
     CONFLICT,
@@ -305,4 +305,7 @@ def _reported(record: dict[str, Any]) -> Reported:
         for entry in record.get("drift", ())
     )
     money = money_of(record.get("money"))
-    return Reported(record["drifted"], record["unmanaged"], record["conflicts"], drift, money)
+    closed = tuple(ClosedEntry(c["address"], c["reason"]) for c in record.get("closed", ()))
+    return Reported(
+        record["drifted"], record["unmanaged"], record["conflicts"], drift, money, closed
+    )

@@ -112,6 +112,9 @@ def saved_plan_document(
             "conflicts": summary.conflicts,
             "drift": [drift_record(entry) for entry in plan.drift_entries],
             "money": money_record(plan.money),
+            "closed": [
+                {"address": entry.address, "reason": entry.reason} for entry in plan.closed_entries
+            ],
         },
         "changes": [
             {

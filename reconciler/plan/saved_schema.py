@@ -213,8 +213,11 @@ SCHEMA: dict[str, Any] = _object(
         ),
         "reported": _object(
             {"drifted": _COUNT, "unmanaged": _COUNT, "conflicts": _COUNT},
-            # optional: plans saved before them
-            {"drift": {"type": "array", "items": _DRIFT}, "money": _MONEY_REPORT},
+            {  # optional: plans saved before them
+                "drift": {"type": "array", "items": _DRIFT},
+                "money": _MONEY_REPORT,
+                "closed": {"type": "array", "items": _object({"address": _TEXT, "reason": _TEXT})},
+            },
         ),
         "changes": {"type": "array", "items": _CHANGE},
         "payruns": {"type": "array", "items": _PAYRUN},

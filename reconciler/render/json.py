@@ -19,6 +19,7 @@ from reconciler.money import two_places
 from reconciler.plan.changes import (
     WEBHOOK_ADDRESS,
     Change,
+    ClosedInService,
     Conflict,
     Drift,
     FieldChange,
@@ -97,6 +98,7 @@ def _document(plan: Plan) -> dict[str, Any]:
         "conflicts": Stream(_conflict(conflict) for conflict in plan.conflicts),
         "unmanaged": Stream(_unmanaged(item) for item in plan.unmanaged),
         "history": Stream(_history(past) for past in plan.history),
+        "closed_in_service": [_closed(closed) for closed in plan.closed],
         "warnings": list(plan.warnings),
         "ignored": [
             {
@@ -350,6 +352,16 @@ def _conflict(conflict: Conflict) -> dict[str, Any]:
 
 def _unmanaged(item: Unmanaged) -> dict[str, Any]:
     return {**live_worker_resource(item.agreement), "reason": item.reason}
+
+
+def _closed(closed: ClosedInService) -> dict[str, Any]:
+    return {
+        "address": closed.address,
+        "externalId": closed.external_id,
+        "reason": closed.reason,
+        "rehire": None if closed.worker.rehire is None else closed.worker.rehire.isoformat(),
+        "agreements": [live_worker_resource(past.agreement) for past in closed.history],
+    }
 
 
 def _history(past: PastAgreement) -> dict[str, Any]:

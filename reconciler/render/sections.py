@@ -21,6 +21,7 @@ from reconciler.render.base import clean, show_paid
 from reconciler.render.text import (
     Line,
     change_lines,
+    closed_line,
     conflict_line,
     drift_lines,
     ignored_line,
@@ -41,6 +42,7 @@ LIST_CAP = 50
 # Risk ranks: room is left between them for sections other parts of the plan add.
 VARIANCE = 5  # what changed since the last payrun paid: a payroll review's first question
 CONFLICTS = 10
+CLOSED = 15
 REMOVALS = 20
 WEBHOOK = 30
 PAYRUNS = 40
@@ -98,6 +100,12 @@ def _conflicts(plan: Plan, view: View) -> Iterator[Section]:
     items += [_payrun_item(d, parts) for d in plan.payruns if d.state != TO_PAY and d.reasons]
     title = f"Conflicts and refused payruns ({counted(len(items))})"
     yield Section(title, CONFLICTS, tuple(items), "conflict", False)
+
+
+def _closed(plan: Plan, view: View) -> Iterator[Section]:
+    items = tuple((closed_line(closed),) for closed in plan.closed_entries)
+    title = f"Closed in the service, not invited again ({counted(len(items))})"
+    yield Section(title, CLOSED, items, "worker closed in the service", False)
 
 
 def _removals(plan: Plan, view: View) -> Iterator[Section]:
@@ -159,6 +167,7 @@ def _unmanaged(plan: Plan, view: View) -> Iterator[Section]:
 BUILDERS: tuple[Builder, ...] = (
     _variance,
     _conflicts,
+    _closed,
     _removals,
     _webhook,
     _payruns,

@@ -12,6 +12,7 @@ from reconciler.desired.model import PayrunPayment
 from reconciler.money import grouped
 from reconciler.plan.changes import (
     Change,
+    ClosedInService,
     Conflict,
     FieldChange,
     Invite,
@@ -20,7 +21,7 @@ from reconciler.plan.changes import (
     Unmanaged,
     WebhookCreate,
 )
-from reconciler.plan.model import DriftEntry, Ignored, Plan
+from reconciler.plan.model import ClosedEntry, DriftEntry, Ignored, Plan
 from reconciler.plan.payruns import (
     CONFLICT,
     PAID,
@@ -91,6 +92,14 @@ def lines_text(lines: Iterable[Line], *, width: int | None, color: bool = False)
 def plan_lines(plan: Plan, *, show_unmanaged: bool = False, strict: bool = False) -> Iterator[Line]:
     """The plan, line by line, with no colour (`strict`: as `drift --strict` judges it)."""
     yield Line(strict_headline(plan) if strict else plan.headline, "title")
+    if plan.closed_entries:
+        yield Line("")
+        yield Line(
+            "Closed in the service: HR ended these workers' agreements; they are not invited "
+            "again.",
+            "title",
+        )
+        yield from (closed_line(closed) for closed in plan.closed_entries)
     for change in plan.changes:
         yield Line("")
         yield from change_lines(change)
@@ -159,6 +168,8 @@ def review_first(plan: Plan) -> str:
     parts = []
     if summary.conflicts or blocked:
         parts.append(f"{counted(summary.conflicts + blocked)} in conflict or refused")
+    if plan.closed_entries:
+        parts.append(f"{counted(len(plan.closed_entries))} closed in the service")
     if summary.inactivate:
         parts.append(f"{counted(summary.inactivate)} to inactivate")
     if summary.replace:
@@ -308,6 +319,10 @@ def ignored_line(ignored: Ignored) -> Line:
         f"  # {where}: until {rule.until.isoformat()}, owner {clean(rule.owner)} "
         f"({clean(rule.reason)})"
     )
+
+
+def closed_line(closed: ClosedInService | ClosedEntry) -> Line:
+    return Line(f"  ! {clean(show_address(closed.address))}: {clean(closed.reason)}", "!")
 
 
 def conflict_line(conflict: Conflict) -> Line:

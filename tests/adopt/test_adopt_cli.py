@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -175,23 +176,19 @@ def test_an_open_agreement_no_file_lists_is_added_and_nothing_else_changes(
     assert after["10-workers.yaml"].index("ENG-006") > after["10-workers.yaml"].index("ENG-007")
 
 
-def test_a_worker_whose_agreement_the_service_ended_is_removed(
+def test_a_worker_whose_agreement_the_service_ended_gets_ended_written(
     account: SandboxServer, tmp_path: Path
 ) -> None:
+    # Closed in the service (issue 48): the item stays, so a paid payrun naming it stays
+    # valid; one line says the contract ended, the day adopt saw it.
     path = single(tmp_path)
     before = path.read_text()
     result = run("adopt", str(path), "--only", 'worker["ENG-007"]', server=account, HOOK_TOKEN="x")
     assert result.returncode == 0, result.stderr
     removed, added = changed_lines(before, path.read_text())
-    assert added == []
-    assert removed == [
-        "  - externalId: ENG-007",
-        "    typeOfWorker: Worker",
-        "    workerName: Barbara",
-        "    workerSurname: Liskov",
-        "    workerEmail: barbara@example.com",
-        "    countryIso: US",
-    ]
+    assert removed == []
+    assert added == [f'    ended: "{datetime.now(UTC).date().isoformat()}"']
+    assert path.read_text().index("ended:") > path.read_text().index("barbara@example.com")
     assert "# end of the team" in path.read_text()
     assert 'worker["ENG-007"]: agreement' in result.stderr and "ENDED" in result.stderr
 
@@ -272,7 +269,7 @@ def test_dry_run_prints_the_diff_writes_nothing_and_exits_2(
     assert texts(folder) == before
     assert f"--- a/{folder}/10-workers.yaml" in result.stdout
     assert "+  - externalId: ENG-006" in result.stdout
-    assert "-  - externalId: ENG-007" in result.stdout
+    assert f'+    ended: "{datetime.now(UTC).date().isoformat()}"' in result.stdout
     assert "Nothing written (--dry-run)." in result.stderr
 
 

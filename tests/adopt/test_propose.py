@@ -3,11 +3,13 @@ block, CRLF line ends, quoting), and the result loads as the account is."""
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import pytest
 
 from reconciler.adopt import Adoption, propose
+from reconciler.adopt.proposal import AdoptOptions
 from reconciler.desired.load import load_desired_state
 from reconciler.plan import diff
 from reconciler.plan.model import LiveState
@@ -54,6 +56,13 @@ CASES = {
         "    workerEmail: eng-001@example.com\n"
         "    countryIso: GB\n"
         "    jobTitle: Director  # was\n"
+        "  - externalId: ENG-002\n"
+        "    typeOfWorker: Worker\n"
+        "    workerName: Ada\n"
+        "    workerSurname: Lovelace\n"
+        "    workerEmail: eng-002@example.com\n"
+        "    countryIso: GB\n"
+        '    ended: "2026-12-02"\n'
         "  - externalId: ENG-004\n"
         "    typeOfWorker: Worker\n"
         "    workerName: Ada\n"
@@ -81,6 +90,8 @@ CASES = {
         "workers: [\n"
         "  {externalId: ENG-001, typeOfWorker: Worker, workerName: Ada, workerSurname: Lovelace,\n"
         "   workerEmail: eng-001@example.com, countryIso: GB, jobTitle: 'Director'},\n"
+        "  {externalId: ENG-002, typeOfWorker: Worker, workerName: Ada, workerSurname: Lovelace,\n"
+        '   workerEmail: eng-002@example.com, countryIso: GB, ended: "2026-12-02"},\n'
         "  {externalId: ENG-004, typeOfWorker: Worker, workerName: Ada, workerSurname: Lovelace,\n"
         "   workerEmail: eng-004@example.com, countryIso: GB}, {externalId: ENG-003, "
         "typeOfWorker: Worker, workerName: Ada, workerSurname: Lovelace, "
@@ -108,12 +119,17 @@ def test_each_kind_of_drift_is_written_in_the_files_own_style(case: str, tmp_pat
     assert again.files == () and again.adopted == ()
 
 
-def test_removing_every_listed_worker_leaves_an_empty_list(tmp_path: Path) -> None:
+def test_closing_every_listed_worker_keeps_each_item_with_ended(tmp_path: Path) -> None:
+    # Closed in the service (issue 48): no item goes, so a paid payrun naming one stays valid.
     text = CASES["block"][0]
     closed = (agreement(1, "ENG-001", status="ENDED"), agreement(2, "ENG-002", status="ENDED"))
     closed += (agreement(4, "ENG-004", status="INACTIVATED"),)
     adoption = _propose(tmp_path, text, closed)
-    assert [change.after for change in adoption.files] == ["version: 1\nworkers: []\n"]
+    (change,) = adoption.files
+    assert change.after is not None and change.after.count('    ended: "2026-12-02"\n') == 3
+    assert change.after.replace('    ended: "2026-12-02"\n', "") == text
+    again = _propose(tmp_path, change.after, closed)
+    assert again.files == () and again.adopted == ()
 
 
 def _propose(tmp_path: Path, text: str, live: tuple[Worker, ...]) -> Adoption:
@@ -121,7 +137,9 @@ def _propose(tmp_path: Path, text: str, live: tuple[Worker, ...]) -> Adoption:
     path.write_bytes(text.encode())
     desired = load_desired_state(path)
     state = LiveState(workers=live)
-    return propose([(str(path), text)], diff(desired, state), state, desired.scope_prefix)
+    options = AdoptOptions(today=date(2026, 12, 2))  # the day the closures are seen
+    plan = diff(desired, state)
+    return propose([(str(path), text)], plan, state, desired.scope_prefix, options)
 
 
 def test_a_new_worker_whose_email_the_files_give_another_is_left_with_why(tmp_path: Path) -> None:

@@ -232,7 +232,10 @@ def test_the_refresh_reads_every_status_and_no_webhook_means_create(
         "     workerSurname: Lovelace, workerEmail: ada@example.com, countryIso: GB}\n"
         "webhook:\n  url: https://hooks.example.com/h\n  event_types: [KYC]\n",
     )
-    result = run("plan", str(path), "--detailed-exitcode", server=sandbox)
+    # Closed in the service: not invited again by surprise (issue 48); --replace asks it.
+    closed = run("plan", str(path), server=sandbox)
+    assert "will be invited" not in closed.stdout and "closed in the service" in closed.stdout
+    result = run("plan", str(path), "--detailed-exitcode", "--replace", "ENG-001", server=sandbox)
     assert result.returncode == 2, result.stderr
     assert (
         f'  # worker["ENG-001"] will be invited (past agreement: {agreement_id} INACTIVATED)'

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from reconciler.plan import (
 )
 from reconciler.service.models import Worker
 from tests.plan.factories import (
+    T0,
     agreement,
     desired_state,
     desired_webhook,
@@ -49,6 +51,7 @@ class Case:
     conflicts: list[str] = field(default_factory=list)
     unmanaged: list[int] = field(default_factory=list)
     history: list[int] = field(default_factory=list)
+    closed: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     options: PlanOptions = field(default_factory=PlanOptions)
     prefix: str | None = "ENG-"
@@ -62,6 +65,7 @@ def outcome(plan: Plan) -> dict[str, Any]:
         "conflicts": [c.address or c.email for c in plan.conflicts],
         "unmanaged": [u.agreement.agreement_id for u in plan.unmanaged],
         "history": [h.agreement.agreement_id for h in plan.history],
+        "closed": [c.address for c in plan.closed],
     }
 
 
@@ -72,18 +76,60 @@ CASES = [
     # --- no open agreement -------------------------------------------------------------
     Case("absent from the account: invite", [want("ENG-001")], [], changes={E1: "invite"}),
     Case(
-        "only an ENDED agreement: invite, the past one is history",
+        "only an ENDED agreement: closed in the service, not invited again",
         [want("ENG-001")],
         [agreement(1, "ENG-001", "ENDED")],
+        history=[1],
+        closed=[E1],
+    ),
+    Case(
+        "only INACTIVATED agreements: closed in the service, not invited again",
+        [want("ENG-001")],
+        [agreement(1, "ENG-001", "INACTIVATED"), agreement(2, "ENG-001", "INACTIVATED")],
+        history=[1, 2],
+        closed=[E1],
+    ),
+    Case(
+        "closed, rehire: after every agreement was made: invite again (once)",
+        [want("ENG-001", rehire=date(2026, 12, 1))],
+        [agreement(1, "ENG-001", "INACTIVATED"), agreement(2, "ENG-001", "ENDED")],
+        changes={E1: "invite"},
+        history=[1, 2],
+    ),
+    Case(
+        "closed, rehire: spent (an agreement made on or after that day): not invited",
+        [want("ENG-001", rehire=T0.date())],
+        [agreement(1, "ENG-001", "ENDED")],
+        history=[1],
+        closed=[E1],
+    ),
+    Case(
+        "closed, rehire: a day ahead: not invited until that day (its agreement spends it)",
+        [want("ENG-001", rehire=date(2026, 12, 1))],
+        [agreement(1, "ENG-001", "ENDED")],
+        options=PlanOptions(today=date(2026, 11, 30)),
+        history=[1],
+        closed=[E1],
+    ),
+    Case(
+        "closed, --replace ID: invite again, no warning",
+        [want("ENG-001")],
+        [agreement(1, "ENG-001", "ENDED")],
+        options=PlanOptions(replaces=frozenset({"ENG-001"})),
         changes={E1: "invite"},
         history=[1],
     ),
     Case(
-        "only INACTIVATED agreements: invite again",
-        [want("ENG-001")],
-        [agreement(1, "ENG-001", "INACTIVATED"), agreement(2, "ENG-001", "INACTIVATED")],
-        changes={E1: "invite"},
-        history=[1, 2],
+        "ended: and no open agreement: nothing, never invited",
+        [want("ENG-001", ended=date(2026, 11, 30)), want("ENG-002", ended=date(2026, 11, 30))],
+        [agreement(1, "ENG-001", "ENDED")],
+        history=[1],
+    ),
+    Case(
+        "ended: with an open agreement: inactivate (offboarding from git)",
+        [want("ENG-001", ended=date(2026, 11, 30))],
+        [agreement(1, "ENG-001", "ACTIVE")],
+        changes={E1: "inactivate"},
     ),
     Case(
         "closed and not in the file: history only",
@@ -336,8 +382,8 @@ CASES = [
         "a status the reconciler does not know is treated as closed, with a warning",
         [want("ENG-001")],
         [agreement(1, "ENG-001", "SUSPENDED")],
-        changes={E1: "invite"},
         history=[1],
+        closed=[E1],
         warnings=["status the reconciler does not know (SUSPENDED)"],
     ),
 ]
@@ -353,6 +399,7 @@ def test_decision_table(case: Case) -> None:
         "conflicts": case.conflicts,
         "unmanaged": case.unmanaged,
         "history": case.history,
+        "closed": case.closed,
     }
     assert len(plan.warnings) == len(case.warnings)
     for expected, warning in zip(case.warnings, plan.warnings, strict=True):
@@ -368,6 +415,7 @@ def test_the_quickstart_account_shows_one_of_each() -> None:
         "conflicts": [],
         "unmanaged": [8, 9],
         "history": [7],
+        "closed": [],
     }
     assert plan.summary.line() == (
         "1 to invite, 1 to inactivate, 1 to update, 1 drifted, 2 unmanaged"

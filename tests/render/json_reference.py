@@ -19,6 +19,7 @@ from reconciler.plan.payruns import parts_of
 from reconciler.render.base import jsonable
 from reconciler.render.json import (
     FORMAT_VERSION,
+    _closed,
     _conflict,
     _drift,
     _history,
@@ -50,6 +51,7 @@ def reference_document(plan: Plan) -> dict[str, Any]:
         "conflicts": [_conflict(conflict) for conflict in plan.conflicts],
         "unmanaged": [_unmanaged(item) for item in plan.unmanaged],
         "history": [_history(past) for past in plan.history],
+        "closed_in_service": [_closed(closed) for closed in plan.closed],
         "warnings": list(plan.warnings),
         "ignored": [
             {

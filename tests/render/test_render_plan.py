@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ def everything() -> Plan:
     desired = desired_state(
         want("ENG-001", job_title="Staff"),
         want("ENG-002", job_title="Staff"),
-        want("ENG-004"),
+        want("ENG-004", rehire=date(2026, 12, 1)),  # hired again: invited once
         want("ENG-005", worker_email="fred@example.com"),
         want("ENG-008"),
         webhook=desired_webhook(

@@ -70,9 +70,9 @@ def standing(forge: Forge, environment: str, scope: Scope, sha: str, head: str) 
     superseded when its files there are not the head's; else applied when they are its last
     apply's (the merges since, if any, undid each other); else pending, by the merges since its
     last apply (every one: never applied). Its record is kept in `environment`; a record at a
-    commit the default branch never pointed at (off `head`'s first-parent line: a pull
-    request's head, another branch) says nothing of what it holds, so where it stands is then
-    unknown (a `HistoryError`)."""
+    commit the default branch never pointed at (off `head`'s first-parent line, and not past
+    `head` on a line through it: a pull request's head, another branch) says nothing of what it
+    holds, so where it stands is then unknown (a `HistoryError`)."""
     if head != sha and changed_between(scope, sha, head):
         later = merges_between(scope, sha, head)
         merge = later[0] if later else head
@@ -86,7 +86,7 @@ def standing(forge: Forge, environment: str, scope: Scope, sha: str, head: str) 
     last = forge.last_applied(environment_of(environment, scope.name))
     if last is not None and not has_commit(scope, last.sha):
         raise _unheld(forge, scope, last)
-    if last is not None and not on_line(scope, last.sha, head):
+    if last is not None and not _counts(scope, last.sha, head):
         raise _off_line(scope, last, head)
     since = last.sha if last is not None else None
     applied = since is not None and not changed_between(scope, since, sha)
@@ -106,6 +106,12 @@ def _unheld(forge: Forge, scope: Scope, last: LastApply) -> HistoryError:
         "rewrite, retire that deployment (docs/troubleshooting.md): the account is then applied "
         "from the apply before it, or as never applied",
     )
+
+
+def _counts(scope: Scope, record: str, head: str) -> bool:
+    """Whether a record at `record` counts: on `head`'s first-parent line, or past `head` on a
+    line through it (a run queued behind a newer apply: its commit is older than the record)."""
+    return on_line(scope, record, head) or on_line(scope, head, record)
 
 
 def _off_line(scope: Scope, last: LastApply, head: str) -> HistoryError:

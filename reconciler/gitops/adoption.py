@@ -8,8 +8,9 @@ drift lasts and changes, closed (its branch deleted) once there is nothing left 
 commit is made with the forge's API on top of the commit the job checked out
 (`Forge.push_branch`), so the job needs no push credentials in its checkout.
 
-The decision is a pure function (`decide_adoption_pr`), the body is made here (risk first: who
-is added or removed, then what changed live), and the forge is told in `sync_adoption_request`.
+The decision is a pure function (`decide_adoption_pr`), the body is made here (risk first: what
+it does to money and to where secrets go, who is added or removed, then what changed live), and
+the forge is told in `sync_adoption_request`.
 """
 
 from __future__ import annotations
@@ -87,14 +88,19 @@ def title_for(account: str | None) -> str:
 
 
 def adoption_body(adoption: Adoption, marker: Marker, *, base_sha: str) -> str:
-    """The pull request's body: risk first (who is added or removed), then every other change
-    the service made, what was not adopted and why, the variables to set, and the diff."""
+    """The pull request's body: risk first (what it does to money and to where secrets go, who
+    is added or removed), then every other change the service made, what was not adopted and
+    why, the variables to set, and the diff."""
     lines = [
         "The scheduled drift check found changes made in the service itself. Merging this "
         "pull request **adopts** them into the files; closing it means they are to be undone "
         "by an apply.",
         "",
     ]
+    if adoption.risks:  # what it does to money and to where secrets go: read first
+        lines.append("### :warning: Review first: what this does to money and to where secrets go")
+        lines += [f"- {prose(risk)}" for risk in adoption.risks]
+        lines.append("")
     added, removed = adoption.added(), adoption.removed()
     if added or removed:
         lines.append("### :warning: Who is added or removed")

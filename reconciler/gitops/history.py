@@ -89,6 +89,12 @@ def has_commit(scope: Scope, sha: str) -> bool:
     return True
 
 
+def on_line(scope: Scope, sha: str, tip: str) -> bool:
+    """Whether the default branch pointed at commit `sha` on its way to `tip`: `sha` is on
+    `tip`'s first-parent line (a pull request's head is an ancestor of its merge, yet off it)."""
+    return sha in _git(scope.root, "rev-list", "--first-parent", tip).split()
+
+
 def _root(folder: Path) -> Path:
     return Path(_git(folder, "rev-parse", "--show-toplevel").strip()).resolve()
 

@@ -20,7 +20,6 @@ last successful apply and the outcome note shows. The commands run are the recon
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -36,7 +35,7 @@ from reconciler.gitops.history import HistoryError, Scope, has_commit, scope_of
 from reconciler.gitops.notes import upsert_note
 from reconciler.gitops.outcome import APPLIED, FAILED, NOTHING, REFUSED, SUPERSEDED, Landing
 from reconciler.gitops.record import Standing, environment_of, standing
-from reconciler.gitops.statuses import saved_counts
+from reconciler.gitops.statuses import read_document, saved_counts
 from reconciler.render.marker import APPLY, Marker
 
 #: The single account's name without a key (as the adoption branch's `reconciler/adopt-default`).
@@ -217,7 +216,8 @@ def _reviewed(
     shutil.copy(plan, target.plan_in(saved))
     expect = ["--expect-pull-request", str(reviewed.pull_request or 0)]
     expect += ["--expect-head-sha", str(reviewed.head_sha or ""), *target.expect_files()]
-    digest = json.loads(plan.read_text(encoding="utf-8")).get("mac")
+    document = read_document(plan)
+    digest = document.get("mac") if isinstance(document, dict) else None
     digest = digest if isinstance(digest, str) else None
     started = forge.record_start(target.environment, job, reviewed.pull_request, digest,
                                  "applying")  # fmt: skip

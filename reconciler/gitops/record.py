@@ -18,6 +18,7 @@ from reconciler.gitops.history import (
     changed_between,
     has_commit,
     merges_between,
+    on_line,
 )
 
 #: The record environment of an account, `{account}` its name.
@@ -68,7 +69,10 @@ def standing(forge: Forge, environment: str, scope: Scope, sha: str, head: str) 
     """Where the account of `scope` stands at `sha` when the default branch is at `head`:
     superseded when its files there are not the head's; else applied when they are its last
     apply's (the merges since, if any, undid each other); else pending, by the merges since its
-    last apply (every one: never applied). Its record is kept in `environment`."""
+    last apply (every one: never applied). Its record is kept in `environment`; a record at a
+    commit the default branch never pointed at (off `head`'s first-parent line, and not past
+    `head` on a line through it: a pull request's head, another branch) says nothing of what it
+    holds, so where it stands is then unknown (a `HistoryError`)."""
     if head != sha and changed_between(scope, sha, head):
         later = merges_between(scope, sha, head)
         merge = later[0] if later else head
@@ -82,6 +86,8 @@ def standing(forge: Forge, environment: str, scope: Scope, sha: str, head: str) 
     last = forge.last_applied(environment_of(environment, scope.name))
     if last is not None and not has_commit(scope, last.sha):
         raise _unheld(forge, scope, last)
+    if last is not None and not _counts(scope, last.sha, head):
+        raise _off_line(scope, last, head)
     since = last.sha if last is not None else None
     applied = since is not None and not changed_between(scope, since, sha)
     merges = merges_between(scope, since, sha)  # applied: those that undid each other
@@ -98,5 +104,24 @@ def _unheld(forge: Forge, scope: Scope, last: LastApply) -> HistoryError:
         "rewritten (force-pushed) since; nothing is applied",
         hint=f"check out the whole history ({forge.words.full_history}); after a "
         "rewrite, retire that deployment (docs/troubleshooting.md): the account is then applied "
+        "from the apply before it, or as never applied",
+    )
+
+
+def _counts(scope: Scope, record: str, head: str) -> bool:
+    """Whether a record at `record` counts: on `head`'s first-parent line, or past `head` on a
+    line through it (a run queued behind a newer apply: its commit is older than the record)."""
+    return on_line(scope, record, head) or on_line(scope, head, record)
+
+
+def _off_line(scope: Scope, last: LastApply, head: str) -> HistoryError:
+    """The refusal of a last successful apply at a commit the default branch never pointed at
+    (a pull request's head is an ancestor of its merge, yet was never the branch's): what the
+    branch holds as applied is unknown."""
+    return HistoryError(
+        f"{scope.name}: its last successful apply, {last.record}, is at {last.sha[:12]}, which "
+        f"the default branch never pointed at (not on its first-parent line up to "
+        f"{head[:12]}: a pull request's head, or another branch); nothing is applied",
+        hint="retire that deployment (docs/troubleshooting.md): the account is then applied "
         "from the apply before it, or as never applied",
     )

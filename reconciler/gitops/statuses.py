@@ -11,9 +11,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
+from reconciler.errors import ReconcilerError
+from reconciler.regular import read_regular
 from reconciler.words import counted, plural
+
+#: The most a saved plan or an apply job's outcome the flow reads may hold, in bytes.
+DOCUMENT_LIMIT = 256 * 1024 * 1024
 
 #: A forge cuts a status's description at 140 characters (GitHub's).
 DESCRIPTION_LIMIT = 140
@@ -34,7 +39,22 @@ def plan_counts(folder: Path) -> str:
 
 def saved_counts(plan: Path) -> str:
     """'1 to invite, 1 payrun' from the saved plan file `plan`."""
-    return counts(json.loads(plan.read_text(encoding="utf-8")))
+    return counts(read_document(plan))
+
+
+def read_document(path: Path) -> Any:
+    """The JSON a job wrote at `path` (a saved plan, an apply's outcome), read only from a
+    regular file: a FIFO, a socket or a device there is refused at once, never waited on."""
+    try:
+        text = read_regular(path, DOCUMENT_LIMIT).decode("utf-8")
+    except OSError as error:
+        raise ReconcilerError(f"{path}: cannot be read: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise ReconcilerError(f"{path}: not UTF-8 ({error.reason})") from None
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise ReconcilerError(f"{path}: not JSON ({error})") from None
 
 
 def counts(document: dict[str, object]) -> str:

@@ -63,6 +63,28 @@ def test_the_body_puts_who_is_added_or_removed_first_and_says_what_to_set() -> N
     assert "`WEBHOOK_HEADER_X`" in body and f"Built on {'f' * 40}." in body
 
 
+def test_the_body_shows_the_risks_first_escaped() -> None:
+    """What `reconciler adopt` found it does to money and to where secrets go (issue 49, items
+    2 and 3) is read first, before who is added or removed, escaped like the rest."""
+    risky = Adoption(
+        files=SOME.files,
+        adopted=SOME.adopted,
+        risks=(
+            'worker["ENG-001"]: the payee\'s e-mail becomes mallory@evil.example: the unpaid '
+            'payrun "nov" (1,500.00) is paid to it',
+            "webhook: its host moves from hooks.example.com to attacker.example <b>[x](y)</b>",
+        ),
+    )
+    body = adoption_body(risky, Marker(ADOPT, "eu"), base_sha="f" * 40)
+    first = body.index("Review first: what this does to money and to where secrets go")
+
+    assert first < body.index("Who is added or removed") < body.index("What changed live")
+    assert "mallory`@`evil.example" in body[first:] and "1,500.00" in body[first:]
+    assert "attacker.example" in body[first : body.index("Who is added or removed")]
+    assert "<b>" not in body and "[x](y)" not in body
+    assert "Review first" not in adoption_body(SOME, Marker(ADOPT, "eu"), base_sha="f" * 40)
+
+
 def test_the_adoption_is_read_back_for_one_account_or_not_at_all() -> None:
     document = SOME.document()
     assert read_adoption(json.dumps(document), None) == Adoption(

@@ -30,6 +30,7 @@ from reconciler.gitops.history import HistoryError, Scope, head_of
 from reconciler.gitops.landing import Fleet, Target
 from reconciler.gitops.outcome import FAILED, KINDS, Landing
 from reconciler.gitops.record import Standing, standing
+from reconciler.gitops.statuses import read_document
 from reconciler.render.marker import Marker
 
 WORDS = Words(
@@ -230,14 +231,14 @@ def _note(note: Mapping[str, Any]) -> Note:
 
 
 def _read_outcome(path: Path) -> Kept | None:
-    if not path.is_file():
+    if not path.exists():
         return None
+    kept = read_document(path)  # a FIFO there is refused, not read as "did not finish"
     try:
-        kept = json.loads(path.read_text(encoding="utf-8"))
         landing = Landing(str(kept["account"]), str(kept["kind"]), str(kept["description"]))
         requests = [int(iid) for iid in kept["merge_requests"]]
         url = kept.get("job_url")
-    except (ValueError, KeyError, TypeError) as error:
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise ReconcilerError(f"{path}: not an apply job's outcome ({error})") from None
     if landing.kind not in KINDS:
         raise ReconcilerError(f"{path}: unknown outcome {landing.kind!r}")

@@ -245,6 +245,10 @@ def _explain(failure: _Failure) -> Iterator[PathProblem]:
             yield PathProblem(path, message)
         case "oneOf" if path[-1:] == ("maxInactivations",) and _is_share(instance):
             yield PathProblem(path, f"maxInactivations {instance!r} is more than 100%")
+        case "oneOf" if path[-1:] == ("prune",):
+            message = f"prune must be true or false, not {_describe(instance)} (or all, to prune "
+            message += "what the service made too)"
+            yield PathProblem(path, message)
         case "oneOf" if path[-1:] == ("maxInactivations",):
             message = (
                 "maxInactivations must be a non-negative integer (10) or a percentage "

@@ -54,6 +54,7 @@ from reconciler.plan.payruns import (
     decide_units,
     paylist_key,
 )
+from reconciler.plan.periods import with_variance
 from reconciler.plan.saved import (
     CLOCK_SKEW,
     DEFAULT_MAX_AGE,
@@ -155,6 +156,7 @@ def _payruns(
         closing=closed_agreements(changes),
         max_payout=saved.max_payout,
     )
+    decisions = with_variance(decisions, live.paylists)  # as `diff` shows it: same comment
     return tuple(_at_merge(decision) for decision in decisions), wallet
 
 

@@ -31,10 +31,14 @@ def test_a_replayed_inactivation_leaves_the_agreement_invited_again_since(
     made = cli("plan", str(desired), "--out", str(out), server=demo, RECONCILER_PLAN_KEY=PLAN_KEY)
     assert made.returncode == 0, made.stdout + made.stderr
     assert cli("apply", str(out), server=demo, RECONCILER_PLAN_KEY=PLAN_KEY).returncode == 0
-    # An admin invites Mary again by hand: a new agreement of NEW-001.
+    # An admin invites Mary again by hand: a new agreement of NEW-001. Her agreement is now
+    # closed in the service, never invited again implicitly (product spec, "What a plan
+    # decides"), so the admin says so with `--replace` (a `rehire:` day would be spent already:
+    # the inactivated agreement was created today).
     again = tmp_path / "again.yaml"
     again.write_text(ONE_INVITATION + OTHER)
-    assert cli("apply", str(again), "--auto-approve", server=demo).returncode == 0
+    invited = cli("apply", str(again), "--auto-approve", "--replace", "NEW-001", server=demo)
+    assert invited.returncode == 0, invited.stdout + invited.stderr
     statuses = {a["agreementId"]: a["status"] for a in _agreements(demo, "NEW-001")}
     assert len(statuses) == 2, statuses
     replayed = cli("apply", str(out), server=demo, RECONCILER_PLAN_KEY=PLAN_KEY)

@@ -188,7 +188,7 @@ def test_money_commands_in_every_format_send_only_gets(paid_account: tuple[Any, 
     assert in_paylist["paylist"]["id"] == paylist_id
     assert in_paylist["paylist"]["description"] == "June"
     assert [p["description"] for p in in_paylist["payments"]] == ["June work", "June extra"]
-    assert "Wallet" in tables[0] and "10012.25" in tables[0]
+    assert "Wallet" in tables[0] and "10,012.25" in tables[0]  # grouped as the plan groups it
     assert "-12.50" in tables[1] and "25.00" in tables[1]
     assert [p["amount"] for p in in_paylist["payments"]] == ["12.50", "0.25"]
     assert "Wallet journal (3)" in tables[1] and "Payments (2)" in tables[2]

@@ -153,6 +153,7 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
         unmanaged=tuple(sorted(unmanaged, key=lambda u: u.agreement.agreement_id)),
         history=tuple(decide.history),
         closed=tuple(decide.closed),
+        made_in_service=tuple(decide.made_in_service),
         warnings=tuple(warnings),
         safety=assess(owned_open, inactivations, desired.policy.max_inactivations),
         narrowed=narrowed,

@@ -209,6 +209,9 @@ class Plan:
     #: Workers of the files the service closed: not invited again (product spec, "The
     #: service's screens").
     closed: tuple[ClosedInService, ...] = ()
+    #: Open agreements in scope no version of the files listed (HR invited them in the
+    #: service's screens): prune leaves them, `adopt` proposes them, `drift` reports them.
+    made_in_service: tuple[Worker, ...] = ()
     warnings: tuple[str, ...] = ()
     safety: Safety = field(default_factory=lambda: Safety(owned_open=0, inactivations=0))
     narrowed: bool = False  # --target or --exclude kept only part of the file and the account
@@ -245,9 +248,10 @@ class Plan:
         return bool(self.changes) or bool(self.to_pay)
 
     def drift_detected(self, *, strict: bool) -> bool:
-        """`drift`'s verdict: changes or drift; with `--strict`, unmanaged workers, conflicts
+        """`drift`'s verdict: changes or drift (workers closed or made in the service count:
+        `adopt` proposes them); with `--strict`, unmanaged workers, conflicts
         and money that needs action (untraced, failed, stuck) too."""
-        if self.has_changes or self.drift or self.closed_entries:
+        if self.has_changes or self.drift or self.closed_entries or self.made_in_service:
             return True
         money = self.money is not None and self.money.needs_action
         return strict and bool(self.unmanaged or self.conflicts or money)

@@ -31,7 +31,7 @@ from reconciler.accounts.options import AccountOptions, nothing_selected
 from reconciler.accounts.owner import plan_owner
 from reconciler.accounts.run import Job, run_accounts
 from reconciler.apply import Executor, Ledger
-from reconciler.apply.lock import hold
+from reconciler.apply.lock import AccountLock, MachineLock, hold
 from reconciler.apply.paying import pay
 from reconciler.errors import ReconcilerError
 from reconciler.plan import Plan, PlanOptions, WebhookCreate, WebhookUpdate, diff
@@ -117,13 +117,18 @@ class Carry:
     settle_s: float
     stop: threading.Event = field(default_factory=threading.Event)
     lock_timeout: float = 0.0
+    #: The forge's lock too (CI's record of who applies), when a forge is configured.
+    forge_lock: AccountLock | None = None
 
     def locked(self, client: Any, connection: Connection) -> AbstractContextManager[None]:
-        """The account's lock, from before the first write to the ledger (`apply.lock`)."""
+        """The account's lock, from before the first write to the ledger (`apply.lock`): this
+        machine's, then the forge's."""
+        notice = functools.partial(click.echo, err=True)
+        machine = MachineLock(notice=notice)
         return hold(
             current_account(client, connection),
             timeout=self.lock_timeout,
-            notice=lambda text: click.echo(text, err=True),
+            locks=(machine,) if self.forge_lock is None else (machine, self.forge_lock),
         )
 
     def needed(self, plan: Plan) -> bool:

@@ -9,7 +9,10 @@ the exit status is 0 only when every change was applied.
 
 from __future__ import annotations
 
+import functools
+import os
 import re
+from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, ClassVar
@@ -21,6 +24,7 @@ from reconciler.accounts.fleet import fleet_or_plans
 from reconciler.accounts.options import AccountOptions
 from reconciler.accounts.saved import Carry
 from reconciler.apply import DEFAULT_PARALLELISM
+from reconciler.apply.lock import AccountLock
 from reconciler.cli.accounts import selection_options
 from reconciler.cli.connection import ConnectionOptions, connection_options
 from reconciler.cli.review import expect_options
@@ -57,6 +61,28 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
         if seconds > self.MOST.total_seconds():
             self.fail(f"{value!r:.40} is longer than {self.MOST.days} days", param)
         return timedelta(seconds=seconds)
+
+
+def forge_lock(environ: Mapping[str, str]) -> AccountLock | None:
+    """The forge's account lock when a forge is configured in the environment: GitHub's
+    (GITHUB_TOKEN and GITHUB_REPOSITORY, as a workflow has them) or GitLab's (GITLAB_TOKEN,
+    CI_API_V4_URL and CI_PROJECT_ID); None elsewhere (this machine's lock only)."""
+    from reconciler.gitops.forge_lock import ForgeLock, LockRecords
+
+    records: LockRecords
+    if (environ.get("GITHUB_TOKEN") or environ.get("GH_TOKEN")) and environ.get(
+        "GITHUB_REPOSITORY"
+    ):
+        from reconciler.gitops.github.forge import GitHubForge
+
+        records = GitHubForge.from_environment(environ)
+    elif all(environ.get(name) for name in ("GITLAB_TOKEN", "CI_API_V4_URL", "CI_PROJECT_ID")):
+        from reconciler.gitops.gitlab.forge import GitLabForge
+
+        records = GitLabForge.from_environment(environ)
+    else:
+        return None
+    return ForgeLock(records, environ=environ, notice=functools.partial(click.echo, err=True))
 
 
 @click.command("apply")
@@ -161,6 +187,7 @@ def apply(
             not no_wait,
             settle_timeout.total_seconds(),
             lock_timeout=lock_timeout.total_seconds(),
+            forge_lock=forge_lock(os.environ),
         ),
         plan_ttl=plan_ttl,
         fmt=fmt,

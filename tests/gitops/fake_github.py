@@ -16,8 +16,9 @@ import hashlib
 import json
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -80,6 +81,12 @@ class FakeGitHub(FakeServer):
         #: Statuses to answer the next requests of a method with (5xx faults), e.g. {"GET": [502]}.
         self.failures: dict[str, list[int]] = {}
         self.requests: list[Recorded] = []
+        #: The fake's clock, for the times of deployments and their statuses (a test may move
+        #: it back: a lock claim renewed long ago).
+        self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+
+    def now(self) -> str:
+        return f"{self.clock().astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}"
 
     def writes(self) -> list[Recorded]:
         return [request for request in self.requests if request.method != "GET"]
@@ -209,6 +216,9 @@ class FakeGitHub(FakeServer):
             state.deployments.append(deployment)
             state.deployment_statuses[deployment["id"]] = []
             return 201, deployment
+        match = re.fullmatch(r"/deployments/(\d+)", route)
+        if match is not None and method == "DELETE":
+            return self._delete_deployment(int(match.group(1)))
         match = re.fullmatch(r"/deployments/(\d+)/statuses", route)
         if match is not None:
             listed = state.deployment_statuses.get(int(match.group(1)))
@@ -236,6 +246,20 @@ class FakeGitHub(FakeServer):
             return 200, list(reversed(state.statuses.get(match.group(1), [])))
         return None
 
+    def _delete_deployment(self, deployment_id: int) -> tuple[int, Any]:
+        """GitHub deletes an inactive deployment only (or the only one of its environment)."""
+        state = self.state
+        found = [d for d in state.deployments if d["id"] == deployment_id]
+        if not found:
+            return 404, _not_found()
+        listed = state.deployment_statuses[deployment_id]
+        if not listed or listed[-1]["state"] != "inactive":
+            return 422, {"message": "We cannot delete an active deployment unless it is the "
+                         "only deployment in a given environment."}  # fmt: skip
+        state.deployments.remove(found[0])
+        del state.deployment_statuses[deployment_id]
+        return 204, None
+
     def _new_deployment(self, body: dict[str, Any]) -> dict[str, Any]:
         deployment_id = self._new_id()
         environment = body.get("environment", "production")
@@ -251,8 +275,8 @@ class FakeGitHub(FakeServer):
             "environment": environment,
             "description": body.get("description"),
             "creator": _bot(),
-            "created_at": f"2026-11-21T12:00:{len(self.state.deployments):02d}Z",
-            "updated_at": "2026-11-21T12:00:00Z",
+            "created_at": self.now(),
+            "updated_at": self.now(),
             "transient_environment": bool(body.get("transient_environment", False)),
             "production_environment": bool(
                 body.get("production_environment", environment == "production")
@@ -267,8 +291,8 @@ class FakeGitHub(FakeServer):
             "state": body["state"],
             "description": body.get("description", ""),
             "creator": _bot(),
-            "created_at": "2026-11-21T12:00:00Z",
-            "updated_at": "2026-11-21T12:00:00Z",
+            "created_at": self.now(),
+            "updated_at": self.now(),
         }
         if deployment_id is None:
             status |= {"context": body.get("context", "default"),

@@ -14,6 +14,7 @@ import re
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -21,6 +22,8 @@ from urllib.parse import unquote
 from tests.gitops.fake_server import FakeServer
 
 PROJECT_ID = 4242
+#: The commit the default branch `main` is at, as the branches API says.
+MAIN_HEAD = "5" * 40
 
 
 @dataclass
@@ -75,6 +78,8 @@ class FakeGitLab(FakeServer):
 
     def handle(self, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, Any]:
         project = f"/api/v4/projects/{PROJECT_ID}"
+        if path == project and method == "GET":
+            return 200, {"id": PROJECT_ID, "default_branch": "main"}
         if not path.startswith(project + "/"):
             return 404, {"message": "404 Project Not Found"}
         route, state = path[len(project) :], self.state
@@ -94,6 +99,10 @@ class FakeGitLab(FakeServer):
                     note["body"] = body["body"]
                     return 200, note
             return 404, {"message": "404 Not found"}
+        if route == "/deployments" and method == "POST":
+            return self._new_deployment(body)
+        if (match := re.fullmatch(r"/deployments/(\d+)", route)) and method == "PUT":
+            return self._update_deployment(int(match[1]), body)
         if route == "/repository/commits" and method == "POST":
             return self._commit(body)
         if (match := re.fullmatch(r"/repository/branches/(.+)", route)) and method == "DELETE":
@@ -124,6 +133,8 @@ class FakeGitLab(FakeServer):
             return 200, state.pipeline_bridges.get(int(match[1]), [])
         if route == "/deployments":
             return 200, self._deployments(query)
+        if route == "/repository/branches/main":
+            return 200, {"name": "main", "commit": {"id": MAIN_HEAD}}
         if (match := re.fullmatch(r"/jobs/(\d+)/artifacts", route)) and int(
             match[1]
         ) in state.job_artifacts:
@@ -140,6 +151,37 @@ class FakeGitLab(FakeServer):
         }  # fmt: skip
         self.state.deployments.append(deployment)
         return deployment
+
+    def _new_deployment(self, body: Any) -> tuple[int, Any]:
+        """The Deployments API's create: environment, sha, ref, tag and status all needed."""
+        if not all(key in body for key in ("environment", "sha", "ref", "tag", "status")):
+            return 400, {"message": "environment, sha, ref, tag, status are missing"}
+        if body["status"] not in ("running", "success", "failed", "canceled"):
+            return 400, {"error": "status does not have a valid value"}
+        self.state.next_id += 1
+        now = f"{datetime.now(UTC):%Y-%m-%dT%H:%M:%S.000Z}"
+        deployment = {
+            "id": self.state.next_id, "iid": len(self.state.deployments) + 1,
+            "sha": body["sha"], "ref": body["ref"], "status": body["status"],
+            "environment": {"name": body["environment"]}, "deployable": None,
+            "user": {"username": "project_4242_bot"}, "created_at": now, "updated_at": now,
+        }  # fmt: skip
+        self.state.deployments.append(deployment)
+        return 201, deployment
+
+    def _update_deployment(self, deployment_id: int, body: Any) -> tuple[int, Any]:
+        """GitLab's transitions: a running deployment ends (success, failed, canceled); it is
+        never made running again."""
+        found = next((d for d in self.state.deployments if d["id"] == deployment_id), None)
+        if found is None:
+            return 404, {"message": "404 Not found"}
+        if body.get("status") not in ("success", "failed", "canceled") or found["status"] != (
+            "running"
+        ):
+            return 400, {"message": f"cannot change a {found['status']} deployment to "
+                         f"{body.get('status')}"}  # fmt: skip
+        found["status"] = body["status"]
+        return 200, found
 
     def _deployments(self, query: dict[str, str]) -> list[dict[str, Any]]:
         """The Deployments API's list: `environment` and `status` filters, `order_by=id`

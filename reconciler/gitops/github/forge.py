@@ -17,7 +17,8 @@ from reconciler.adopt.model import FileChange
 from reconciler.annotations import workflow_command
 from reconciler.gitops.drift import DriftIssue
 from reconciler.gitops.forge import ApplyJob, LastApply, Note, OpenRequest, Words
-from reconciler.gitops.github import deployments
+from reconciler.gitops.forge_lock import Claim
+from reconciler.gitops.github import deployments, lock_records
 from reconciler.gitops.github.client import ACTIONS_BOT, GitHub, GitHubError
 from reconciler.gitops.github.runs import merged_pull_request
 from reconciler.gitops.history import Scope
@@ -203,6 +204,26 @@ class GitHubForge(GitHub):
         if target_url:
             body["target_url"] = target_url
         self.post(self.repo_path(f"statuses/{sha}"), body)
+
+    # --- the account lock's claims (forge_lock.LockRecords, RenewedLocks) -----------------
+
+    renew_every_s = lock_records.RENEW_EVERY_S
+
+    @property
+    def lock_place(self) -> str:
+        return f"GitHub's deployments of {lock_records.ENVIRONMENT} in {self.repository}"
+
+    def claim_lock(self, key: str, who: str) -> int:
+        return lock_records.claim(self, key, who, lock_records.LEASE_S)
+
+    def lock_claims(self, key: str) -> list[Claim]:
+        return lock_records.claims(self, key, lock_records.LEASE_S)
+
+    def renew_lock(self, key: str, claim: int) -> None:
+        lock_records.renew(self, claim)
+
+    def release_lock(self, key: str, claim: int, why: str) -> None:
+        lock_records.release(self, claim, why)
 
 
 def find_marked(

@@ -18,6 +18,7 @@ import io
 import json
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -25,6 +26,7 @@ from urllib.parse import quote
 from reconciler.adopt.model import FileChange
 from reconciler.errors import ReconcilerError
 from reconciler.gitops.forge import ApplyJob, LastApply, Note, OpenRequest, Reviewed, Words
+from reconciler.gitops.forge_lock import Claim
 from reconciler.gitops.gitlab.client import GitLab
 from reconciler.gitops.history import HistoryError, Scope, head_of
 from reconciler.gitops.landing import Fleet, Target
@@ -46,6 +48,10 @@ WORDS = Words(
 COMMENT_JOB = "comment"
 #: The apply jobs' outcomes (their artifact), `<name>.json` each.
 OUTCOMES = Path("outcomes")
+#: The environments the account locks' claims are deployments of (`reconciler-lock/<key>`).
+LOCK_ENVIRONMENT = "reconciler-lock"
+#: A claim holds this long from when it was made (GitLab cannot renew it): longer than an apply.
+LOCK_LEASE_S = 3600.0
 #: A kept outcome: the account's, its job's page, and the merge requests to tell.
 Kept = tuple[Landing, str | None, list[int]]
 
@@ -224,6 +230,46 @@ class GitLabForge(GitLab):
         self.post(f"/merge_requests/{number}/notes", {"body": note})
         self.put(f"/merge_requests/{number}", {"state_event": "close"})
         self.delete(f"/repository/branches/{quote(branch, safe='')}")
+
+    # --- the account lock's claims (forge_lock.LockRecords) -------------------------------
+    # A claim is a running deployment of the environment `reconciler-lock/<key>`, made at
+    # the default branch's head; a release cancels it. GitLab cannot renew a deployment that
+    # runs (running -> running is no transition) and records no payload: its lease is longer
+    # than an apply, and who holds it is the deployment's user.
+
+    @property
+    def lock_place(self) -> str:
+        return f"GitLab's deployments of {LOCK_ENVIRONMENT}/... in project {self.project}"
+
+    def claim_lock(self, key: str, who: str) -> int:
+        branch = str(self.get("")["default_branch"])
+        head = self.get(f"/repository/branches/{quote(branch, safe='')}")["commit"]["id"]
+        made = {"environment": f"{LOCK_ENVIRONMENT}/{key}", "sha": head, "ref": branch,
+                "tag": False, "status": "running"}  # fmt: skip
+        return int(self.post("/deployments", made)["id"])
+
+    def lock_claims(self, key: str) -> list[Claim]:
+        query = {"environment": f"{LOCK_ENVIRONMENT}/{key}", "status": "running",
+                 "order_by": "id", "sort": "asc", "per_page": "100"}  # fmt: skip
+        return [_claim(made) for made in self.get("/deployments", query)]
+
+    def release_lock(self, key: str, claim: int, why: str) -> None:
+        self.put(f"/deployments/{int(claim)}", {"status": "canceled"})
+
+
+def _claim(made: Mapping[str, Any]) -> Claim:
+    """A running deployment of a lock environment, as a claim (GitLab's times)."""
+    try:
+        since = datetime.fromisoformat(str(made["created_at"]))
+        who = f"@{(made.get('user') or {}).get('username', 'someone')} (deployment {made['id']}"
+        job = (made.get("deployable") or {}).get("web_url")
+        claim = Claim(int(made["id"]), who + (f", the job {job})" if job else ")"), since,
+                      since, LOCK_LEASE_S)  # fmt: skip
+    except (KeyError, ValueError, TypeError, AttributeError) as error:
+        raise ReconcilerError(f"GitLab said a lock claim as no deployment ({error})") from None
+    if since.tzinfo is None:
+        raise ReconcilerError(f"GitLab said a lock claim's time without a zone: {since}")
+    return claim
 
 
 def _note(note: Mapping[str, Any]) -> Note:

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from reconciler.adopt.model import CHANGED, Adoption, FileChange
@@ -33,6 +34,8 @@ from reconciler.words import plural
 BRANCH_PREFIX = "reconciler/adopt-"
 CLOSING_NOTE = "Nothing is left to adopt: the account and the files agree again; closing."
 _DIFF_FENCE = "````"
+_OWN_COMMIT_LINE = re.compile(r"^The drift job's commit on `[^`\n]*`: ([0-9a-f]{7,64})\.\n?", re.M)
+_OWN_COMMIT = re.compile(r"^The drift job's commit on `[^`\n]*`: ([0-9a-f]{7,64})\.$", re.M)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,10 +90,13 @@ def title_for(account: str | None) -> str:
     return f"reconciler: adopt what changed live in {where}"
 
 
-def adoption_body(adoption: Adoption, marker: Marker, *, base_sha: str) -> str:
+def adoption_body(
+    adoption: Adoption, marker: Marker, *, base_sha: str, commit: tuple[str, str] | None = None
+) -> str:
     """The pull request's body: risk first (what it does to money and to where secrets go, who
     is added or removed), then every other change the service made, what was not adopted and
-    why, the variables to set, and the diff."""
+    why, the variables to set, and the diff; last, `commit` (branch, SHA): the commit the job
+    made there, which tells a commit someone else pushed."""
     lines = [
         "The scheduled drift check found changes made in the service itself. Merging this "
         "pull request **adopts** them into the files; closing it means they are to be undone "
@@ -139,6 +145,8 @@ def adoption_body(adoption: Adoption, marker: Marker, *, base_sha: str) -> str:
         "",
         f"Built on {base_sha}.",
     ]
+    if commit is not None:
+        lines.append(f"The drift job's commit on {code_span(commit[0])}: {commit[1]}.")
     return fit_body(marker.stamp("\n".join(lines) + "\n"))
 
 
@@ -199,13 +207,25 @@ def sync_adoption_request(
 ) -> AdoptionPrResult:
     """Make the adoption change request carry `adoption` (`files`: repository path -> change),
     built on the commit `base_sha` (needed only when there is something to adopt), into
-    `target` (None: the default branch)."""
+    `target` (None: the default branch).
+
+    The branch is the bot's: its body names the commit the job made, and a head that is not
+    that commit (someone pushed onto the branch) is replaced by the job's own content, and
+    said on the change request with the pushed commit's SHA; when the job cannot rebuild it
+    (adopt failed), the change request is told that its body does not describe that commit."""
     branch = branch_for(account)
     existing = forge.find_request(branch, marker)
-    action, body = next_step(drift_exit_status, adoption, existing, marker, base_sha)
+    mine = None if existing is None else own_commit(existing.body)
+    compared = None if existing is None else replace(existing, body=without_commit(existing.body))
+    action, body = next_step(drift_exit_status, adoption, compared, marker, base_sha)
+    head = forge.branch_head(branch) if existing is not None else None
+    pushed = head if head is not None and head != mine else None
+    if pushed is not None and action is DriftAction.NOTHING and adoption is not None:
+        action = DriftAction.UPDATE if adoption.anything else action
     if action in (DriftAction.OPEN, DriftAction.UPDATE):
-        assert base_sha is not None  # the body above needed it
-        forge.push_branch(branch, base_sha, files, title_for(account))
+        assert base_sha is not None and adoption is not None  # the body above needed them
+        made = forge.push_branch(branch, base_sha, files, title_for(account))
+        body = adoption_body(adoption, marker, base_sha=base_sha, commit=(branch, made))
     if action is DriftAction.OPEN:
         created = forge.open_request(branch, target, title_for(account), body)
         return AdoptionPrResult(action, created.number, created.url)
@@ -213,6 +233,44 @@ def sync_adoption_request(
         return AdoptionPrResult(action, None, None)
     if action is DriftAction.UPDATE:
         forge.update_request(existing.number, body)
+        if pushed is not None and mine is not None:
+            forge.post_note(existing.number, _replaced_note(branch, pushed, made))
     elif action is DriftAction.CLOSE:
         forge.close_request(existing.number, branch, CLOSING_NOTE)
+    elif pushed is not None and mine is not None and not _said(forge, existing.number, pushed):
+        forge.post_note(existing.number, _not_described_note(branch, pushed))
     return AdoptionPrResult(action, existing.number, existing.url)
+
+
+def own_commit(body: str) -> str | None:
+    """The commit the drift job made on the branch, as the body it wrote names it."""
+    found = _OWN_COMMIT.findall(body)
+    return found[-1] if found else None
+
+
+def without_commit(body: str) -> str:
+    """The body without the line that names the job's commit (what the job compares)."""
+    return _OWN_COMMIT_LINE.sub("", body)
+
+
+def _said(forge: Forge, request: int, pushed: str) -> bool:
+    """Whether a note of the job's on `request` names the pushed commit already."""
+    return any(pushed in note.body for note in forge.notes(request, None))
+
+
+def _replaced_note(branch: str, pushed: str, made: str) -> str:
+    return (
+        f":warning: A commit the drift job did not make was on {code_span(branch)}: {pushed}. "
+        f"The job put its own content back (its commit {made}): this pull request holds only "
+        f"what its body describes; what {pushed[:12]} held is not in it. Push changes to "
+        "another branch of your own."
+    )
+
+
+def _not_described_note(branch: str, pushed: str) -> str:
+    return (
+        f":warning: A commit the drift job did not make is on {code_span(branch)}: {pushed}. "
+        "This run could not build the adoption again (adopt failed), so the body above does "
+        f"**not** describe what the branch holds: review {pushed[:12]} itself, or close this "
+        "pull request, before merging."
+    )

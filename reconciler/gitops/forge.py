@@ -162,8 +162,12 @@ class Forge(Protocol):
         ...
 
     def push_branch(self, branch: str, base_sha: str, files: Mapping[str, FileChange],
-                    message: str) -> None:  # fmt: skip
-        """One commit of `files` on `base_sha`, and `branch` moved to it (forced)."""
+                    message: str) -> str:  # fmt: skip
+        """One commit of `files` on `base_sha`, and `branch` moved to it (forced); its SHA."""
+        ...
+
+    def branch_head(self, branch: str) -> str | None:
+        """The commit the repository's own `branch` is at (None: no such branch)."""
         ...
 
     def open_request(self, branch: str, target: str | None, title: str, body: str) -> OpenRequest:

@@ -51,6 +51,8 @@ class State:
     next_id: int = 700
     #: Branches the commits API made: name -> (the commit it started from, {path: text}).
     branches: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
+    #: The commit each of those branches is at.
+    heads: dict[str, str] = field(default_factory=dict)
 
 
 class FakeGitLab(FakeServer):
@@ -135,6 +137,13 @@ class FakeGitLab(FakeServer):
             return 200, self._deployments(query)
         if route == "/repository/branches/main":
             return 200, {"name": "main", "commit": {"id": MAIN_HEAD}}
+        if (match := re.fullmatch(r"/repository/branches/(.+)", route)) and unquote(
+            match[1]
+        ) in state.branches:
+            return 200, {
+                "name": unquote(match[1]),
+                "commit": {"id": state.heads[unquote(match[1])]},
+            }
         if (match := re.fullmatch(r"/jobs/(\d+)/artifacts", route)) and int(
             match[1]
         ) in state.job_artifacts:
@@ -207,7 +216,8 @@ class FakeGitLab(FakeServer):
             files[action["file_path"]] = action["content"]
         self.state.branches[branch] = (start, files)
         self.state.next_id += 1
-        return 201, {"id": f"{self.state.next_id:040x}", "message": body["commit_message"]}
+        self.state.heads[branch] = f"{self.state.next_id:040x}"
+        return 201, {"id": self.state.heads[branch], "message": body["commit_message"]}
 
     def _merge_requests(self, method: str, query: dict[str, str], body: Any) -> tuple[int, Any]:
         requests = self.state.merge_requests

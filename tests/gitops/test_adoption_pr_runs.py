@@ -93,3 +93,53 @@ def test_the_drift_job_opens_updates_and_closes_one_adoption_pull_request(
     assert "Nothing is left to adopt" in github.state.comments[closed["number"]][-1]["body"]
     assert issue["state"] == "closed"
     assert state([]) in (repo / "accounts" / "eu" / "workforce.yaml").read_text()
+
+
+def _push_onto(github: FakeGitHub, branch: str, path: str, added: str) -> str:
+    """Someone who can push branches adds `added` to `path` on `branch`: a commit of theirs."""
+    files = dict(github.branch_files(branch))
+    files[path] += added
+    tree, sha = "7" * 40, "9" * 40
+    github.state.trees[tree] = files
+    github.state.commits[sha] = {"tree": tree, "parents": [github.state.refs[branch]],
+                                 "message": "more pay"}  # fmt: skip
+    github.state.refs[branch] = sha
+    return sha
+
+
+def test_a_commit_pushed_onto_the_adoption_branch_is_replaced_and_said(
+    runner: Runner,
+    repo: Path,
+    sandbox: SandboxServer,
+    controls: Controls,
+    clients: dict[str, ClientAccess],
+    github: FakeGitHub,
+) -> None:
+    """Issue 49, item 4: a 9,000.00 payrun pushed onto `reconciler/adopt-<account>` does not
+    survive the next drift run under the bot's body: the job puts its own content back, and
+    says on the pull request which commit it replaced."""
+    hire(sandbox, controls, clients["us"], "W-7")
+    drift_run(runner, repo)
+    (pull,) = github.state.pulls.values()
+    path = "accounts/us/workforce.yaml"
+    payrun = (
+        "payruns:\n  - id: extra\n    description: extra\n    payments:\n"
+        '      - {email: w-7@example.com, amount: "9000.00", description: "bonus"}\n'
+    )
+    pushed = _push_onto(github, BRANCH, path, payrun)
+
+    drift_run(runner, repo)
+
+    head = github.state.refs[BRANCH]
+    assert head != pushed  # the job's own content again (the fake's SHAs have no dates)
+    assert "9000.00" not in github.branch_files(BRANCH)[path]
+    assert "W-7" in github.branch_files(BRANCH)[path]
+    (again,) = github.state.pulls.values()
+    assert f"The drift job's commit on `{BRANCH}`: {head}." in again["body"]
+    note = github.state.comments[pull["number"]][-1]["body"]
+    assert f"A commit the drift job did not make was on `{BRANCH}`: {pushed}" in note
+    assert f"its commit {head}" in note
+
+    drift_run(runner, repo)  # its own commit again: left alone, nothing more said
+    assert github.state.refs[BRANCH] == head
+    assert len(github.state.comments[pull["number"]]) == 1

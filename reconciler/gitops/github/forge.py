@@ -135,7 +135,7 @@ class GitHubForge(GitHub):
         return None
 
     def push_branch(self, branch: str, base_sha: str, files: Mapping[str, FileChange],
-                    message: str) -> None:  # fmt: skip
+                    message: str) -> str:  # fmt: skip
         base_tree = self.get(self.repo_path(f"git/commits/{base_sha}"))["tree"]["sha"]
         entries = [
             {"path": path, "mode": "100644", "type": "blob", "content": change.after}
@@ -153,9 +153,10 @@ class GitHubForge(GitHub):
                 raise
             ref = {"ref": f"refs/heads/{branch}", "sha": commit["sha"]}
             self.post(self.repo_path("git/refs"), ref)
-            return
+            return str(commit["sha"])
         moved = {"sha": commit["sha"], "force": True}
         self.patch(self.repo_path(f"git/refs/heads/{branch}"), moved)
+        return str(commit["sha"])
 
     def open_request(self, branch: str, target: str | None, title: str, body: str) -> OpenRequest:
         base = target or self.get(f"/repos/{self.repository}")["default_branch"]
@@ -224,6 +225,18 @@ class GitHubForge(GitHub):
 
     def release_lock(self, key: str, claim: int, why: str) -> None:
         lock_records.release(self, claim, why)
+
+    # --- the adoption branch's head ----------------------------------------------------------
+
+    def branch_head(self, branch: str) -> str | None:
+        try:
+            found = self.get(self.repo_path(f"git/ref/heads/{quote(branch, safe='/')}"))
+        except GitHubError as error:
+            if error.status == 404:
+                return None
+            raise
+        sha = found.get("object", {}).get("sha") if isinstance(found, dict) else None
+        return sha if isinstance(sha, str) and sha else None
 
 
 def find_marked(

@@ -208,14 +208,14 @@ class GitLabForge(GitLab):
         return None
 
     def push_branch(self, branch: str, base_sha: str, files: Mapping[str, FileChange],
-                    message: str) -> None:  # fmt: skip
+                    message: str) -> str:  # fmt: skip
         actions = [
             {"action": "create" if change.before is None else "update", "file_path": path,
              "content": change.after}
             for path, change in sorted(files.items())
         ]  # fmt: skip
         commit = {"branch": branch, "start_sha": base_sha, "force": True, "actions": actions}
-        self.post("/repository/commits", {**commit, "commit_message": message})
+        return str(self.post("/repository/commits", {**commit, "commit_message": message})["id"])
 
     def open_request(self, branch: str, target: str | None, title: str, body: str) -> OpenRequest:
         opened = {"source_branch": branch, "target_branch": target, "title": title,
@@ -255,6 +255,14 @@ class GitLabForge(GitLab):
 
     def release_lock(self, key: str, claim: int, why: str) -> None:
         self.put(f"/deployments/{int(claim)}", {"status": "canceled"})
+
+    # --- the adoption branch's head ----------------------------------------------------------
+
+    def branch_head(self, branch: str) -> str | None:
+        found = self.download(f"/repository/branches/{quote(branch, safe='')}")  # 404: None
+        answer = json.loads(found) if found is not None else None
+        sha = (answer.get("commit") or {}).get("id") if isinstance(answer, dict) else None
+        return str(sha) if sha else None
 
 
 def _claim(made: Mapping[str, Any]) -> Claim:

@@ -13,10 +13,12 @@ from typing import Any
 
 import click
 
+from reconciler.adopt.model import FileChange
 from reconciler.cli import github_runs
 from reconciler.cli.comment import key_option, marker_for
 from reconciler.cli.review import COMMIT_SHA
 from reconciler.gitops.adoption import (
+    AdoptionPrResult,
     add_link,
     read_adoption,
     repository_files,
@@ -140,10 +142,14 @@ def adoption_options(command: Any) -> Any:
     return command
 
 
+Adopted = tuple[AdoptionPrResult, dict[str, FileChange]]
+
+
 def adopt_with(forge: Forge, *, adoption_file: Path, drift_exit_status: int,
                report_file: Path | None, key: str | None, base_sha: str | None,
-               target: str | None = None) -> None:  # fmt: skip
-    """Open, update or close the adoption change request, and say what was done."""
+               target: str | None = None) -> Adopted:  # fmt: skip
+    """Open, update or close the adoption change request, and say what was done; what was
+    done, and the files (by repository path) it holds."""
     text = adoption_file.read_text(encoding="utf-8") if adoption_file.is_file() else ""
     adoption = read_adoption(text, key)
     files = repository_files(adoption, Path.cwd()) if adoption is not None else {}
@@ -154,6 +160,7 @@ def adopt_with(forge: Forge, *, adoption_file: Path, drift_exit_status: int,
     add_link(report_file, result, sign)
     where = f" {sign}{result.number}: {result.url}" if result.number is not None else ""
     click.echo(f"adoption {forge.words.request}: {result.action.value}{where}")
+    return result, files
 
 
 @github.command("adopt-pr")
@@ -168,7 +175,25 @@ def adopt_pr(repository: str | None, **given: Any) -> None:
     """Open, update or close the pull request that adopts what changed live (branch
     reconciler/adopt-<KEY>)."""
     with GitHubForge.from_environment(repository=repository) as forge:
-        adopt_with(forge, **given)
+        result, files = adopt_with(forge, **given)
+        if result.commit is not None and result.number is not None and given["key"]:
+            # Its token's pull request starts no plan workflow: the job plans it itself.
+            from reconciler.gitops.adoption_plan import post_adoption_plan
+
+            planned = post_adoption_plan(
+                forge, forge, result.number, result.commit, files, given["key"],
+                root=Path.cwd(), run_url=_run_url(),
+            )  # fmt: skip
+            click.echo(f"its plan: {planned.state}, the note {planned.note}: {planned.url}")
+
+
+def _run_url() -> str:
+    """This workflow run's page, when GitHub Actions says it."""
+    import os
+
+    parts = [os.environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY",
+                                            "GITHUB_RUN_ID")]  # fmt: skip
+    return f"{parts[0]}/{parts[1]}/actions/runs/{parts[2]}" if all(parts) else ""
 
 
 @github.command("step-summary")

@@ -43,6 +43,8 @@ class AdoptionPrResult:
     action: DriftAction
     number: int | None
     url: str | None
+    #: The commit the job made on the branch (opened or updated), which its plan is of.
+    commit: str | None = None
 
 
 def decide_adoption_pr(
@@ -222,16 +224,18 @@ def sync_adoption_request(
     pushed = head if head is not None and head != mine else None
     if pushed is not None and action is DriftAction.NOTHING and adoption is not None:
         action = DriftAction.UPDATE if adoption.anything else action
+    made = None
     if action in (DriftAction.OPEN, DriftAction.UPDATE):
         assert base_sha is not None and adoption is not None  # the body above needed them
         made = forge.push_branch(branch, base_sha, files, title_for(account))
         body = adoption_body(adoption, marker, base_sha=base_sha, commit=(branch, made))
     if action is DriftAction.OPEN:
         created = forge.open_request(branch, target, title_for(account), body)
-        return AdoptionPrResult(action, created.number, created.url)
+        return AdoptionPrResult(action, created.number, created.url, made)
     if existing is None:
         return AdoptionPrResult(action, None, None)
     if action is DriftAction.UPDATE:
+        assert made is not None
         forge.update_request(existing.number, body)
         if pushed is not None and mine is not None:
             forge.post_note(existing.number, _replaced_note(branch, pushed, made))

@@ -136,10 +136,37 @@ def test_a_commit_pushed_onto_the_adoption_branch_is_replaced_and_said(
     assert "W-7" in github.branch_files(BRANCH)[path]
     (again,) = github.state.pulls.values()
     assert f"The drift job's commit on `{BRANCH}`: {head}." in again["body"]
-    note = github.state.comments[pull["number"]][-1]["body"]
+    (note,) = [c["body"] for c in github.state.comments[pull["number"]] if "did not" in c["body"]]
     assert f"A commit the drift job did not make was on `{BRANCH}`: {pushed}" in note
     assert f"its commit {head}" in note
 
     drift_run(runner, repo)  # its own commit again: left alone, nothing more said
     assert github.state.refs[BRANCH] == head
-    assert len(github.state.comments[pull["number"]]) == 1
+    assert len(github.state.comments[pull["number"]]) == 2  # that note, and the plan note
+
+
+def test_the_drift_job_plans_the_adoption_pull_request_it_opens(
+    runner: Runner,
+    repo: Path,
+    sandbox: SandboxServer,
+    controls: Controls,
+    clients: dict[str, ClientAccess],
+    github: FakeGitHub,
+) -> None:
+    """Issue 49, item 2: the workflow's token's pull request starts no plan workflow, so the
+    drift job posts its plan note (the plan workflow's marker) and its `reconciler/plan`
+    status itself, of the branch's commit: the adopted files, planned against the account."""
+    hire(sandbox, controls, clients["us"], "W-7")
+
+    drift_run(runner, repo)
+
+    (pull,) = github.state.pulls.values()
+    head = github.state.refs[BRANCH]
+    (note,) = [c["body"] for c in github.state.comments[pull["number"]]]
+    assert note.startswith('<!-- reconciler:plan key="accounts" -->\n'), note
+    assert f"Planned at commit {head} of pull request #{pull['number']}, by the drift job" in note
+    assert "### reconciler plan: 1 account" in note
+    assert "| `us` | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | - | - |" in note  # W-7 is in its files
+    (status,) = github.state.statuses[head]
+    assert (status["context"], status["state"]) == ("reconciler/plan", "success")
+    assert status["description"] == "planned by the drift job"

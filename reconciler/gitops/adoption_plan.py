@@ -1,0 +1,116 @@
+"""The adoption pull request's plan, posted by the drift job that opened or updated it.
+
+A pull request opened or pushed with a workflow's own GITHUB_TOKEN starts no workflow (GitHub's
+rule against loops), so the plan workflow never plans the adoption pull request the drift job
+made. The drift job plans it itself: the files as the pull request's commit has them (the
+job's checkout, in a worktree of its own, with the adopted files written in), planned against
+the account by `reconciler comment --account NAME`, whose note shows money and the risky
+changes first; it is the pull request's one plan note (the plan workflow's marker, which a
+later run of that workflow updates), with the commit planned, and the head's `reconciler/plan`
+status says it was planned (a failure when planning failed). Nothing of it is a reviewed plan:
+the merge applies no saved plan of it, it plans the merged files again.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from reconciler.accounts.file import find_accounts_file
+from reconciler.adopt.model import FileChange
+from reconciler.errors import ReconcilerError
+from reconciler.gitops.forge import Forge
+from reconciler.gitops.landing import Run, run_reconciler
+from reconciler.gitops.notes import upsert_note
+from reconciler.gitops.plan_comment import KEY
+from reconciler.gitops.statuses import DESCRIPTION_LIMIT, Statuses
+from reconciler.render.marker import PLAN, Marker
+
+#: The plan's commit status, as the plan workflow names it.
+CONTEXT = "reconciler/plan"
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """What was posted: the note's action and page, and the status's state."""
+
+    note: str
+    url: str
+    state: str
+
+
+def post_adoption_plan(
+    forge: Forge,
+    statuses: Statuses,
+    request: int,
+    commit: str,
+    files: Mapping[str, FileChange],
+    account: str,
+    *,
+    root: Path,
+    run_url: str = "",
+    run: Run | None = None,
+) -> Planned:
+    """Plan `account` with `files` (repository path -> change) written over the checkout at
+    `root` (or the checkout above it), as the adoption request's commit `commit` holds them;
+    post the plan note on `request` and the status on `commit`."""
+    run = run or run_reconciler
+    words = forge.words
+    root = next((p for p in (root, *root.parents) if (p / ".git").exists()), root)
+    with tempfile.TemporaryDirectory(prefix="reconciler-adoption-") as temp:
+        tree = Path(temp) / "tree"
+        _worktree(root, tree)
+        try:
+            for path, change in files.items():
+                target = tree / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(change.after, encoding="utf-8")
+            accounts = tree / find_accounts_file(None).resolve().relative_to(root.resolve())
+            out = Path(temp) / "comment.md"
+            status = run(
+                ["comment", "--account", account, "--key", KEY, "--accounts-file", str(accounts)],
+                out,
+            )
+            text = out.read_text(encoding="utf-8") if out.is_file() else ""
+        finally:
+            _remove_worktree(root, tree)
+    marker = Marker(PLAN, KEY)
+    said = (
+        f"Planned at commit {commit} of {words.request} {words.sign}{request}, by the drift job "
+        f"that proposed it (its token's {words.request} starts no plan workflow)."
+    )
+    if status == 0:
+        body = f"{said}\n\n{marker.strip(text)}"
+        state, description = "success", "planned by the drift job"
+    else:
+        where = f" (see [the run]({run_url}))" if run_url else ""
+        body = f"{said}\n\n:x: **Not planned:** {account}: planning it failed{where}.\n"
+        state, description = "failure", f"not planned: {account}"
+    note = upsert_note(forge, request, body, marker)
+    statuses.set_status(commit, state, CONTEXT, description[:DESCRIPTION_LIMIT], run_url)
+    return Planned(note.action, note.url, state)
+
+
+def _worktree(root: Path, tree: Path) -> None:
+    """A worktree of the checkout's commit at `tree` (the checkout is left as it is)."""
+    done = subprocess.run(
+        ["git", "-C", str(root), "worktree", "add", "--detach", "--quiet", str(tree), "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise ReconcilerError(
+            f"cannot make a worktree of {root} to plan the adoption: {done.stderr.strip()[:300]}"
+        )
+
+
+def _remove_worktree(root: Path, tree: Path) -> None:
+    subprocess.run(
+        ["git", "-C", str(root), "worktree", "remove", "--force", str(tree)],
+        capture_output=True,
+        check=False,
+    )

@@ -13,7 +13,6 @@ from typing import Any
 
 import click
 
-from reconciler.adopt.model import FileChange
 from reconciler.cli import github_runs
 from reconciler.cli.comment import key_option, marker_for
 from reconciler.cli.review import COMMIT_SHA
@@ -24,7 +23,7 @@ from reconciler.gitops.adoption import (
     repository_files,
     sync_adoption_request,
 )
-from reconciler.gitops.forge import Forge
+from reconciler.gitops.forge import BranchFile, Forge
 from reconciler.gitops.github import ACTIONS_BOT
 from reconciler.gitops.github.forge import GitHubForge
 from reconciler.gitops.github.runs import DEFAULT_WORKFLOW, check_pull_head, find_reviewed_plan
@@ -142,7 +141,7 @@ def adoption_options(command: Any) -> Any:
     return command
 
 
-Adopted = tuple[AdoptionPrResult, dict[str, FileChange]]
+Adopted = tuple[AdoptionPrResult, dict[str, BranchFile]]
 
 
 def adopt_with(forge: Forge, *, adoption_file: Path, drift_exit_status: int,

@@ -25,7 +25,7 @@ from pathlib import Path
 from reconciler.adopt.model import CHANGED, Adoption, FileChange
 from reconciler.errors import ReconcilerError
 from reconciler.gitops.drift import DRIFTED, IN_SYNC, DriftAction
-from reconciler.gitops.forge import Forge, OpenRequest
+from reconciler.gitops.forge import BranchFile, Forge, OpenRequest
 from reconciler.render.comment_body import fit_body
 from reconciler.render.markdown import code_span, prose
 from reconciler.render.marker import Marker
@@ -34,6 +34,7 @@ from reconciler.words import plural
 BRANCH_PREFIX = "reconciler/adopt-"
 CLOSING_NOTE = "Nothing is left to adopt: the account and the files agree again; closing."
 _DIFF_FENCE = "````"
+_BOM = "\ufeff".encode()
 _OWN_COMMIT_LINE = re.compile(r"^The drift job's commit on `[^`\n]*`: ([0-9a-f]{7,64})\.\n?", re.M)
 _OWN_COMMIT = re.compile(r"^The drift job's commit on `[^`\n]*`: ([0-9a-f]{7,64})\.$", re.M)
 
@@ -165,21 +166,33 @@ def read_adoption(text: str, account: str | None) -> Adoption | None:
         return None
 
 
-def repository_files(adoption: Adoption, folder: Path) -> dict[str, FileChange]:
-    """Each adopted file's change by its path in the repository that holds `folder` (the
-    job's checkout); a file outside it is refused."""
+def repository_files(adoption: Adoption, folder: Path) -> dict[str, BranchFile]:
+    """Each adopted file by its path in the repository that holds `folder` (the job's
+    checkout), as the commit is to hold it: its new text with the checkout's file's
+    byte-order mark, and its executable bit; a file outside the repository is refused."""
     if not adoption.files:
         return {}
     root = next((p for p in (folder, *folder.parents) if (p / ".git").exists()), None)
     if root is None:
         raise ReconcilerError(f"{folder} is not inside a git checkout: nothing to propose from")
-    files: dict[str, FileChange] = {}
+    files: dict[str, BranchFile] = {}
     for change in adoption.files:
         written = Path(os.path.abspath(folder / change.name))
         if root.resolve() not in (written.resolve().parents):
             raise ReconcilerError(f"{change.name} is outside the repository at {root}")
-        files[written.resolve().relative_to(root.resolve()).as_posix()] = change
+        path = written.resolve().relative_to(root.resolve()).as_posix()
+        files[path] = _as_checked_out(written, change)
     return files
+
+
+def _as_checked_out(file: Path, change: FileChange) -> BranchFile:
+    """The change as the checkout's `file` keeps its bytes: its BOM and its mode."""
+    if change.before is None or not file.is_file():
+        return BranchFile(change.after, created=change.before is None)
+    with file.open("rb") as stream:
+        bom = stream.read(len(_BOM)) == _BOM
+    executable = bool(file.stat().st_mode & 0o111)
+    return BranchFile(("\ufeff" if bom else "") + change.after, executable=executable)
 
 
 def add_link(report: Path | None, result: AdoptionPrResult, sign: str) -> None:
@@ -200,14 +213,14 @@ def sync_adoption_request(
     forge: Forge,
     drift_exit_status: int,
     adoption: Adoption | None,
-    files: Mapping[str, FileChange],
+    files: Mapping[str, BranchFile],
     marker: Marker,
     *,
     account: str | None,
     base_sha: str | None,
     target: str | None = None,
 ) -> AdoptionPrResult:
-    """Make the adoption change request carry `adoption` (`files`: repository path -> change),
+    """Make the adoption change request carry `adoption` (`files`: repository path -> file),
     built on the commit `base_sha` (needed only when there is something to adopt), into
     `target` (None: the default branch).
 

@@ -20,9 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reconciler.accounts.file import find_accounts_file
-from reconciler.adopt.model import FileChange
 from reconciler.errors import ReconcilerError
-from reconciler.gitops.forge import Forge
+from reconciler.gitops.forge import BranchFile, Forge
 from reconciler.gitops.landing import Run, run_reconciler
 from reconciler.gitops.notes import upsert_note
 from reconciler.gitops.plan_comment import KEY
@@ -47,14 +46,14 @@ def post_adoption_plan(
     statuses: Statuses,
     request: int,
     commit: str,
-    files: Mapping[str, FileChange],
+    files: Mapping[str, BranchFile],
     account: str,
     *,
     root: Path,
     run_url: str = "",
     run: Run | None = None,
 ) -> Planned:
-    """Plan `account` with `files` (repository path -> change) written over the checkout at
+    """Plan `account` with `files` (repository path -> file) written over the checkout at
     `root` (or the checkout above it), as the adoption request's commit `commit` holds them;
     post the plan note on `request` and the status on `commit`."""
     run = run or run_reconciler
@@ -64,10 +63,10 @@ def post_adoption_plan(
         tree = Path(temp) / "tree"
         _worktree(root, tree)
         try:
-            for path, change in files.items():
+            for path, file in files.items():
                 target = tree / path
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(change.after, encoding="utf-8")
+                target.write_text(file.text, encoding="utf-8")
             accounts = tree / find_accounts_file(None).resolve().relative_to(root.resolve())
             out = Path(temp) / "comment.md"
             status = run(

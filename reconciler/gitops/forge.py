@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from reconciler.adopt.model import FileChange
 from reconciler.gitops.history import Scope
 from reconciler.gitops.outcome import Landing
 from reconciler.render.marker import Marker
@@ -72,6 +71,17 @@ class OpenRequest:
     number: int
     body: str
     url: str
+
+
+@dataclass(frozen=True, slots=True)
+class BranchFile:
+    """A file of the adoption commit: its text as the checkout's file keeps it (with its
+    byte-order mark, when it has one), whether it is executable, as that file is, and whether
+    the adoption creates it."""
+
+    text: str
+    executable: bool = False
+    created: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,9 +171,10 @@ class Forge(Protocol):
         is `marker`."""
         ...
 
-    def push_branch(self, branch: str, base_sha: str, files: Mapping[str, FileChange],
+    def push_branch(self, branch: str, base_sha: str, files: Mapping[str, BranchFile],
                     message: str) -> str:  # fmt: skip
-        """One commit of `files` on `base_sha`, and `branch` moved to it (forced); its SHA."""
+        """One commit of `files` on `base_sha` (each with its mode), and `branch` moved to it
+        (forced); its SHA."""
         ...
 
     def branch_head(self, branch: str) -> str | None:

@@ -66,6 +66,8 @@ class State:
     remote: Path | None = None
     commits: dict[str, dict[str, Any]] = field(default_factory=dict)
     trees: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: Each tree's files' modes, as sent: "100644", or "100755" (executable).
+    modes: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 class FakeGitHub(FakeServer):
@@ -344,10 +346,14 @@ class FakeGitHub(FakeServer):
             return 200, {"sha": sha, "tree": {"sha": tree}, "parents": []}
         if route == "/trees" and method == "POST":
             files = dict(state.trees.get(body.get("base_tree"), {}))
+            modes = dict(state.modes.get(body.get("base_tree"), {}))
             for entry in body["tree"]:
+                if entry.get("mode") not in ("100644", "100755"):
+                    return 422, {"message": f"Invalid tree info: mode {entry.get('mode')}"}
                 files[entry["path"]] = entry["content"]
-            sha = _sha("tree", files)
-            state.trees[sha] = files
+                modes[entry["path"]] = entry["mode"]
+            sha = _sha("tree", [files, modes])
+            state.trees[sha], state.modes[sha] = files, modes
             return 201, {"sha": sha, "tree": []}
         if route == "/commits" and method == "POST":
             sha = _sha("commit", body)
@@ -386,6 +392,10 @@ class FakeGitHub(FakeServer):
             capture_output=True, text=True, check=False,
         )  # fmt: skip
         return done.stdout.strip() or None
+
+    def branch_modes(self, branch: str) -> dict[str, str]:
+        """The modes of those files ("100644", "100755")."""
+        return self.state.modes[self.state.commits[self.state.refs[branch]]["tree"]]
 
     def branch_files(self, branch: str) -> dict[str, str]:
         """The files the fake's commit at the tip of `branch` holds (those it was sent)."""

@@ -53,6 +53,8 @@ class State:
     branches: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
     #: The commit each of those branches is at.
     heads: dict[str, str] = field(default_factory=dict)
+    #: The files of each of those branches the commits API made executable (`chmod`).
+    executable: dict[str, set[str]] = field(default_factory=dict)
 
 
 class FakeGitLab(FakeServer):
@@ -210,11 +212,19 @@ class FakeGitLab(FakeServer):
         if branch in self.state.branches and not body.get("force"):
             return 400, {"message": "A branch called this already exists"}
         files: dict[str, str] = {}
+        executable: set[str] = set()
         for action in body["actions"]:
+            if action["action"] == "chmod":  # GitLab's only way to set the execute flag
+                if action["file_path"] not in files:
+                    return 400, {"message": "A file with this name doesn't exist"}
+                if action.get("execute_filemode"):
+                    executable.add(action["file_path"])
+                continue
             if action["action"] not in ("create", "update"):
                 return 400, {"message": f"unknown action {action['action']}"}
             files[action["file_path"]] = action["content"]
         self.state.branches[branch] = (start, files)
+        self.state.executable[branch] = executable
         self.state.next_id += 1
         self.state.heads[branch] = f"{self.state.next_id:040x}"
         return 201, {"id": self.state.heads[branch], "message": body["commit_message"]}

@@ -11,6 +11,7 @@ from pathlib import Path
 from reconciler.adopt.model import ADDED, Adopted, Adoption, FileChange
 from reconciler.gitops.adoption import branch_for, sync_adoption_request
 from reconciler.gitops.drift import DRIFTED, DriftAction
+from reconciler.gitops.forge import BranchFile
 from reconciler.gitops.github.forge import GitHubForge
 from reconciler.render.marker import ADOPT, Marker
 from reconciler.secrets import Secret
@@ -39,7 +40,7 @@ def _push_onto(github: FakeGitHub, branch: str, sha: str) -> str:
 
 
 def _sync(forge: GitHubForge, adoption: Adoption | None) -> DriftAction:
-    files = {PATH: ADOPTION.files[0]} if adoption is not None else {}
+    files = {PATH: BranchFile(ADOPTION.files[0].after)} if adoption is not None else {}
     marker = Marker(ADOPT, "us")
     done = sync_adoption_request(forge, DRIFTED, adoption, files, marker, account="us",
                                  base_sha=BASE)  # fmt: skip

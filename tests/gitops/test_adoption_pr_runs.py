@@ -170,3 +170,31 @@ def test_the_drift_job_plans_the_adoption_pull_request_it_opens(
     (status,) = github.state.statuses[head]
     assert (status["context"], status["state"]) == ("reconciler/plan", "success")
     assert status["description"] == "planned by the drift job"
+
+
+def keep_bom_and_mode(repo: Path, path: str) -> None:
+    """The account's file on main starts with a byte-order mark and is executable."""
+    commit(repo, {path: "\ufeff" + state([])}, "a BOM")
+    (repo / path).chmod(0o755)
+    git(repo, "add", path)
+    git(repo, "commit", "--quiet", "-m", "executable")
+
+
+def test_the_adoption_commit_keeps_a_files_bom_and_its_executable_bit(
+    runner: Runner,
+    repo: Path,
+    sandbox: SandboxServer,
+    controls: Controls,
+    clients: dict[str, ClientAccess],
+    github: FakeGitHub,
+) -> None:
+    """Issue 49, item 7: the pull request's commit keeps the file's BOM and its mode."""
+    path = "accounts/us/workforce.yaml"
+    keep_bom_and_mode(repo, path)
+    hire(sandbox, controls, clients["us"], "W-7")
+
+    drift_run(runner, repo)
+
+    text = github.branch_files(BRANCH)[path]
+    assert text.startswith("\ufeffversion: 1\n") and "  - externalId: W-7\n" in text
+    assert github.branch_modes(BRANCH)[path] == "100755"

@@ -13,7 +13,7 @@ import pytest
 from reconciler.adopt.model import ADDED, Adopted, Adoption, FileChange
 from reconciler.gitops.adoption import CLOSING_NOTE, branch_for, sync_adoption_request
 from reconciler.gitops.drift import DriftAction
-from reconciler.gitops.forge import Forge
+from reconciler.gitops.forge import BranchFile, Forge
 from reconciler.gitops.github.forge import GitHubForge
 from reconciler.gitops.gitlab.forge import GitLabForge
 from reconciler.gitops.notes import post_outcomes, upsert_note
@@ -114,7 +114,7 @@ def test_the_adoption_request_is_opened_updated_and_closed(forged: Forged) -> No
     branch = branch_for("eu")
 
     def sync(status: int, adoption: Adoption | None) -> Any:
-        files = {change.name: change for change in adoption.files} if adoption else {}
+        files = {c.name: BranchFile(c.after) for c in adoption.files} if adoption else {}
         return sync_adoption_request(forge, status, adoption, files, marker, account="eu",
                                      base_sha=base, target="main")  # fmt: skip
 

@@ -12,7 +12,7 @@ from tests.gitops import test_gitlab_accounts_runs as gitlab_runs
 from tests.gitops.fake_gitlab import PROJECT_ID, FakeGitLab
 from tests.gitops.gitlab_runner import GitLabRunner
 from tests.gitops.test_accounts_workflow_runs import commit, git
-from tests.gitops.test_adoption_pr_runs import hire
+from tests.gitops.test_adoption_pr_runs import hire, keep_bom_and_mode
 from tests.sandbox.support import ClientAccess, Controls
 
 gitlab, clients, repo, runner = (
@@ -96,3 +96,23 @@ def test_a_fork_merge_request_with_the_branch_and_marker_is_never_taken_for_the_
     assert fork["description"] == spoof and fork["state"] == "opened"
     assert ours["source_project_id"] == PROJECT_ID and '`worker["W-7"]`' in ours["description"]
     assert "**Proposed:** !2" in report and "!1 " not in report
+
+
+def test_the_adoption_commit_keeps_a_files_bom_and_its_executable_bit(
+    runner: GitLabRunner,
+    repo: Path,
+    sandbox: SandboxServer,
+    controls: Controls,
+    clients: dict[str, ClientAccess],
+    gitlab: FakeGitLab,
+) -> None:
+    """Issue 49, item 7: the merge request's commit keeps the file's BOM and its mode."""
+    path = "accounts/us/workforce.yaml"
+    keep_bom_and_mode(repo, path)
+    hire(sandbox, controls, clients["us"], "W-7")
+
+    drift(runner, gitlab, repo, 2)
+
+    _, files = gitlab.state.branches[BRANCH]
+    assert files[path].startswith("\ufeffversion: 1\n") and "  - externalId: W-7\n" in files[path]
+    assert gitlab.state.executable[BRANCH] == {path}

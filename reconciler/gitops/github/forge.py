@@ -13,10 +13,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from reconciler.adopt.model import FileChange
 from reconciler.annotations import workflow_command
 from reconciler.gitops.drift import DriftIssue
-from reconciler.gitops.forge import ApplyJob, LastApply, Note, OpenRequest, Words
+from reconciler.gitops.forge import ApplyJob, BranchFile, LastApply, Note, OpenRequest, Words
 from reconciler.gitops.forge_lock import Claim
 from reconciler.gitops.github import deployments, lock_records
 from reconciler.gitops.github.client import ACTIONS_BOT, GitHub, GitHubError
@@ -134,13 +133,14 @@ class GitHubForge(GitHub):
                 return OpenRequest(pull["number"], pull["body"], pull["html_url"])
         return None
 
-    def push_branch(self, branch: str, base_sha: str, files: Mapping[str, FileChange],
+    def push_branch(self, branch: str, base_sha: str, files: Mapping[str, BranchFile],
                     message: str) -> str:  # fmt: skip
         base_tree = self.get(self.repo_path(f"git/commits/{base_sha}"))["tree"]["sha"]
         entries = [
-            {"path": path, "mode": "100644", "type": "blob", "content": change.after}
-            for path, change in sorted(files.items())
-        ]
+            {"path": path, "mode": "100755" if file.executable else "100644", "type": "blob",
+             "content": file.text}
+            for path, file in sorted(files.items())
+        ]  # fmt: skip
         tree = self.post(self.repo_path("git/trees"), {"base_tree": base_tree, "tree": entries})
         commit = self.post(
             self.repo_path("git/commits"),

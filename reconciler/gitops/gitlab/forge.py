@@ -23,9 +23,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from reconciler.adopt.model import FileChange
 from reconciler.errors import ReconcilerError
-from reconciler.gitops.forge import ApplyJob, LastApply, Note, OpenRequest, Reviewed, Words
+from reconciler.gitops.forge import (
+    ApplyJob,
+    BranchFile,
+    LastApply,
+    Note,
+    OpenRequest,
+    Reviewed,
+    Words,
+)
 from reconciler.gitops.forge_lock import Claim
 from reconciler.gitops.gitlab.client import GitLab
 from reconciler.gitops.history import HistoryError, Scope, head_of
@@ -207,13 +214,20 @@ class GitLabForge(GitLab):
                 return OpenRequest(request["iid"], request["description"], request["web_url"])
         return None
 
-    def push_branch(self, branch: str, base_sha: str, files: Mapping[str, FileChange],
+    def push_branch(self, branch: str, base_sha: str, files: Mapping[str, BranchFile],
                     message: str) -> str:  # fmt: skip
-        actions = [
-            {"action": "create" if change.before is None else "update", "file_path": path,
-             "content": change.after}
-            for path, change in sorted(files.items())
+        """The commits API's actions: `create` or `update` each file, then `chmod` each
+        executable one (GitLab sets the execute flag only with that action)."""
+        actions: list[dict[str, Any]] = [
+            {"action": "create" if file.created else "update", "file_path": path,
+             "content": file.text}
+            for path, file in sorted(files.items())
         ]  # fmt: skip
+        actions += [
+            {"action": "chmod", "file_path": path, "execute_filemode": True}
+            for path, file in sorted(files.items())
+            if file.executable
+        ]
         commit = {"branch": branch, "start_sha": base_sha, "force": True, "actions": actions}
         return str(self.post("/repository/commits", {**commit, "commit_message": message})["id"])
 

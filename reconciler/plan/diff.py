@@ -93,13 +93,15 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
     narrowed = bool(options.targets or options.excludes)
     decide.each(managed if not narrowed else filter(options.selects, managed), wanted, by_id)
     ignored: tuple[Ignored, ...] = ()
+    ignore_risks: tuple[str, ...] = ()
     if desired.ignore:
         rules = IgnoreRules(desired.ignore, options.today)
         ignored = apply_rules(rules, decide)
         unmanaged, hidden = ignore_unmanaged(rules, unmanaged)
         ignored += hidden
         warnings.extend(rule.expired_line() for rule in rules.expired())
-        warnings.extend(rules.risk_lines())
+        ignore_risks = rules.risk_lines()
+        warnings.extend(ignore_risks)
         if not narrowed:  # a narrowed plan did not look at every address
             warnings.extend(rule.unmatched_line() for rule in rules.unmatched())
 
@@ -154,6 +156,7 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
         history=tuple(decide.history),
         closed=tuple(decide.closed),
         made_in_service=tuple(decide.made_in_service),
+        ignore_risks=ignore_risks,
         warnings=tuple(warnings),
         safety=assess(owned_open, inactivations, desired.policy.max_inactivations),
         narrowed=narrowed,

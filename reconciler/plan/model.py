@@ -213,6 +213,9 @@ class Plan:
     #: service's screens): prune leaves them, `adopt` proposes them, `drift` reports them.
     made_in_service: tuple[Worker, ...] = ()
     warnings: tuple[str, ...] = ()
+    #: Those of the warnings that name an ignore rule hiding too much: a saved plan keeps them,
+    #: so its comment warns as the fresh plan's did.
+    ignore_risks: tuple[str, ...] = ()
     safety: Safety = field(default_factory=lambda: Safety(owned_open=0, inactivations=0))
     narrowed: bool = False  # --target or --exclude kept only part of the file and the account
     payruns: tuple[PayrunDecision, ...] = ()

@@ -111,6 +111,7 @@ def resume(
     limit = InactivationLimit(saved.limit_value, is_share=saved.limit_is_share)
     payruns, wallet = _payruns(saved, live, changes)
     reported = _reported(saved.reported)
+    risks = tuple(str(line) for line in saved.reported.get("ignore_risks", ()))
     return Plan(
         changes=tuple(changes),
         safety=assess(owned_open, inactivations, limit),
@@ -118,6 +119,8 @@ def resume(
         payruns=payruns,
         wallet=wallet,
         money=reported.money,
+        warnings=risks,  # the ignore rules that hide too much, as the fresh plan warned
+        ignore_risks=risks,
     )
 
 

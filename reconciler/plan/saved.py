@@ -115,6 +115,7 @@ def saved_plan_document(
             "closed": [
                 {"address": entry.address, "reason": entry.reason} for entry in plan.closed_entries
             ],
+            "ignore_risks": list(plan.ignore_risks),
         },
         "changes": [
             {

@@ -217,6 +217,8 @@ SCHEMA: dict[str, Any] = _object(
                 "drift": {"type": "array", "items": _DRIFT},
                 "money": _MONEY_REPORT,
                 "closed": {"type": "array", "items": _object({"address": _TEXT, "reason": _TEXT})},
+                #: The ignore rules that hide too much, as the plan warned of them.
+                "ignore_risks": {"type": "array", "items": _TEXT},
             },
         ),
         "changes": {"type": "array", "items": _CHANGE},

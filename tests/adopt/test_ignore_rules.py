@@ -211,3 +211,22 @@ def test_a_rule_that_matches_nothing_is_named(demo: SandboxServer, tmp_path: Pat
     assert "Warning: " + line.format('worker["ENG-09*"].jobTitle') in validated.stderr
     assert line.format('worker["AGY-*"]') not in validated.stderr
     assert line.format('worker["ENG-002"].jobTitle') not in validated.stderr
+
+
+def test_the_comment_of_a_saved_plan_warns_of_a_broad_rule_as_the_fresh_one_does(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    """`comment PLAN` (the saved plan a pull request's comment is made from again) carries the
+    warning of an ignore rule that hides too much, kept in the saved plan (issue 49, item 8)."""
+    path = with_rule(tmp_path, "*", "9999-12-31")
+    saved = tmp_path / "plan.json"
+    key = {"RECONCILER_PLAN_KEY": "broad-rule-test-plan-key-0123456789abcdef"}
+    fresh = run("comment", str(path), "--out", str(saved), server=demo, **key)
+    again = run("comment", str(saved), server=demo, **key)
+
+    assert fresh.returncode == 0 and again.returncode == 0, fresh.stderr + again.stderr
+    said = "the ignore rule for * (owner @ana) hides much: its address matches every worker"
+    assert said in fresh.stdout
+    assert "Warnings (1)" in again.stdout and said in again.stdout, again.stdout
+    document = json.loads(saved.read_text(encoding="utf-8"))
+    assert [line[: len(said)] for line in document["reported"]["ignore_risks"]] == [said]

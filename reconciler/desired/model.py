@@ -247,6 +247,9 @@ class DesiredState:
     #: The externalIds the files ever listed (their git history, read at the edge:
     #: `reconciler.session.files_history`); None: not read (a plan made in code).
     listed: ListedBefore | None = None
+    #: How the files change their base's ignore rules (`session.base_rules`, read at the edge
+    #: like `listed`): a line per rule added or changed, for the review.
+    ignore_changes: tuple[str, ...] = ()
 
     def owns(self, external_id: str | None) -> bool:
         """Whether a live worker with this externalId is under this file's management."""

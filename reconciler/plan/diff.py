@@ -100,7 +100,7 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
         unmanaged, hidden = ignore_unmanaged(rules, unmanaged)
         ignored += hidden
         warnings.extend(rule.expired_line() for rule in rules.expired())
-        ignore_risks = rules.risk_lines()
+        ignore_risks = (*rules.risk_lines(), *desired.ignore_changes)
         warnings.extend(ignore_risks)
         if not narrowed:  # a narrowed plan did not look at every address
             warnings.extend(rule.unmatched_line() for rule in rules.unmatched())

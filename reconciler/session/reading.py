@@ -47,6 +47,7 @@ from reconciler.plan.refresh import refresh, start_money, with_money
 from reconciler.plan.signing import PlanKey
 from reconciler.service.client import ServiceClient
 from reconciler.service.models import Webhook, Worker
+from reconciler.session.base_rules import rule_changes
 from reconciler.session.connection import Connection
 from reconciler.session.listed import files_listed
 from reconciler.session.plankey import plan_key
@@ -103,6 +104,9 @@ def file_and_account(
                 window = None if money is None else money(desired)
                 # What the files ever listed (git), so prune spares what the service made.
                 desired = replace(desired, listed=files_listed(path))
+                # The ignore rules a pull request adds or changes, against its base (git).
+                changes = rule_changes(Path(path), desired.ignore)
+                desired = replace(desired, ignore_changes=changes)
             except BaseException:
                 held.drop()
                 account.stop()

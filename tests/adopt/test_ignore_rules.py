@@ -4,6 +4,8 @@ quickstart's demo account, where ENG-002's job title drifted (the file says Staf
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -230,3 +232,53 @@ def test_the_comment_of_a_saved_plan_warns_of_a_broad_rule_as_the_fresh_one_does
     assert "Warnings (1)" in again.stdout and said in again.stdout, again.stdout
     document = json.loads(saved.read_text(encoding="utf-8"))
     assert [line[: len(said)] for line in document["reported"]["ignore_risks"]] == [said]
+
+
+def _git(folder: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}  # fmt: skip
+    done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True,
+                          check=True, env=env)  # fmt: skip
+    return done.stdout
+
+
+def test_the_comment_lists_the_ignore_rules_a_pull_request_adds_or_changes(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    """Issue 49, item 8: against its base (where the pull request's head left the default
+    branch), the comment names each ignore rule the change adds, or whose until, owner or
+    reason it changes, even a narrow one within a year, which is no warning by itself."""
+    soon, later = (TODAY + timedelta(days=d) for d in (10, 30))
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    _git(remote, "init", "--quiet", "--initial-branch=main")
+    with_rule(remote, 'worker["ENG-002"].jobTitle', soon.isoformat())
+    _git(remote, "add", "-A")
+    _git(remote, "commit", "--quiet", "-m", "a rule")
+    clone = tmp_path / "clone"
+    _git(tmp_path, "clone", "--quiet", str(remote), str(clone))  # origin/HEAD: main
+    _git(clone, "checkout", "--quiet", "-b", "change")
+    path = with_rule(clone, 'worker["ENG-002"].jobTitle', later.isoformat())
+    path.write_text(
+        path.read_text()
+        + "  - {address: 'worker[\"ENG-003\"].jobTitle', reason: a new title, owner: '@bo', "
+        + f"until: {soon.isoformat()}}}\n"
+    )
+    _git(clone, "commit", "--quiet", "-am", "another rule, and the first one for longer")
+
+    comment = run("comment", str(path), server=demo)
+    on_main = run("comment", str(remote / "state.yaml"), server=demo)
+
+    assert comment.returncode == 0, comment.stderr
+    said = " ".join(comment.stdout.split())
+    assert (
+        'this change changes the ignore rule for worker["ENG-002"].jobTitle: until '
+        f"{soon.isoformat()} -&gt; {later.isoformat()}"
+        in said
+        or f"until {soon.isoformat()} -> {later.isoformat()}" in said
+    ), said
+    assert (
+        'this change adds the ignore rule for worker["ENG-003"].jobTitle (owner @bo, until '
+        f"{soon.isoformat()}): a new title" in said
+    ), said
+    assert on_main.returncode == 0 and "this change" not in on_main.stdout

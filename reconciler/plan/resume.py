@@ -21,7 +21,6 @@ import hmac
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
 from typing import Any
 
 from reconciler.desired.interpolate import InterpolationError, interpolate
@@ -29,7 +28,6 @@ from reconciler.desired.model import (
     DesiredWebhook,
     DesiredWorker,
     InactivationLimit,
-    PayrunPayment,
     WebhookHeader,
 )
 from reconciler.plan.changes import (
@@ -62,6 +60,7 @@ from reconciler.plan.saved import (
     SavedPlan,
     StalePlan,
     money_of,
+    payment_of,
 )
 from reconciler.plan.signing import PlanKey, UntrustedPlan
 from reconciler.secrets import Secret, webhook_url
@@ -140,10 +139,7 @@ def _payruns(
                 "payrun's: nothing was applied",
                 hint=_AGAIN,
             )
-        payments = tuple(
-            PayrunPayment(item["email"], Decimal(item["amount"]), item["description"])
-            for item in record["payments"]
-        )
+        payments = tuple(payment_of(item) for item in record["payments"])
         reviewed = tuple(item["agreementId"] for item in record["payments"])
         units.append(
             Unit(record["id"], record["part"], record["description"], payments, reviewed, period)

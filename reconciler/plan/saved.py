@@ -29,7 +29,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from reconciler.desired.model import DesiredWebhook
+from reconciler.desired.model import DesiredWebhook, PayrunPayment
 from reconciler.errors import ReconcilerError, Refused
 from reconciler.money import two_places
 from reconciler.plan.account import Account
@@ -253,18 +253,35 @@ def payrun_record(decision: PayrunDecision) -> dict[str, Any]:
         "idempotence_key": decision.key,
         "description": decision.description,
         "payments": [
-            {
-                "email": p.email,
-                "agreementId": agreement,
-                "amount": two_places(p.amount),
-                "description": p.description,
-            }
+            payment_record(p, agreement)
             for p, agreement in zip(decision.payments, decision.agreements, strict=True)
         ],
     }
     if decision.period is not None:
         record["period"] = decision.period
     return record
+
+
+def payment_record(payment: PayrunPayment, agreement: int | None) -> dict[str, Any]:
+    """A payment to pay as the saved plan carries it: its payee's email and the agreement
+    reviewed, and the externalId it was written with (`worker`, where one was), so the apply of
+    the saved plan names the payee in its ledger as a fresh plan's does."""
+    record: dict[str, Any] = {
+        "email": payment.email,
+        "agreementId": agreement,
+        "amount": two_places(payment.amount),
+        "description": payment.description,
+    }
+    if payment.worker is not None:
+        record["worker"] = payment.worker
+    return record
+
+
+def payment_of(record: Mapping[str, Any]) -> PayrunPayment:
+    """`payment_record` read back (a plan saved before it kept `worker`: by email alone)."""
+    return PayrunPayment(
+        record["email"], Decimal(record["amount"]), record["description"], record.get("worker")
+    )
 
 
 def write_saved_plan(path: Path, document: Mapping[str, Any]) -> None:

@@ -121,7 +121,8 @@ _PAYRUN = _object(
                     "agreementId": _AGREEMENT,
                     "amount": {"type": "string", "pattern": _MONEY},
                     "description": _TEXT,
-                }
+                },
+                {"worker": _TEXT},  # optional: plans saved before it name the payee by email
             ),
         },
     },

@@ -52,7 +52,7 @@ from reconciler.plan.payruns import (
     decide_units,
     paylist_key,
 )
-from reconciler.plan.periods import with_variance
+from reconciler.plan.periods import with_saved_variance, with_variance
 from reconciler.plan.saved import (
     CLOCK_SKEW,
     DEFAULT_MAX_AGE,
@@ -63,6 +63,7 @@ from reconciler.plan.saved import (
     payment_of,
 )
 from reconciler.plan.signing import PlanKey, UntrustedPlan
+from reconciler.plan.variance import variance_from
 from reconciler.secrets import Secret, webhook_url
 from reconciler.service.models import Worker
 from reconciler.words import counted
@@ -152,7 +153,11 @@ def _payruns(
         closing=closed_agreements(changes),
         max_payout=saved.max_payout,
     )
-    decisions = with_variance(decisions, live.paylists)  # as `diff` shows it: same comment
+    if all("variance" in record for record in saved.payruns):  # what the reviewer saw
+        kept = {record["address"]: variance_from(record["variance"]) for record in saved.payruns}
+        decisions = with_saved_variance(decisions, kept)
+    else:  # a plan saved before it kept them: read again, as `diff` shows it
+        decisions = with_variance(decisions, live.paylists)
     return tuple(_at_merge(decision) for decision in decisions), wallet
 
 

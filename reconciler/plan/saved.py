@@ -42,6 +42,7 @@ from reconciler.plan.payruns import PayrunDecision
 from reconciler.plan.review import Review
 from reconciler.plan.saved_schema import document_problem
 from reconciler.plan.signing import PlanKey, sign, verify
+from reconciler.plan.variance import variance_record
 from reconciler.regular import NotRegular, TooLarge, open_regular, read_regular
 from reconciler.secrets import MASK, Secret
 
@@ -259,6 +260,9 @@ def payrun_record(decision: PayrunDecision) -> dict[str, Any]:
     }
     if decision.period is not None:
         record["period"] = decision.period
+    # What changed since the payrun paid before, as reviewed (null: none was paid): kept, so
+    # the plan's apply and comment show it, not one read again later.
+    record["variance"] = variance_record(decision.variance)
     return record
 
 

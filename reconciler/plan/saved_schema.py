@@ -103,6 +103,21 @@ _DRIFT = _object(
         },
     }
 )
+_PAID = {"type": "string", "pattern": _MONEY}
+#: What changed since the payrun paid before, as reviewed (`variance.variance_record`).
+_VARIANCE = _object(
+    {
+        "before": _TEXT,
+        "added": {"type": "array", "items": _object({"email": _TEXT, "amount": _PAID})},
+        "removed": {"type": "array", "items": _object({"email": _TEXT, "amount": _PAID})},
+        "changed": {
+            "type": "array",
+            "items": _object({"email": _TEXT, "before": _PAID, "after": _PAID}),
+        },
+        "before_total": _PAID,
+        "after_total": _PAID,
+    }
+)
 _PAYRUN = _object(
     {
         "address": _TEXT,
@@ -119,14 +134,18 @@ _PAYRUN = _object(
                 {
                     "email": _TEXT,
                     "agreementId": _AGREEMENT,
-                    "amount": {"type": "string", "pattern": _MONEY},
+                    "amount": _PAID,
                     "description": _TEXT,
                 },
                 {"worker": _TEXT},  # optional: plans saved before it name the payee by email
             ),
         },
     },
-    {"period": {"type": "string", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])$"}},
+    {
+        "period": {"type": "string", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])$"},
+        # Optional: plans saved before it read what changed again from the account.
+        "variance": {"oneOf": [{"type": "null"}, _VARIANCE]},
+    },
 )
 
 _AMOUNT = {"type": "string", "pattern": r"^-?[0-9]{1,20}(\.[0-9]{1,20})?$"}

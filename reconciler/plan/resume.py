@@ -42,7 +42,7 @@ from reconciler.plan.changes import (
 from reconciler.plan.diff import assess, diff_webhook
 from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
-from reconciler.plan.model import ClosedEntry, DriftEntry, LiveState, Plan, Reported
+from reconciler.plan.model import DriftEntry, LiveState, Plan, Reported, made_in_service_line
 from reconciler.plan.payrun_checks import WalletCheck
 from reconciler.plan.payruns import (
     CONFLICT,
@@ -59,6 +59,7 @@ from reconciler.plan.saved import (
     VALUE_LABEL,
     SavedPlan,
     StalePlan,
+    closed_of,
     money_of,
     payment_of,
 )
@@ -112,6 +113,8 @@ def resume(
     payruns, wallet = _payruns(saved, live, changes)
     reported = _reported(saved.reported)
     return Plan(
+        # Risk first, as the fresh plan said it: what HR invited in the service, left by prune.
+        warnings=tuple(made_in_service_line(agreement) for agreement in reported.made_in_service),
         changes=tuple(changes),
         safety=assess(owned_open, inactivations, limit),
         reported=reported,
@@ -308,7 +311,8 @@ def _reported(record: dict[str, Any]) -> Reported:
         for entry in record.get("drift", ())
     )
     money = money_of(record.get("money"))
-    closed = tuple(ClosedEntry(c["address"], c["reason"]) for c in record.get("closed", ()))
+    closed = tuple(closed_of(entry) for entry in record.get("closed", ()))
+    made = tuple(record.get("made_in_service", ()))
     return Reported(
-        record["drifted"], record["unmanaged"], record["conflicts"], drift, money, closed
+        record["drifted"], record["unmanaged"], record["conflicts"], drift, money, closed, made
     )

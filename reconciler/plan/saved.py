@@ -36,7 +36,7 @@ from reconciler.plan.account import Account
 from reconciler.plan.changes import Change, Inactivate, Invite, Replace, WebhookCreate
 from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
-from reconciler.plan.model import DriftEntry, LiveState, Plan
+from reconciler.plan.model import ClosedEntry, DriftEntry, LiveState, Plan
 from reconciler.plan.money import Figure, MoneyReport, PaymentAlert, Untraced
 from reconciler.plan.payruns import PayrunDecision
 from reconciler.plan.review import Review
@@ -113,9 +113,8 @@ def saved_plan_document(
             "conflicts": summary.conflicts,
             "drift": [drift_record(entry) for entry in plan.drift_entries],
             "money": money_record(plan.money),
-            "closed": [
-                {"address": entry.address, "reason": entry.reason} for entry in plan.closed_entries
-            ],
+            "closed": [closed_record(entry) for entry in plan.closed_entries],
+            "made_in_service": list(plan.made_entries),
         },
         "changes": [
             {
@@ -129,6 +128,31 @@ def saved_plan_document(
     }
     document["mac"] = sign(document, key)
     return document
+
+
+def closed_record(entry: ClosedEntry) -> dict[str, Any]:
+    """A worker closed in the service as the saved plan keeps it: why, and for the resumed
+    plan's JSON its externalId, `rehire:` and closed agreements (`closed_of` reads it back)."""
+    record: dict[str, Any] = {"address": entry.address, "reason": entry.reason}
+    if entry.agreements is not None:
+        record |= {
+            "externalId": entry.external_id,
+            "rehire": entry.rehire,
+            "agreements": list(entry.agreements),
+        }
+    return record
+
+
+def closed_of(record: Mapping[str, Any]) -> ClosedEntry:
+    """`closed_record` read back (a plan saved before it kept more: its address and why)."""
+    agreements = record.get("agreements")
+    return ClosedEntry(
+        record["address"],
+        record["reason"],
+        record.get("externalId"),
+        record.get("rehire"),
+        None if agreements is None else tuple(agreements),
+    )
 
 
 def drift_record(entry: DriftEntry) -> dict[str, Any]:

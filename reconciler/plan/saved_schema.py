@@ -194,6 +194,19 @@ _MONEY_REPORT = {
     ]
 }
 
+#: A live agreement in the file's field names (`changes.live_worker_resource`).
+_RESOURCE = {
+    "type": "object",
+    "required": ["agreementId", "status"],
+    "additionalProperties": {"type": ["string", "integer", "null"], "maxLength": 100_000},
+}
+#: A worker closed in the service (`saved.closed_record`); plans saved before it kept only
+#: the address and why.
+_CLOSED = _object(
+    {"address": _TEXT, "reason": _TEXT},
+    {"externalId": _TEXT, "rehire": _SHOWN, "agreements": {"type": "array", "items": _RESOURCE}},
+)
+
 SCHEMA: dict[str, Any] = _object(
     {
         "format": {"const": "reconciler-plan"},
@@ -236,7 +249,8 @@ SCHEMA: dict[str, Any] = _object(
             {  # optional: plans saved before them
                 "drift": {"type": "array", "items": _DRIFT},
                 "money": _MONEY_REPORT,
-                "closed": {"type": "array", "items": _object({"address": _TEXT, "reason": _TEXT})},
+                "closed": {"type": "array", "items": _CLOSED},
+                "made_in_service": {"type": "array", "items": _RESOURCE},
             },
         ),
         "changes": {"type": "array", "items": _CHANGE},

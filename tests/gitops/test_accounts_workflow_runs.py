@@ -72,6 +72,13 @@ def accounts_file(eu_url: str, us_url: str) -> str:
     )
 
 
+def unowned_worker(sandbox: SandboxServer, client: ClientAccess) -> None:
+    """A worker invited in the account that its files do not own (no externalId in scope)."""
+    with service_client(sandbox.base_url, client.token) as api:
+        answer = api.post("/contract/workers/inviteWorkersBulkLocked", json=[invitation()])
+    assert answer.is_success, answer.text
+
+
 def commit(repo: Path, files: dict[str, str], message: str) -> str:
     for name, text in files.items():
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
@@ -400,9 +407,7 @@ def test_drift_of_a_chunked_fleet_opens_one_issue_per_account(
     github: FakeGitHub,
 ) -> None:
     """RECONCILER_CHUNK: both accounts in one job, in the fleet's environment `reconciler`."""
-    with service_client(sandbox.base_url, clients["us"].token) as api:
-        answer = api.post("/contract/workers/inviteWorkersBulkLocked", json=[invitation()])
-    assert answer.is_success  # a worker us's files do not own: drift with --strict
+    unowned_worker(sandbox, clients["us"])  # drift with --strict
     runner.variables["RECONCILER_CHUNK"] = "2"
     runner.environments["reconciler"] = secrets_of(
         {**variables_in(runner, "reconciler-eu"), **variables_in(runner, "reconciler-us")},
@@ -419,6 +424,30 @@ def test_drift_of_a_chunked_fleet_opens_one_issue_per_account(
     (issue,) = github.state.issues
     assert issue["body"].startswith('<!-- reconciler:drift key="us" -->')
     assert "us" in issue["title"]
+
+
+def test_the_drift_mode_is_the_workflow_s_strict_setting(
+    runner: Runner,
+    sandbox: SandboxServer,
+    clients: dict[str, ClientAccess],
+    github: FakeGitHub,
+    tmp_path: Path,
+) -> None:
+    """STRICT "false" in the drift step (the single action's `strict: false`): us's worker its
+    files do not own is reported, and opens no issue; the workflow as shipped runs --strict,
+    and it does (test_drift_of_a_chunked_fleet_opens_one_issue_per_account)."""
+    unowned_worker(sandbox, clients["us"])
+    shipped = (FOLDER / "reconciler-accounts-drift.yml").read_text()
+    assert shipped.count('STRICT: "true"\n') == 1 and '--strict "$STRICT"' in shipped
+    lenient = tmp_path / "reconciler-accounts-drift.yml"
+    lenient.write_text(shipped.replace('STRICT: "true"\n', 'STRICT: "false"\n'))
+    main = subprocess.run(["git", "-C", str(runner.remote), "rev-parse", "main"],
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+
+    runs = runner.run(lenient, sha=main, event={}, inputs={})
+
+    assert [run.returncode for run in runs["drift"]] == [0, 0], [r.logs for r in runs["drift"]]
+    assert github.state.issues == []
 
 
 def test_an_account_whose_environment_lacks_its_secret_fails_alone(

@@ -39,17 +39,9 @@ from reconciler.plan.changes import (
     WebhookCreate,
     WebhookUpdate,
     closed_agreements,
-    live_worker_resource,
     worker_address,
 )
-from reconciler.plan.model import (
-    Ignored,
-    LiveState,
-    Plan,
-    PlanOptions,
-    Safety,
-    made_in_service_line,
-)
+from reconciler.plan.model import Ignored, LiveState, Plan, PlanOptions, Safety
 from reconciler.plan.money import known_lines, money_report, window_paylists
 from reconciler.plan.payrun_checks import WalletCheck
 from reconciler.plan.payruns import (
@@ -313,7 +305,12 @@ def _made_in_service_lines(desired: DesiredState, decide: _Decider) -> Iterable[
     it), which prune leaves; or, when the files' history is unknown, that every inactivation
     keeps the old rule."""
     for agreement in decide.made_in_service:
-        yield made_in_service_line(live_worker_resource(agreement))
+        yield (
+            f'worker["{agreement.external_id}"] (agreement {agreement.agreement_id}, '
+            f"{agreement.status}) was made in the service: no version of the files in git "
+            "listed it, so prune leaves it; `reconciler adopt` proposes it, and "
+            "`policy.prune: all` (or listing it, then dropping it) inactivates it"
+        )
     listed = desired.listed
     if (
         listed is not None

@@ -185,16 +185,6 @@ class ClosedEntry:
         )
 
 
-def made_in_service_line(agreement: Resource) -> str:
-    """The risk line of an open agreement made in the service (`live_worker_resource`'s)."""
-    return (
-        f'worker["{agreement["externalId"]}"] (agreement {agreement["agreementId"]}, '
-        f"{agreement['status']}) was made in the service: no version of the files in git "
-        "listed it, so prune leaves it; `reconciler adopt` proposes it, and "
-        "`policy.prune: all` (or listing it, then dropping it) inactivates it"
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class Reported:
     """What a saved plan reported besides its changes, when it was made: counts, the drifted

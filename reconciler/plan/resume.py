@@ -42,7 +42,7 @@ from reconciler.plan.changes import (
 from reconciler.plan.diff import assess, diff_webhook
 from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
-from reconciler.plan.model import DriftEntry, LiveState, Plan, Reported, made_in_service_line
+from reconciler.plan.model import DriftEntry, LiveState, Plan, Reported
 from reconciler.plan.payrun_checks import WalletCheck
 from reconciler.plan.payruns import (
     CONFLICT,
@@ -113,8 +113,8 @@ def resume(
     payruns, wallet = _payruns(saved, live, changes)
     reported = _reported(saved.reported)
     return Plan(
-        # Risk first, as the fresh plan said it: what HR invited in the service, left by prune.
-        warnings=tuple(made_in_service_line(agreement) for agreement in reported.made_in_service),
+        # As the plan said them when it was made (a plan saved before it kept them: none).
+        warnings=tuple(saved.reported.get("warnings", ())),
         changes=tuple(changes),
         safety=assess(owned_open, inactivations, limit),
         reported=reported,

@@ -115,6 +115,9 @@ def saved_plan_document(
             "money": money_record(plan.money),
             "closed": [closed_record(entry) for entry in plan.closed_entries],
             "made_in_service": list(plan.made_entries),
+            # Risk first, as the plan said them: made in the service, the files' history
+            # unknown (a shallow clone), ignore rules matching nothing, ...
+            "warnings": list(plan.warnings),
         },
         "changes": [
             {

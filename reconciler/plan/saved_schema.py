@@ -251,6 +251,7 @@ SCHEMA: dict[str, Any] = _object(
                 "money": _MONEY_REPORT,
                 "closed": {"type": "array", "items": _CLOSED},
                 "made_in_service": {"type": "array", "items": _RESOURCE},
+                "warnings": {"type": "array", "items": _TEXT},
             },
         ),
         "changes": {"type": "array", "items": _CHANGE},

@@ -215,6 +215,10 @@ class ListedBefore:
 
     ids: frozenset[str] | None
     why: str = ""
+    #: The `history.paylists` ids the files held at the merge base of HEAD and the default
+    #: branch (a pull request's base); None when it is unknown (no remote names the default
+    #: branch, or no git): a plan then names every known paylist of the window as a risk.
+    known_at_base: frozenset[int] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -291,14 +291,18 @@ def _months(payments: Iterable[Payment], since: datetime) -> tuple[MonthMoney, .
     )
 
 
-def known_lines(report: MoneyReport) -> list[str]:
+def known_lines(report: MoneyReport, at_base: Collection[int] | None = None) -> list[str]:
     """A plan's risk lines for the known history that hides money of the window now: a pull
-    request adding a paylist to `history.paylists` shows it so, for its reviewers."""
+    request adding a paylist to `history.paylists` shows it so, for its reviewers. `at_base`:
+    the ids the files held at the pull request's base, which it does not add (None: unknown,
+    every known paylist of the window is named)."""
+    base = frozenset(at_base or ())
     return [
         f"history.paylists: paylist {item.paylist_id} ({grouped(item.total)}, "
         f"{item.description!r}) is known history, not untraced money: only the account's own "
         "past belongs there"
         for item in report.known
+        if item.paylist_id not in base
     ]
 
 

@@ -51,6 +51,15 @@ class Check(enum.Enum):
     EMAIL = "email"  #: a valid address (no DNS look-up), unique across the files
 
 
+class Value(enum.Enum):
+    """How a field's value in the file becomes the model's: the reader that builds a worker
+    (`DesiredWorker.from_fields`) converts it once, as it reads it (the rules validated it)."""
+
+    TEXT = "text"  #: as written
+    AMOUNT = "amount"  #: a plain decimal's text (or number), as a Decimal of two places
+    DAY = "day"  #: YYYY-MM-DD (or the date YAML reads it as), as a date
+
+
 _TEXT_SCHEMA: Mapping[str, Any] = {"$ref": "#/$defs/text"}
 
 
@@ -64,6 +73,7 @@ class WorkerField:
     `Worker`'s, None for a text carried in its `more`; `live_rank`: its place in the list
     (§2.1), the order `ignoreChanges` names and the fingerprint read them in.
     `schema`: the JSON Schema of its value in a desired-state file; `saved`: in a saved plan.
+    `value`: how the reader converts the file's value (a field without an attribute is text).
     """
 
     key: str
@@ -79,11 +89,14 @@ class WorkerField:
     sent: bool = True  #: in the invitation item
     schema: Mapping[str, Any] = field(default_factory=lambda: _TEXT_SCHEMA)
     saved: Mapping[str, Any] | None = None  #: None: text
+    value: Value = Value.TEXT
 
     def __post_init__(self) -> None:
         for name in (self.attribute, self.live_attribute):
             if name is not None and not name.isidentifier():  # compiled into readers
                 raise ValueError(f"{self.key}: {name!r} is not an attribute's name")
+        if self.attribute is None and self.value is not Value.TEXT:
+            raise ValueError(f"{self.key}: a field without an attribute is text (`more`)")
 
     @property
     def compared(self) -> bool:
@@ -260,6 +273,7 @@ WORKER_FIELDS = WorkerFields(
             sent=False,
             schema={"$ref": "#/$defs/amount"},
             saved={"type": "string", "pattern": "^(0|[1-9][0-9]*)\\.[0-9]{2}$"},
+            value=Value.AMOUNT,
         ),
         WorkerField(
             ENDED,
@@ -271,6 +285,7 @@ WORKER_FIELDS = WorkerFields(
             sent=False,
             schema=_DAY_SCHEMA,
             saved=_DAY_SCHEMA,
+            value=Value.DAY,
         ),
         WorkerField(
             REHIRE,
@@ -282,6 +297,7 @@ WORKER_FIELDS = WorkerFields(
             sent=False,
             schema=_DAY_SCHEMA,
             saved=_DAY_SCHEMA,
+            value=Value.DAY,
         ),
     )
 )

@@ -2,8 +2,9 @@
 
 The job that joins a matrix's plans into one comment holds no account's secrets, so it cannot
 read the accounts again: it shows what each signed plan recorded (its changes, its payruns,
-the drift and unmanaged workers it counted), in the same risk-ranked sections as a plan's
-comment. `apply DIR` checks everything again (signature, account, staleness) before a write.
+the drift and unmanaged workers it counted, its warnings), in the same risk-ranked sections as
+a plan's comment. `apply DIR` checks everything again (signature, account, staleness) before a
+write.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from reconciler.render.sections import (
     LIST_CAP,
     PAYRUNS,
     REMOVALS,
+    WARNINGS,
     WEBHOOK,
     Item,
     Section,
@@ -82,6 +84,9 @@ def _sections(saved: SavedPlan) -> Iterator[Section]:
     yield Section("Webhook", WEBHOOK, hooks, "webhook change", False)
     payruns = tuple(_payrun(record) for record in saved.payruns)
     yield Section(f"Payruns to pay ({counted(len(payruns))})", PAYRUNS, payruns, "payrun", False)
+    # Risk first, as the plan said them: made in the service, the files' history unknown, ...
+    warnings = tuple((Line(clean(w)),) for w in saved.reported.get("warnings", ()))
+    yield Section(f"Warnings ({counted(len(warnings))})", WARNINGS, warnings, "warning")
     invites = tuple(_invite(r) for r in records if r["action"] == "invite")
     yield Section(f"Invitations ({counted(len(invites))})", INVITATIONS, invites, "invitation")
     drift = tuple(_drift(entry) for entry in saved.reported["drift"])

@@ -308,13 +308,17 @@ def plan_accounts(
 @click.option("--work-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="A folder for the reports.")  # fmt: skip
 @click.option("--fail-on-drift", type=bool, default=False, help="Exit 2 on drift too.")
-def drift_accounts(names: str, work_dir: Path, fail_on_drift: bool) -> None:
+@click.option("--strict", type=bool, default=True, show_default=True,
+              help="Run drift --strict (unmanaged workers and conflicts count as drift); false "
+              "reports them without opening the issue for them.")  # fmt: skip
+def drift_accounts(names: str, work_dir: Path, fail_on_drift: bool, strict: bool) -> None:
     """Check each account for drift; keep its drift issue and adoption pull request; exit 1
     when a check failed (after every one ran)."""
     from reconciler.gitops.account_jobs import DriftJob
     from reconciler.gitops.account_jobs import drift_accounts as drift
 
-    raise click.exceptions.Exit(drift(account_names([names]), DriftJob(work_dir, fail_on_drift)))
+    job = DriftJob(work_dir, fail_on_drift, strict=strict)
+    raise click.exceptions.Exit(drift(account_names([names]), job))
 
 
 #: The `reconciler github` commands of the accounts workflows.

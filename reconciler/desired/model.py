@@ -71,10 +71,6 @@ class DesiredWorker:
         already (a file of ASCII without escapes), which NFC leaves as it is.
         """
         worker: DesiredWorker = _reading(worker_fields.WORKER_FIELDS)(cls, item, item.get)
-        if worker.pay is not None:  # validated: a plain decimal's text (`payruns.parse_amount`)
-            worker = replace(worker, pay=Decimal(str(worker.pay)).quantize(CENT))
-        if worker.ended is not None or worker.rehire is not None:  # days, validated
-            worker = replace(worker, ended=_day(worker.ended), rehire=_day(worker.rehire))
         return worker if ascii_text else worker._in_nfc()
 
     def _in_nfc(self) -> DesiredWorker:
@@ -108,6 +104,16 @@ def _day(value: object) -> date | None:
     return date.fromisoformat(str(value))
 
 
+def _amount(value: object) -> Decimal | None:
+    """A worker's amount (`pay`) as the file holds it, validated: a plain decimal's text (or
+    a number YAML read) with two places (`desired.payruns.amount_problem`)."""
+    return None if value is None else Decimal(str(value)).quantize(CENT)
+
+
+#: What the reader calls on a field's value, by its kind (`WorkerField.value`).
+_CONVERT = {worker_fields.Value.AMOUNT: "_amount", worker_fields.Value.DAY: "_day"}
+
+
 _ATTRIBUTES = [item.name for item in dataclasses.fields(DesiredWorker)]
 #: The attributes before `ignore_changes`: the table's fields that have one.
 _TEXT_ATTRIBUTES = tuple(_ATTRIBUTES[: _ATTRIBUTES.index("ignore_changes")])
@@ -116,8 +122,9 @@ _TEXT_ATTRIBUTES = tuple(_ATTRIBUTES[: _ATTRIBUTES.index("ignore_changes")])
 @functools.cache
 def _reading(table: worker_fields.WorkerFields) -> Callable[..., DesiredWorker]:
     """What builds a worker from a file's: the table's fields in the model's order of
-    attributes, positional (100,000 of them are built at a time), then `ignoreChanges` and
-    those it holds in `more`; compiled once per table. A table naming an attribute the model
+    attributes, positional (100,000 of them are built at a time), each converted as its row
+    says (`WorkerField.value`: an amount, a day), then `ignoreChanges` and those it holds in
+    `more`; compiled once per table. A table naming an attribute the model
     lacks (or lacking one it has) is refused."""
     by_attribute = {item.attribute: item for item in table if item.attribute is not None}
     if set(by_attribute) != set(_TEXT_ATTRIBUTES):
@@ -125,14 +132,15 @@ def _reading(table: worker_fields.WorkerFields) -> Callable[..., DesiredWorker]:
             f"the worker fields' attributes {sorted(by_attribute)} are not DesiredWorker's "
             f"{sorted(_TEXT_ATTRIBUTES)}"
         )
-    values = [
-        f"item[{item.key!r}]" if item.required else f"get({item.key!r})"
-        for item in map(by_attribute.__getitem__, _TEXT_ATTRIBUTES)
-    ]
+    values = []
+    for item in map(by_attribute.__getitem__, _TEXT_ATTRIBUTES):
+        value = f"item[{item.key!r}]" if item.required else f"get({item.key!r})"
+        convert = _CONVERT.get(item.value)
+        values.append(value if convert is None else f"{convert}({value})")
     values.append('_NOTHING_IGNORED if (i := get("ignoreChanges")) is None else frozenset(i)')
     more = tuple(item.key for item in table if item.attribute is None)
     values.append(f"_more(get, {more!r})" if more else "()")
-    names = {"_NOTHING_IGNORED": _NOTHING_IGNORED, "_more": _more}
+    names = {"_NOTHING_IGNORED": _NOTHING_IGNORED, "_more": _more, "_amount": _amount, "_day": _day}
     build: Callable[..., DesiredWorker]
     build = quick_function("build", "cls, item, get", f"cls({', '.join(values)})", names)
     return build
@@ -215,6 +223,10 @@ class ListedBefore:
 
     ids: frozenset[str] | None
     why: str = ""
+    #: The `history.paylists` ids the files held at the merge base of HEAD and the default
+    #: branch (a pull request's base); None when it is unknown (no remote names the default
+    #: branch, or no git): a plan then names every known paylist of the window as a risk.
+    known_at_base: frozenset[int] | None = None
 
 
 @dataclass(frozen=True, slots=True)

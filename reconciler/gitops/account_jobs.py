@@ -29,11 +29,14 @@ FAILED_ON_DRIFT = 2
 
 @dataclass(frozen=True, slots=True)
 class DriftJob:
-    """What the drift job was given: a work folder, and whether drift fails it."""
+    """What the drift job was given: a work folder, whether drift fails it, and its drift mode
+    (`strict`: `drift --strict`, unmanaged workers and conflicts count as drift; else they are
+    reported without opening the issue for them), as the single action's `strict` input."""
 
     work: Path
     fail_on_drift: bool = False
     title: str = DRIFT_TITLE
+    strict: bool = True
 
 
 def drift_accounts(names: list[str], job: DriftJob, run: Run | None = None) -> int:
@@ -60,7 +63,8 @@ def _drift_one(name: str, job: DriftJob, run: Run) -> int:
     report = job.work / f"drift-{name}.md"
     adoption = job.work / f"adopt-{name}.json"
     adoption.unlink(missing_ok=True)
-    status = run(["drift", "--account", name, "--strict", "--format", "markdown"], report)
+    mode = ["--strict"] if job.strict else []
+    status = run(["drift", "--account", name, *mode, "--format", "markdown"], report)
     # What changed live, proposed as a pull request (docs/adopt.md); the dry run exits 2 when
     # there is something to adopt. A failed one leaves no file: the pull request is left as is.
     adopt = ["adopt", "--account", name, "--dry-run", "--format", "json"]

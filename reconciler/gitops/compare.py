@@ -16,8 +16,10 @@ from typing import Any
 
 from reconciler.words import counted, plural
 
-#: What a change record holds that is not part of what it does.
-_NOT_COMPARED = frozenset({"fingerprint"})
+#: What a change record holds that is not part of what it does: the live state's fingerprint,
+#: and a payrun's variance (what changed since the payrun paid before: what it is compared
+#: with, which a payrun paid between the review and the merge moves, not what it pays).
+_NOT_COMPARED = frozenset({"fingerprint", "variance"})
 
 Record = Mapping[str, Any]
 

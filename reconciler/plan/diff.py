@@ -142,7 +142,8 @@ def diff(desired: DesiredState, live: LiveState, options: PlanOptions | None = N
             traced_paylists(units_of(desired.payruns), window_paylists(live.money)),
             {known.paylist_id: known.total for known in desired.history},
         )
-        warnings.extend(known_lines(money))
+        listed = desired.listed
+        warnings.extend(known_lines(money, None if listed is None else listed.known_at_base))
     return Plan(
         money=money,
         payruns=payruns,

@@ -25,9 +25,11 @@ from reconciler.plan.changes import (
     Kept,
     PastAgreement,
     Replace,
+    Resource,
     Unmanaged,
     WebhookCreate,
     WebhookUpdate,
+    live_worker_resource,
 )
 from reconciler.plan.money import LiveMoney, MoneyReport
 from reconciler.plan.payrun_checks import WalletCheck
@@ -161,10 +163,26 @@ class Ignored:
 
 @dataclass(frozen=True, slots=True)
 class ClosedEntry:
-    """A worker closed in the service as the outputs show it (a saved plan keeps these)."""
+    """A worker closed in the service as the outputs show it (a saved plan keeps these): its
+    address and why, and for the plan's JSON its externalId, `rehire:` and closed agreements
+    (None in a plan saved before it kept them, which the JSON leaves out)."""
 
     address: str
     reason: str
+    external_id: str | None = None
+    rehire: str | None = None
+    agreements: tuple[Resource, ...] | None = None
+
+    @classmethod
+    def of(cls, closed: ClosedInService) -> ClosedEntry:
+        rehire = closed.worker.rehire
+        return cls(
+            closed.address,
+            closed.reason,
+            closed.external_id,
+            None if rehire is None else rehire.isoformat(),
+            tuple(live_worker_resource(past.agreement) for past in closed.history),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +196,8 @@ class Reported:
     drift: tuple[DriftEntry, ...] = ()
     money: MoneyReport | None = None
     closed: tuple[ClosedEntry, ...] = ()
+    #: The open agreements made in the service (`live_worker_resource`'s) it reported.
+    made_in_service: tuple[Resource, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,8 +263,15 @@ class Plan:
     def closed_entries(self) -> tuple[ClosedEntry, ...]:
         """The workers closed in the service to show: this plan's, or a saved plan's."""
         if self.closed:
-            return tuple(ClosedEntry(closed.address, closed.reason) for closed in self.closed)
+            return tuple(ClosedEntry.of(closed) for closed in self.closed)
         return self.reported.closed if self.reported is not None else ()
+
+    @property
+    def made_entries(self) -> tuple[Resource, ...]:
+        """The open agreements made in the service to show: this plan's, or a saved plan's."""
+        if self.made_in_service:
+            return tuple(live_worker_resource(agreement) for agreement in self.made_in_service)
+        return self.reported.made_in_service if self.reported is not None else ()
 
     @property
     def has_changes(self) -> bool:
@@ -254,7 +281,7 @@ class Plan:
         """`drift`'s verdict: changes or drift (workers closed or made in the service count:
         `adopt` proposes them); with `--strict`, unmanaged workers, conflicts
         and money that needs action (untraced, failed, stuck) too."""
-        if self.has_changes or self.drift or self.closed_entries or self.made_in_service:
+        if self.has_changes or self.drift or self.closed_entries or self.made_entries:
             return True
         money = self.money is not None and self.money.needs_action
         return strict and bool(self.unmanaged or self.conflicts or money)

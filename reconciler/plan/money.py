@@ -34,6 +34,7 @@ from decimal import Decimal
 from reconciler.identity import payment_key
 from reconciler.money import grouped
 from reconciler.plan.payruns import LivePaylist
+from reconciler.plan.register import FAILED, PAID, PENDING, bucket, month_of, moved_at
 from reconciler.service.models import JournalEntry, Payment, Wallet
 from reconciler.words import plural
 
@@ -139,6 +140,18 @@ class Figure:
 
 
 @dataclass(frozen=True, slots=True)
+class MonthMoney:
+    """What moved in one month of the window, every paylist of it (traced or not): each
+    payment in the month its money moved (`reconciler.plan.register.moved_at`), as the payroll
+    register counts it."""
+
+    month: str
+    paid: Decimal = _ZERO
+    failed: Decimal = _ZERO
+    pending: Decimal = _ZERO
+
+
+@dataclass(frozen=True, slots=True)
 class MoneyReport:
     """The money of the window: traced, untraced, needing action, and the wallet."""
 
@@ -153,6 +166,9 @@ class MoneyReport:
     balance: Decimal | None
     #: The window's paylists `history.paylists` names with their totals: known, not untraced.
     known: tuple[Untraced, ...] = ()
+    #: The window's months, oldest first, for the drift issue's chart (a saved plan keeps none:
+    #: only `drift` draws them).
+    months: tuple[MonthMoney, ...] = ()
 
     @property
     def needs_action(self) -> bool:
@@ -256,17 +272,37 @@ def money_report(
         ),
         balance=None if live.wallet is None else live.wallet.balance,
         known=known_in_window,
+        months=_months((payment for p in in_window for payment in by_paylist[p.paylist_id]), since),
     )
 
 
-def known_lines(report: MoneyReport) -> list[str]:
+def _months(payments: Iterable[Payment], since: datetime) -> tuple[MonthMoney, ...]:
+    """Paid, failed and pending by the month the money moved, of the payments that moved in
+    the window (or whose time the service did not give: `undated`, last)."""
+    sums: dict[str, dict[str, Decimal]] = {}
+    for payment in payments:
+        moment = moved_at(payment)
+        if moment is not None and moment < since:
+            continue
+        of_month = sums.setdefault(month_of(moment), {PAID: _ZERO, FAILED: _ZERO, PENDING: _ZERO})
+        of_month[bucket(str(payment.status))] += payment.amount
+    return tuple(
+        MonthMoney(month, of[PAID], of[FAILED], of[PENDING]) for month, of in sorted(sums.items())
+    )
+
+
+def known_lines(report: MoneyReport, at_base: Collection[int] | None = None) -> list[str]:
     """A plan's risk lines for the known history that hides money of the window now: a pull
-    request adding a paylist to `history.paylists` shows it so, for its reviewers."""
+    request adding a paylist to `history.paylists` shows it so, for its reviewers. `at_base`:
+    the ids the files held at the pull request's base, which it does not add (None: unknown,
+    every known paylist of the window is named)."""
+    base = frozenset(at_base or ())
     return [
         f"history.paylists: paylist {item.paylist_id} ({grouped(item.total)}, "
         f"{item.description!r}) is known history, not untraced money: only the account's own "
         "past belongs there"
         for item in report.known
+        if item.paylist_id not in base
     ]
 
 

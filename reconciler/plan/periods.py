@@ -14,7 +14,7 @@ paid is the payrun (`payruns._paid_period`), so a rate changed since pays nothin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import date
 
@@ -131,3 +131,14 @@ def with_variance(
         if variance is not None:
             found[id(group[0])] = variance
     return tuple(replace(d, variance=found[id(d)]) if id(d) in found else d for d in decisions)
+
+
+def with_saved_variance(
+    decisions: Sequence[PayrunDecision], saved: Mapping[str, Variance | None]
+) -> tuple[PayrunDecision, ...]:
+    """The decisions of a resumed plan, each payrun to pay with the variance its saved plan
+    kept (`saved`, by address: what the reviewer saw), not one read again from the account,
+    which may have paid another payrun since."""
+    return tuple(
+        replace(d, variance=saved.get(d.address)) if d.state == TO_PAY else d for d in decisions
+    )

@@ -21,7 +21,6 @@ import hmac
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
 from typing import Any
 
 from reconciler.desired.interpolate import InterpolationError, interpolate
@@ -29,7 +28,6 @@ from reconciler.desired.model import (
     DesiredWebhook,
     DesiredWorker,
     InactivationLimit,
-    PayrunPayment,
     WebhookHeader,
 )
 from reconciler.plan.changes import (
@@ -44,7 +42,7 @@ from reconciler.plan.changes import (
 from reconciler.plan.diff import assess, diff_webhook
 from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
-from reconciler.plan.model import ClosedEntry, DriftEntry, LiveState, Plan, Reported
+from reconciler.plan.model import DriftEntry, LiveState, Plan, Reported
 from reconciler.plan.payrun_checks import WalletCheck
 from reconciler.plan.payruns import (
     CONFLICT,
@@ -54,16 +52,19 @@ from reconciler.plan.payruns import (
     decide_units,
     paylist_key,
 )
-from reconciler.plan.periods import with_variance
+from reconciler.plan.periods import with_saved_variance, with_variance
 from reconciler.plan.saved import (
     CLOCK_SKEW,
     DEFAULT_MAX_AGE,
     VALUE_LABEL,
     SavedPlan,
     StalePlan,
+    closed_of,
     money_of,
+    payment_of,
 )
 from reconciler.plan.signing import PlanKey, UntrustedPlan
+from reconciler.plan.variance import variance_from
 from reconciler.secrets import Secret, webhook_url
 from reconciler.service.models import Worker
 from reconciler.words import counted
@@ -113,13 +114,15 @@ def resume(
     reported = _reported(saved.reported)
     risks = tuple(str(line) for line in saved.reported.get("ignore_risks", ()))
     return Plan(
+        # As the plan said them when it was made (the ignore rules that hide too much among
+        # them); a plan saved before it kept them: the broad rules' warnings alone, or none.
+        warnings=tuple(str(line) for line in saved.reported.get("warnings", risks)),
         changes=tuple(changes),
         safety=assess(owned_open, inactivations, limit),
         reported=reported,
         payruns=payruns,
         wallet=wallet,
         money=reported.money,
-        warnings=risks,  # the ignore rules that hide too much, as the fresh plan warned
         ignore_risks=risks,
     )
 
@@ -143,10 +146,7 @@ def _payruns(
                 "payrun's: nothing was applied",
                 hint=_AGAIN,
             )
-        payments = tuple(
-            PayrunPayment(item["email"], Decimal(item["amount"]), item["description"])
-            for item in record["payments"]
-        )
+        payments = tuple(payment_of(item) for item in record["payments"])
         reviewed = tuple(item["agreementId"] for item in record["payments"])
         units.append(
             Unit(record["id"], record["part"], record["description"], payments, reviewed, period)
@@ -159,7 +159,11 @@ def _payruns(
         closing=closed_agreements(changes),
         max_payout=saved.max_payout,
     )
-    decisions = with_variance(decisions, live.paylists)  # as `diff` shows it: same comment
+    if all("variance" in record for record in saved.payruns):  # what the reviewer saw
+        kept = {record["address"]: variance_from(record["variance"]) for record in saved.payruns}
+        decisions = with_saved_variance(decisions, kept)
+    else:  # a plan saved before it kept them: read again, as `diff` shows it
+        decisions = with_variance(decisions, live.paylists)
     return tuple(_at_merge(decision) for decision in decisions), wallet
 
 
@@ -310,7 +314,8 @@ def _reported(record: dict[str, Any]) -> Reported:
         for entry in record.get("drift", ())
     )
     money = money_of(record.get("money"))
-    closed = tuple(ClosedEntry(c["address"], c["reason"]) for c in record.get("closed", ()))
+    closed = tuple(closed_of(entry) for entry in record.get("closed", ()))
+    made = tuple(record.get("made_in_service", ()))
     return Reported(
-        record["drifted"], record["unmanaged"], record["conflicts"], drift, money, closed
+        record["drifted"], record["unmanaged"], record["conflicts"], drift, money, closed, made
     )

@@ -29,19 +29,20 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from reconciler.desired.model import DesiredWebhook
+from reconciler.desired.model import DesiredWebhook, PayrunPayment
 from reconciler.errors import ReconcilerError, Refused
 from reconciler.money import two_places
 from reconciler.plan.account import Account
 from reconciler.plan.changes import Change, Inactivate, Invite, Replace, WebhookCreate
 from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
-from reconciler.plan.model import DriftEntry, LiveState, Plan
+from reconciler.plan.model import ClosedEntry, DriftEntry, LiveState, Plan
 from reconciler.plan.money import Figure, MoneyReport, PaymentAlert, Untraced
 from reconciler.plan.payruns import PayrunDecision
 from reconciler.plan.review import Review
 from reconciler.plan.saved_schema import document_problem
 from reconciler.plan.signing import PlanKey, sign, verify
+from reconciler.plan.variance import variance_record
 from reconciler.regular import NotRegular, TooLarge, open_regular, read_regular
 from reconciler.secrets import MASK, Secret
 
@@ -112,10 +113,12 @@ def saved_plan_document(
             "conflicts": summary.conflicts,
             "drift": [drift_record(entry) for entry in plan.drift_entries],
             "money": money_record(plan.money),
-            "closed": [
-                {"address": entry.address, "reason": entry.reason} for entry in plan.closed_entries
-            ],
+            "closed": [closed_record(entry) for entry in plan.closed_entries],
+            "made_in_service": list(plan.made_entries),
+            # Risk first, as the plan said them: made in the service, the files' history
+            # unknown (a shallow clone), ignore rules matching nothing, ...
             "ignore_risks": list(plan.ignore_risks),
+            "warnings": list(plan.warnings),
         },
         "changes": [
             {
@@ -129,6 +132,31 @@ def saved_plan_document(
     }
     document["mac"] = sign(document, key)
     return document
+
+
+def closed_record(entry: ClosedEntry) -> dict[str, Any]:
+    """A worker closed in the service as the saved plan keeps it: why, and for the resumed
+    plan's JSON its externalId, `rehire:` and closed agreements (`closed_of` reads it back)."""
+    record: dict[str, Any] = {"address": entry.address, "reason": entry.reason}
+    if entry.agreements is not None:
+        record |= {
+            "externalId": entry.external_id,
+            "rehire": entry.rehire,
+            "agreements": list(entry.agreements),
+        }
+    return record
+
+
+def closed_of(record: Mapping[str, Any]) -> ClosedEntry:
+    """`closed_record` read back (a plan saved before it kept more: its address and why)."""
+    agreements = record.get("agreements")
+    return ClosedEntry(
+        record["address"],
+        record["reason"],
+        record.get("externalId"),
+        record.get("rehire"),
+        None if agreements is None else tuple(agreements),
+    )
 
 
 def drift_record(entry: DriftEntry) -> dict[str, Any]:
@@ -254,18 +282,38 @@ def payrun_record(decision: PayrunDecision) -> dict[str, Any]:
         "idempotence_key": decision.key,
         "description": decision.description,
         "payments": [
-            {
-                "email": p.email,
-                "agreementId": agreement,
-                "amount": two_places(p.amount),
-                "description": p.description,
-            }
+            payment_record(p, agreement)
             for p, agreement in zip(decision.payments, decision.agreements, strict=True)
         ],
     }
     if decision.period is not None:
         record["period"] = decision.period
+    # What changed since the payrun paid before, as reviewed (null: none was paid): kept, so
+    # the plan's apply and comment show it, not one read again later.
+    record["variance"] = variance_record(decision.variance)
     return record
+
+
+def payment_record(payment: PayrunPayment, agreement: int | None) -> dict[str, Any]:
+    """A payment to pay as the saved plan carries it: its payee's email and the agreement
+    reviewed, and the externalId it was written with (`worker`, where one was), so the apply of
+    the saved plan names the payee in its ledger as a fresh plan's does."""
+    record: dict[str, Any] = {
+        "email": payment.email,
+        "agreementId": agreement,
+        "amount": two_places(payment.amount),
+        "description": payment.description,
+    }
+    if payment.worker is not None:
+        record["worker"] = payment.worker
+    return record
+
+
+def payment_of(record: Mapping[str, Any]) -> PayrunPayment:
+    """`payment_record` read back (a plan saved before it kept `worker`: by email alone)."""
+    return PayrunPayment(
+        record["email"], Decimal(record["amount"]), record["description"], record.get("worker")
+    )
 
 
 def write_saved_plan(path: Path, document: Mapping[str, Any]) -> None:

@@ -103,6 +103,21 @@ _DRIFT = _object(
         },
     }
 )
+_PAID = {"type": "string", "pattern": _MONEY}
+#: What changed since the payrun paid before, as reviewed (`variance.variance_record`).
+_VARIANCE = _object(
+    {
+        "before": _TEXT,
+        "added": {"type": "array", "items": _object({"email": _TEXT, "amount": _PAID})},
+        "removed": {"type": "array", "items": _object({"email": _TEXT, "amount": _PAID})},
+        "changed": {
+            "type": "array",
+            "items": _object({"email": _TEXT, "before": _PAID, "after": _PAID}),
+        },
+        "before_total": _PAID,
+        "after_total": _PAID,
+    }
+)
 _PAYRUN = _object(
     {
         "address": _TEXT,
@@ -119,13 +134,18 @@ _PAYRUN = _object(
                 {
                     "email": _TEXT,
                     "agreementId": _AGREEMENT,
-                    "amount": {"type": "string", "pattern": _MONEY},
+                    "amount": _PAID,
                     "description": _TEXT,
-                }
+                },
+                {"worker": _TEXT},  # optional: plans saved before it name the payee by email
             ),
         },
     },
-    {"period": {"type": "string", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])$"}},
+    {
+        "period": {"type": "string", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])$"},
+        # Optional: plans saved before it read what changed again from the account.
+        "variance": {"oneOf": [{"type": "null"}, _VARIANCE]},
+    },
 )
 
 _AMOUNT = {"type": "string", "pattern": r"^-?[0-9]{1,20}(\.[0-9]{1,20})?$"}
@@ -174,6 +194,19 @@ _MONEY_REPORT = {
     ]
 }
 
+#: A live agreement in the file's field names (`changes.live_worker_resource`).
+_RESOURCE = {
+    "type": "object",
+    "required": ["agreementId", "status"],
+    "additionalProperties": {"type": ["string", "integer", "null"], "maxLength": 100_000},
+}
+#: A worker closed in the service (`saved.closed_record`); plans saved before it kept only
+#: the address and why.
+_CLOSED = _object(
+    {"address": _TEXT, "reason": _TEXT},
+    {"externalId": _TEXT, "rehire": _SHOWN, "agreements": {"type": "array", "items": _RESOURCE}},
+)
+
 SCHEMA: dict[str, Any] = _object(
     {
         "format": {"const": "reconciler-plan"},
@@ -216,7 +249,9 @@ SCHEMA: dict[str, Any] = _object(
             {  # optional: plans saved before them
                 "drift": {"type": "array", "items": _DRIFT},
                 "money": _MONEY_REPORT,
-                "closed": {"type": "array", "items": _object({"address": _TEXT, "reason": _TEXT})},
+                "closed": {"type": "array", "items": _CLOSED},
+                "made_in_service": {"type": "array", "items": _RESOURCE},
+                "warnings": {"type": "array", "items": _TEXT},
                 #: The ignore rules that hide too much, as the plan warned of them.
                 "ignore_risks": {"type": "array", "items": _TEXT},
             },

@@ -6,7 +6,9 @@ period paid before its own (the nearest earlier month whose paylist key the acco
 to two years back); a written payrun with the account's newest paylist. Payees are compared as
 payments are (`reconciler.payee`); a payment that FAILED was not paid, so it is not counted.
 The variance rides on the payrun's first paylist (its part 1, or its only one:
-`periods.with_variance`).
+`periods.with_variance`). A saved plan keeps it as reviewed (`variance_record`, signed with
+the rest), so its apply and its comment show what the reviewer saw, even once the account has
+paid another payrun since (`periods.with_saved_variance`).
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from reconciler.desired.model import PayrunPayment
+from reconciler.money import two_places
 from reconciler.payee import payee_key
 from reconciler.plan.payrun_keys import LivePaylist, paylist_key
 
@@ -112,3 +116,37 @@ def _by_payee(payments: Iterable[tuple[str, Decimal]]) -> dict[str, tuple[str, D
         shown, total = found.get(key, (email, Decimal("0.00")))
         found[key] = (shown, total + amount)
     return found
+
+
+def variance_record(variance: Variance | None) -> dict[str, Any] | None:
+    """The variance as the saved plan keeps it (amounts two-place strings; None: none)."""
+    if variance is None:
+        return None
+    return {
+        "before": variance.before,
+        "added": [{"email": e, "amount": two_places(a)} for e, a in variance.added],
+        "removed": [{"email": e, "amount": two_places(a)} for e, a in variance.removed],
+        "changed": [
+            {"email": e, "before": two_places(b), "after": two_places(a)}
+            for e, b, a in variance.changed
+        ],
+        "before_total": two_places(variance.before_total),
+        "after_total": two_places(variance.after_total),
+    }
+
+
+def variance_from(record: dict[str, Any] | None) -> Variance | None:
+    """`variance_record` read back."""
+    if record is None:
+        return None
+    return Variance(
+        record["before"],
+        tuple((item["email"], Decimal(item["amount"])) for item in record["added"]),
+        tuple((item["email"], Decimal(item["amount"])) for item in record["removed"]),
+        tuple(
+            (item["email"], Decimal(item["before"]), Decimal(item["after"]))
+            for item in record["changed"]
+        ),
+        Decimal(record["before_total"]),
+        Decimal(record["after_total"]),
+    )

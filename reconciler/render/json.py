@@ -19,7 +19,6 @@ from reconciler.money import two_places
 from reconciler.plan.changes import (
     WEBHOOK_ADDRESS,
     Change,
-    ClosedInService,
     Conflict,
     Drift,
     FieldChange,
@@ -33,7 +32,7 @@ from reconciler.plan.changes import (
     webhook_resource,
     worker_address,
 )
-from reconciler.plan.model import Plan
+from reconciler.plan.model import ClosedEntry, Plan
 from reconciler.plan.payrun_checks import WalletCheck
 from reconciler.plan.payruns import PayrunDecision, parts_of
 from reconciler.plan.variance import Variance
@@ -98,7 +97,9 @@ def _document(plan: Plan) -> dict[str, Any]:
         "conflicts": Stream(_conflict(conflict) for conflict in plan.conflicts),
         "unmanaged": Stream(_unmanaged(item) for item in plan.unmanaged),
         "history": Stream(_history(past) for past in plan.history),
-        "closed_in_service": [_closed(closed) for closed in plan.closed],
+        "closed_in_service": [
+            _closed(entry) for entry in plan.closed_entries if entry.agreements is not None
+        ],
         "warnings": list(plan.warnings),
         "ignored": [
             {
@@ -354,13 +355,14 @@ def _unmanaged(item: Unmanaged) -> dict[str, Any]:
     return {**live_worker_resource(item.agreement), "reason": item.reason}
 
 
-def _closed(closed: ClosedInService) -> dict[str, Any]:
+def _closed(entry: ClosedEntry) -> dict[str, Any]:
+    """A worker closed in the service: this plan's, or the one its saved plan kept."""
     return {
-        "address": closed.address,
-        "externalId": closed.external_id,
-        "reason": closed.reason,
-        "rehire": None if closed.worker.rehire is None else closed.worker.rehire.isoformat(),
-        "agreements": [live_worker_resource(past.agreement) for past in closed.history],
+        "address": entry.address,
+        "externalId": entry.external_id,
+        "reason": entry.reason,
+        "rehire": entry.rehire,
+        "agreements": list(entry.agreements or ()),
     }
 
 

@@ -74,18 +74,24 @@ class MarkdownRenderer:
         self._view = View(show_unmanaged=show_unmanaged)
         self._limit = limit
         self._strict = strict
+        self._drift = drift
         self._title = "reconciler drift report" if drift else "reconciler plan"
 
     def render(self, plan: Plan) -> str:
         capped = self._limit is not None
-        head = "\n".join(_head(plan, self._title, self._strict, capped=capped)) + "\n\n"
+        lines = _head(plan, self._title, self._strict, capped=capped, chart=self._drift)
+        head = "\n".join(lines) + "\n\n"
         found = sections(plan, self._view)
         fence = code_fence(line.text for s in found for item in s.items for line in item)
         budget = None if self._limit is None else self._limit - len(head) - NOTE_ROOM
         return head + fit(found, fence, budget)
 
 
-def _head(plan: Plan, title: str, strict: bool, *, capped: bool) -> Iterator[str]:
+def _head(
+    plan: Plan, title: str, strict: bool, *, capped: bool, chart: bool = False
+) -> Iterator[str]:
+    """The summary, the warnings, the payruns and the money (`chart`: with the chart of the
+    window's months, as the drift issue shows it)."""
     summary = plan.summary.as_dict()
     yield f"### {title}"
     yield ""
@@ -109,7 +115,7 @@ def _head(plan: Plan, title: str, strict: bool, *, capped: bool) -> Iterator[str
         yield ""
     yield from _payruns_table(plan, capped=capped)
     if plan.money is not None:
-        yield from money_markdown(plan.money, escape)
+        yield from money_markdown(plan.money, escape, chart=chart)
     emails = plan.summary.invitation_emails
     yield (
         f"Apply would send {plural(emails, 'invitation e-mail')}."

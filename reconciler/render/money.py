@@ -6,14 +6,15 @@ or JSON.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
 from reconciler.money import grouped, two_places
-from reconciler.plan.money import Figure, MoneyReport, PaymentAlert, Untraced
+from reconciler.plan.money import Figure, MoneyReport, MonthMoney, PaymentAlert, Untraced
 from reconciler.render.base import clean, show_paid
+from reconciler.render.chart import months_chart
 from reconciler.words import counted, plural
 
 #: Rows of each list in Markdown; the rest is counted.
@@ -35,9 +36,11 @@ def money_text_lines(report: MoneyReport) -> Iterator[str]:
         yield from (f"  ! {_alert(alert)}" for alert in report.stuck)
 
 
-def money_markdown(report: MoneyReport, escape: Any) -> Iterator[str]:
+def money_markdown(report: MoneyReport, escape: Any, *, chart: bool = False) -> Iterator[str]:
     """The money table, then the untraced paylists and the payments needing action (at most
-    `MARKDOWN_ROWS` each). `escape` makes free text safe in Markdown."""
+    `MARKDOWN_ROWS` each). `escape` makes free text safe in Markdown. `chart` (the drift
+    issue's): after the table, the window's months as `reconciler report --format markdown`
+    draws them, and their table, which stands on its own where Mermaid is not drawn."""
     window = f"of {report.relative}" if report.relative else f"since {_date(report.since)}"
     yield f"| money {window} | count | total |"
     yield "|---|---:|---:|"
@@ -46,6 +49,8 @@ def money_markdown(report: MoneyReport, escape: Any) -> Iterator[str]:
     balance = "" if report.balance is None else f"{grouped(report.balance)}"
     yield f"| wallet balance | | {balance} |"
     yield ""
+    if chart and report.months:
+        yield from _months_markdown(report.months)
     groups = (
         (
             ":no_entry: **Untraced paylists** (never touched)",
@@ -64,6 +69,26 @@ def money_markdown(report: MoneyReport, escape: Any) -> Iterator[str]:
             more = counted(len(lines) - MARKDOWN_ROWS)
             yield f"- … and {more} more: run `reconciler drift` for all."
         yield ""
+
+
+def _months_markdown(months: Sequence[MonthMoney]) -> Iterator[str]:
+    """The chart of the months (at most `CHART_MONTHS`: a 35-day window has two or three), then
+    every month's row, so a forge that draws no Mermaid still shows them. A chart is a few
+    hundred characters: within GitHub's and GitLab's limits for a body and for a diagram."""
+    yield "Money of the window by month (every paylist of it, traced or not):"
+    yield ""
+    yield from months_chart([(month.month, month.paid, month.failed) for month in months])
+    yield ""
+    yield "| month | paid | failed | pending |"
+    yield "|---|---:|---:|---:|"
+    for month in months[-MARKDOWN_ROWS:]:
+        cells = (grouped(month.paid), grouped(month.failed), grouped(month.pending))
+        yield f"| {month.month} | {' | '.join(cells)} |"
+    if len(months) > MARKDOWN_ROWS:
+        yield ""
+        earlier = counted(len(months) - MARKDOWN_ROWS)
+        yield f"_And {earlier} earlier months: `reconciler report` has them._"
+    yield ""
 
 
 def money_json(report: MoneyReport) -> dict[str, Any]:

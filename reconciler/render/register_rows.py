@@ -14,6 +14,7 @@ from typing import Any
 from reconciler.money import two_places
 from reconciler.plan.register import Cause, MergeRecord, PaylistRow, Register, Sums
 from reconciler.render.json_stream import Stream, write_document
+from reconciler.render.rows import csv_cell
 
 #: What the register cannot say yet: the forge's record of each merge.
 SERVICE_SIDE = (
@@ -42,33 +43,33 @@ CSV_COLUMNS = (
 
 
 def register_csv(register: Register) -> str:
-    """One row a payment, with its month, paylist, payrun, period and merge record."""
+    """One row a payment, with its month, paylist, payrun, period and merge record (its cells
+    made as every CSV's are: `reconciler.render.rows.csv_cell`)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for row in register.payments:
         merge = row.merge
-        writer.writerow(
-            [
-                row.month,
-                row.paylist_id,
-                row.payrun_id or "",
-                "" if row.part is None else row.part,
-                row.period or "",
-                row.payment_id,
-                row.payee,
-                two_places(row.amount),
-                row.status,
-                row.cause or "",
-                row.description,
-                "" if row.created_at is None else row.created_at.isoformat(),
-                "" if row.updated_at is None else row.updated_at.isoformat(),
-                "" if merge is None else merge.commit,
-                "" if merge is None else merge.pull_request or "",
-                "" if merge is None else merge.author or "",
-                "" if merge is None else "; ".join(merge.approvers),
-            ]
+        cells: tuple[Any, ...] = (
+            row.month,
+            row.paylist_id,
+            row.payrun_id,
+            row.part,
+            row.period,
+            row.payment_id,
+            row.payee,
+            row.amount,
+            row.status,
+            row.cause,
+            row.description,
+            row.created_at,
+            row.updated_at,
+            None if merge is None else merge.commit,
+            None if merge is None else merge.pull_request,
+            None if merge is None else merge.author,
+            None if merge is None else "; ".join(merge.approvers),
         )
+        writer.writerow([csv_cell(cell) for cell in cells])
     return out.getvalue()
 
 

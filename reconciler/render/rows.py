@@ -131,7 +131,26 @@ def write_csv(rows: Iterable[object], columns: Sequence[str], out: Writer) -> No
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(columns)
     for row in rows:
-        writer.writerow([_cell(getattr(row, column)) for column in columns])
+        writer.writerow([csv_cell(getattr(row, column)) for column in columns])
+
+
+#: What a spreadsheet reads as the start of a formula (OWASP's "CSV Injection"): `=`, `+`, `-`,
+#: `@`, a tab and a carriage return.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+#: Values written as numbers or times, never as text a spreadsheet could run: a negative amount
+#: (`-12.50`, a withdrawal) stays a number.
+_NOT_TEXT = (Decimal, int, float, datetime)
+
+
+def csv_cell(value: Any) -> str:
+    """A value as a CSV cell, the one place every CSV the reconciler writes makes its cells:
+    amounts with two places (12.50), secrets masked, times in full, and a text cell that a
+    spreadsheet would run as a formula (a description `=HYPERLINK(...)`, a name `@SUM(...)`)
+    prefixed with `'`, as OWASP advises, so it shows as the text it is."""
+    text = _cell(value)
+    if text.startswith(_FORMULA_STARTS) and not isinstance(value, _NOT_TEXT):
+        return "'" + text
+    return text
 
 
 # -- written as it comes ---------------------------------------------------------------------

@@ -93,3 +93,31 @@ def test_outside_git_the_plan_says_it_cannot_tell_and_keeps_the_old_rule(
     assert "whether the files ever listed the workers to inactivate cannot be told" in (
         planned.stdout
     )
+
+
+def test_in_a_shallow_clone_the_plan_says_it_cannot_tell_and_keeps_the_old_rule(
+    account: SandboxServer, tmp_path: Path
+) -> None:
+    """A CI checkout of one commit (actions/checkout's default) has no history to tell HR's
+    invitation from a dropped one: the plan says so, naming the shallow clone and the fix."""
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    _git(origin, "init", "-q")
+    (origin / "workforce.yaml").write_text(HEAD + _workers(1, 2))
+    _git(origin, "add", ".")
+    _git(origin, "commit", "-qm", "ENG-001 and ENG-002")
+    (origin / "workforce.yaml").write_text(HEAD + _workers(1))
+    _git(origin, "commit", "-qam", "ENG-002 left")
+    _git(tmp_path, "clone", "-q", "--depth", "1", origin.as_uri(), "shallow")
+    path = tmp_path / "shallow" / "workforce.yaml"
+
+    planned = cli("plan", str(path), server=account)
+
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    said = " ".join(planned.stdout.split())
+    assert '- worker["ENG-003"]' in said and '- worker["ENG-002"]' in said  # the old rule
+    assert (
+        "whether the files ever listed the workers to inactivate cannot be told (the checkout "
+        "is a shallow clone (fetch-depth: 0 fetches it))" in said
+    )
+    assert "was made in the service" not in said

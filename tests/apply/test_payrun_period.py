@@ -206,3 +206,37 @@ def test_a_saved_plan_pays_the_period_as_reviewed(demo: SandboxServer, tmp_path:
     assert applied.returncode == 0, applied.stdout + applied.stderr
     (paylist,) = _paylists(demo)
     assert paylist["total"] == 1750.0
+
+
+def test_a_saved_plan_shows_the_variance_it_was_reviewed_with(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    """January's plan is reviewed against November, the last period paid; December is paid
+    before January's comment is made again from its saved plan: the comment still shows what
+    the reviewer saw (the variance kept in the signed plan), not a comparison with December."""
+    november = cli("apply", str(_file(tmp_path)), "--auto-approve", server=demo)
+    assert november.returncode == 0, november.stdout + november.stderr
+    (paid,) = _paylists(demo)
+    for month in ("january", "december"):
+        (tmp_path / month).mkdir()
+    january = _file(tmp_path / "january", period="2027-01", **{"ada@example.com": "1600.00"})
+    saved = tmp_path / "plan.json"
+    reviewed = cli("comment", str(january), "--out", str(saved), server=demo)
+    assert reviewed.returncode == 0, reviewed.stderr
+    since = f"what changed since period 2026-11 (paylist {paid['paylistId']})"
+    assert since in reviewed.stdout
+    (record,) = json.loads(saved.read_text())["payruns"]
+    assert record["variance"]["before"] == f"period 2026-11 (paylist {paid['paylistId']})"
+
+    december = cli(
+        "apply", str(_file(tmp_path / "december", period="2026-12")), "--auto-approve", server=demo
+    )
+    assert december.returncode == 0, december.stdout + december.stderr
+    again = cli("comment", str(saved), server=demo)
+
+    assert again.returncode == 0, again.stderr
+    shown = [line for line in reviewed.stdout.splitlines() if "what changed since" in line]
+    assert len(shown) == 1 and f"{since}: total 1,750.00 -> 1,850.00" in shown[0]
+    assert [line for line in again.stdout.splitlines() if "what changed since" in line] == shown
+    assert 'changed: "ada@example.com" 1,500.00 -> 1,600.00' in again.stdout
+    assert "since period 2026-12" not in again.stdout  # December was paid since the review

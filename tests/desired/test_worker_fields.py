@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,7 @@ from reconciler.plan.signing import PlanKey
 from reconciler.service import decode
 from reconciler.service.encode import invitation_body
 from reconciler.service.models import Invitation, Worker
-from reconciler.worker_fields import WORKER_FIELDS, Compare, WorkerField
+from reconciler.worker_fields import WORKER_FIELDS, Compare, Value, WorkerField
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -196,3 +197,47 @@ def test_a_field_in_the_table_is_exported_and_adopted(tmp_path: Path) -> None:
     assert "    workerTeam: Data\n" in change.after
     path.write_text(change.after, encoding="utf-8")
     assert diff(load_desired_state(path), live).drift == ()
+
+
+# --- a field's value, read as its row says ---------------------------------------------------
+
+
+def test_the_reader_converts_each_value_as_its_row_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`pay` is read as an amount of two places and `ended` and `rehire` as days, by the one
+    compiled reader, as the table's rows say (`WorkerField.value`), the file's text and YAML's
+    own values alike; a table whose `ended` row says text keeps it as written."""
+    assert {item.key: item.value for item in WORKER_FIELDS if item.value is not Value.TEXT} == {
+        "pay": Value.AMOUNT,
+        "ended": Value.DAY,
+        "rehire": Value.DAY,
+    }
+    path = tmp_path / "workforce.yaml"
+    path.write_text(
+        FILE.replace("    workerTeam: Core\n", '    pay: "7400.5"\n    ended: 2026-11-30\n')
+    )
+    (worker,) = load_desired_state(path).workers
+    assert (worker.pay, worker.ended, worker.rehire) == (
+        Decimal("7400.50"),
+        date(2026, 11, 30),
+        None,
+    )
+    assert str(worker.pay) == "7400.50"
+    fields = {**worker.as_fields(), "pay": 12, "rehire": date(2027, 1, 4)}
+    again = DesiredWorker.from_fields(fields)  # a saved plan's fields, and YAML's own values
+    assert (again.pay, again.ended, again.rehire) == (
+        Decimal("12.00"),
+        date(2026, 11, 30),
+        date(2027, 1, 4),
+    )
+    assert DesiredWorker.from_fields(worker.as_fields()) == worker
+
+    as_text = tuple(
+        dataclasses.replace(item, value=Value.TEXT) if item.key == "ended" else item
+        for item in WORKER_FIELDS
+    )
+    monkeypatch.setattr(worker_fields, "WORKER_FIELDS", worker_fields.WorkerFields(as_text))
+    assert DesiredWorker.from_fields(fields).ended == "2026-11-30"
+    with pytest.raises(ValueError, match="a field without an attribute is text"):
+        WorkerField("workerStart", None, None, value=Value.DAY)

@@ -83,6 +83,19 @@ def test_a_failed_check_fails_the_job_after_the_others_are_checked(
     assert "drift-issue" in commands.commands("us")
 
 
+@pytest.mark.parametrize(("strict", "mode"), [(True, ["--strict"]), (False, [])])
+def test_the_drift_mode_is_the_job_s_strict_input(
+    tmp_path: Path, strict: bool, mode: list[str]
+) -> None:
+    """As the single action's `strict` input: `drift --strict` unless the job says false."""
+    commands = Commands({})
+
+    assert drift_accounts(["eu"], DriftJob(tmp_path, strict=strict), commands) == 0
+
+    (drift,) = [args for args in commands.ran if args[0] == "drift"]
+    assert drift == ["drift", "--account", "eu", *mode, "--format", "markdown"]
+
+
 def test_a_drift_issue_that_cannot_be_kept_fails_its_account(tmp_path: Path) -> None:
     commands = Commands({("drift", "eu"): 2, ("drift-issue", "eu"): 1})
 

@@ -72,6 +72,19 @@ def accounts_file(eu_url: str, us_url: str) -> str:
     )
 
 
+def unowned_worker(
+    sandbox: SandboxServer, client: ClientAccess, external_id: str | None = None
+) -> None:
+    """A worker invited in the account in the service's screens, in no file: by default one
+    its files do not own (no externalId in their scope), else with `external_id`."""
+    item = invitation()
+    if external_id is not None:
+        item |= {"externalId": external_id, "workerEmail": f"{external_id.lower()}@example.com"}
+    with service_client(sandbox.base_url, client.token) as api:
+        answer = api.post("/contract/workers/inviteWorkersBulkLocked", json=[item])
+    assert answer.is_success, answer.text
+
+
 def commit(repo: Path, files: dict[str, str], message: str) -> str:
     for name, text in files.items():
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
@@ -400,9 +413,7 @@ def test_drift_of_a_chunked_fleet_opens_one_issue_per_account(
     github: FakeGitHub,
 ) -> None:
     """RECONCILER_CHUNK: both accounts in one job, in the fleet's environment `reconciler`."""
-    with service_client(sandbox.base_url, clients["us"].token) as api:
-        answer = api.post("/contract/workers/inviteWorkersBulkLocked", json=[invitation()])
-    assert answer.is_success  # a worker us's files do not own: drift with --strict
+    unowned_worker(sandbox, clients["us"])  # drift with --strict
     runner.variables["RECONCILER_CHUNK"] = "2"
     runner.environments["reconciler"] = secrets_of(
         {**variables_in(runner, "reconciler-eu"), **variables_in(runner, "reconciler-us")},
@@ -419,6 +430,30 @@ def test_drift_of_a_chunked_fleet_opens_one_issue_per_account(
     (issue,) = github.state.issues
     assert issue["body"].startswith('<!-- reconciler:drift key="us" -->')
     assert "us" in issue["title"]
+
+
+def test_the_drift_mode_is_the_workflow_s_strict_setting(
+    runner: Runner,
+    sandbox: SandboxServer,
+    clients: dict[str, ClientAccess],
+    github: FakeGitHub,
+    tmp_path: Path,
+) -> None:
+    """STRICT "false" in the drift step (the single action's `strict: false`): us's worker its
+    files do not own is reported, and opens no issue; the workflow as shipped runs --strict,
+    and it does (test_drift_of_a_chunked_fleet_opens_one_issue_per_account)."""
+    unowned_worker(sandbox, clients["us"])
+    shipped = (FOLDER / "reconciler-accounts-drift.yml").read_text()
+    assert shipped.count('STRICT: "true"\n') == 1 and '--strict "$STRICT"' in shipped
+    lenient = tmp_path / "reconciler-accounts-drift.yml"
+    lenient.write_text(shipped.replace('STRICT: "true"\n', 'STRICT: "false"\n'))
+    main = subprocess.run(["git", "-C", str(runner.remote), "rev-parse", "main"],
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+
+    runs = runner.run(lenient, sha=main, event={}, inputs={})
+
+    assert [run.returncode for run in runs["drift"]] == [0, 0], [r.logs for r in runs["drift"]]
+    assert github.state.issues == []
 
 
 def test_an_account_whose_environment_lacks_its_secret_fails_alone(
@@ -522,3 +557,54 @@ def test_a_chunked_fleet_is_planned_and_applied_several_accounts_a_job(
     (apply,) = runs["apply"]
     assert apply.environment == "production" and apply.returncode == 0, apply.logs
     assert live(sandbox, clients["eu"]) == ["W-1"] and live(sandbox, clients["us"]) == ["W-2"]
+
+
+def test_the_plan_tells_hr_s_invitation_from_the_files_history(
+    runner: Runner, sandbox: SandboxServer, clients: dict[str, ClientAccess], github: FakeGitHub
+) -> None:
+    """HR invited W-9 in eu's service; no version of eu's files listed it. The plan job reads
+    the files' history (a checkout of the whole history, as the single action's): its comment
+    says W-9 was made in the service and leaves it, never that it will be inactivated."""
+    unowned_worker(sandbox, clients["eu"], "W-9")  # in scope, in no version of the files
+
+    _, runs = plan_pull_request(github, runner, runner.remote, "hire", {
+        "accounts/eu/workforce.yaml": state(["W-1"]),
+    })  # fmt: skip
+
+    assert [run.returncode for run in runs["plan"]] == [0], [r.logs for r in runs["plan"]]
+    body = " ".join(github.state.comments[PR][0]["body"].split())
+    assert 'worker["W-9"]' in body and "was made in the service" in body
+    assert "cannot be told" not in body and "shallow clone" not in body
+    assert '- worker["W-9"]' not in body
+
+
+def test_a_shallow_plan_checkout_says_it_cannot_tell(
+    tmp_path: Path,
+    runner: Runner,
+    github: FakeGitHub,
+    sandbox: SandboxServer,
+    clients: dict[str, ClientAccess],
+) -> None:
+    """The plan job's checkout of one commit (as actions/checkout's default): its comment says
+    the files' history cannot be told, naming the shallow clone, beside the old rule's
+    inactivation of HR's W-9."""
+    unowned_worker(sandbox, clients["eu"], "W-9")  # in scope, in no version of the files
+    shipped = (FOLDER / "reconciler-accounts-plan.yml").read_text()
+    head, plan_job = shipped.split("\n  plan:\n", 1)
+    assert plan_job.count("          fetch-depth: 0\n") == 1
+    shallow = tmp_path / "reconciler-accounts-plan.yml"
+    shallow.write_text(head + "\n  plan:\n" + plan_job.replace("          fetch-depth: 0\n", ""))
+    main = git(runner.remote, "rev-parse", "main")
+    git(runner.remote, "checkout", "--quiet", "-b", "hire")
+    head_sha = commit(runner.remote, {"accounts/eu/workforce.yaml": state(["W-1"])}, "hire")
+    git(runner.remote, "checkout", "--quiet", "main")
+    github.state.pulls[PR] = pull_request(PR, head_sha)
+    event = {"repository": {"default_branch": "main"}}
+    inputs = {"pull-request": str(PR), "head-sha": head_sha}
+
+    runs = runner.run(shallow, sha=main, event=event, inputs=inputs)
+
+    assert [run.returncode for run in runs["plan"]] == [0], [r.logs for r in runs["plan"]]
+    body = " ".join(github.state.comments[PR][0]["body"].split())
+    assert '- worker["W-9"] will be inactivated' in body
+    assert "cannot be told (the checkout is a shallow clone (fetch-depth: 0 fetches it))" in body

@@ -11,7 +11,7 @@ from reconciler.sandbox import SandboxServer
 from tests.gitops import test_gitlab_accounts_runs as gitlab_runs
 from tests.gitops.fake_gitlab import PROJECT_ID, FakeGitLab
 from tests.gitops.gitlab_runner import GitLabRunner
-from tests.gitops.test_accounts_workflow_runs import commit, git
+from tests.gitops.test_accounts_workflow_runs import commit, git, unowned_worker
 from tests.gitops.test_adoption_pr_runs import hire, keep_bom_and_mode
 from tests.sandbox.support import ClientAccess, Controls
 
@@ -24,11 +24,21 @@ gitlab, clients, repo, runner = (
 BRANCH = "reconciler/adopt-us"
 
 
-def drift(runner: GitLabRunner, gitlab: FakeGitLab, repo: Path, status: int) -> str:
-    """The scheduled pipeline's drift job of us at main's head; its drift report."""
+def drift(
+    runner: GitLabRunner,
+    gitlab: FakeGitLab,
+    repo: Path,
+    status: int,
+    variables: dict[str, str] | None = None,
+) -> str:
+    """The scheduled pipeline's drift job of us at main's head (with the project's CI/CD
+    `variables`); its drift report."""
     schedule = gitlab_runs.child(runner, {**gitlab_runs._common(gitlab, git(repo, "rev-parse",
                                  "main")), "CI_PIPELINE_SOURCE": "schedule"})  # fmt: skip
-    job = runner.run("drift", schedule.variables, matrix={"ACCOUNT": "us"}, file=schedule.file)
+    job = runner.run(
+        "drift", {**schedule.variables, **(variables or {})}, matrix={"ACCOUNT": "us"},
+        file=schedule.file,
+    )  # fmt: skip
     assert job.ran and job.returncode == status, job.log
     assert job.artifacts is not None
     return (job.artifacts / "drift.md").read_text()
@@ -116,3 +126,21 @@ def test_the_adoption_commit_keeps_a_files_bom_and_its_executable_bit(
     _, files = gitlab.state.branches[BRANCH]
     assert files[path].startswith("\ufeffversion: 1\n") and "  - externalId: W-7\n" in files[path]
     assert gitlab.state.executable[BRANCH] == {path}
+
+
+def test_the_drift_job_s_mode_is_the_strict_variable(
+    runner: GitLabRunner,
+    repo: Path,
+    sandbox: SandboxServer,
+    clients: dict[str, ClientAccess],
+    gitlab: FakeGitLab,
+) -> None:
+    """A worker us's files do not own fails `drift --strict` (exit 2, the pipeline warned);
+    with the CI/CD variable RECONCILER_STRICT "false" it is reported and the job passes, as
+    the single action's `strict: false`."""
+    unowned_worker(sandbox, clients["us"])
+
+    drift(runner, gitlab, repo, 2)
+    report = drift(runner, gitlab, repo, 0, {"RECONCILER_STRICT": "false"})
+
+    assert "unmanaged" in report

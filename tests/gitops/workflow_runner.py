@@ -5,7 +5,8 @@ are, with bash -eo pipefail, in a workspace folder. This runner evaluates the `$
 expressions the workflows use (contexts, `||`, `&&`, `!`, `==`, `format`, `fromJSON`), expands
 a job's matrix, and gives each job the secrets of the environment its `environment:` names, and
 those only, as GitHub does. GitHub's own actions have stand-ins: checkout clones the test's
-repository at the ref (sparse as asked), the artifacts go to and come from a local store, and
+repository at the ref (sparse as asked; of that commit alone unless `fetch-depth: 0`, as
+actions/checkout fetches), the artifacts go to and come from a local store, and
 the install action is a `reconciler` shim for this worktree. GitHub's API is the test's fake
 (`reconciler github ...` reads GITHUB_API_URL): the pull request's head, its comments, its runs
 and artifacts.
@@ -170,8 +171,17 @@ class Runner:
             if dest.exists():
                 shutil.rmtree(dest)
             git = ["git", "-c", "advice.detachedHead=false"]
-            subprocess.run([*git, "clone", "--quiet", "--no-checkout", str(self.remote),
-                            str(dest)], check=True)  # fmt: skip
+            ref = settings.get("ref") or context["github"]["sha"]
+            depth = int(settings.get("fetch-depth", "1"))  # actions/checkout's default: 1
+            if depth > 0:  # a shallow clone of the commit alone, as actions/checkout fetches it
+                subprocess.run([*git, "init", "--quiet", str(dest)], check=True)
+                subprocess.run([*git, "-C", str(dest), "remote", "add", "origin",
+                                self.remote.as_uri()], check=True)  # fmt: skip
+                subprocess.run([*git, "-C", str(dest), "fetch", "--quiet", f"--depth={depth}",
+                                "origin", ref], check=True)  # fmt: skip
+            else:
+                subprocess.run([*git, "clone", "--quiet", "--no-checkout", str(self.remote),
+                                str(dest)], check=True)  # fmt: skip
             if "sparse-checkout" in settings:
                 cone = settings.get("sparse-checkout-cone-mode", "true").lower() != "false"
                 subprocess.run(
@@ -179,7 +189,6 @@ class Runner:
                      "--cone" if cone else "--no-cone", *settings["sparse-checkout"].split()],
                     check=True,
                 )  # fmt: skip
-            ref = settings.get("ref") or context["github"]["sha"]
             if not settings.get("ref"):  # as actions/checkout: origin/<branch> is the run's commit
                 branch = context["github"]["event"].get("repository", {}).get("default_branch")
                 tracking = f"refs/remotes/origin/{branch or 'main'}"

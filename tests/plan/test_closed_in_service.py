@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -19,10 +20,16 @@ import httpx
 import jsonschema
 import pytest
 
+from reconciler.plan.refresh import refresh
+from reconciler.plan.resume import resume
+from reconciler.plan.saved import load_saved_plan
+from reconciler.plan.signing import PlanKey
+from reconciler.render.json import plan_document
 from reconciler.sandbox import SandboxServer
 from tests.apply.support import cli
 from tests.cli import reconciler
 from tests.plan.test_plan_cli import SCHEMA as PLAN_SCHEMA
+from tests.service.helpers import client_for, invitation
 
 SETTINGS = """\
 version: 1
@@ -254,3 +261,47 @@ def test_an_unpaid_payrun_paying_an_ended_worker_is_refused(
     assert 'paylist["2026-12-contractors"] is refused, nothing is paid' in said, said
     assert "payment 2 (500.00 to barbara@example.com)" in said
     assert 'worker["CW-0010"] will be inactivated (ended: 2026-11-30 in the file)' in said
+
+
+def test_a_resumed_plan_carries_the_workers_closed_and_made_in_the_service(
+    account: SandboxServer, tmp_path: Path
+) -> None:
+    """A saved plan keeps both findings of the service's screens: its JSON names the worker
+    closed in the service as the fresh plan's does, and its comment says which invitation HR
+    made in the service, as the fresh comment does."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    path = _write(repo, ADA + BARBARA)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "Ada and Barbara"]):
+        subprocess.run([*git, *args], cwd=repo, check=True, capture_output=True)
+    _onboarded(account, path)
+    ended = _ended_in_the_service(account)
+    with client_for(account) as client:  # HR invites CW-0020 in the service's screens
+        client.invite_workers([invitation(20, external_id="CW-0020")])
+    key = {
+        "RECONCILER_PLAN_KEY": "closed-in-service-plan-key-0123456789",
+        "RECONCILER_CLIENT_ID": str(account.client_id),
+    }
+    fresh = json.loads(_run("plan", str(path), "--format", "json", server=account).stdout)
+    made = next(line for line in fresh["warnings"] if "was made in the service" in line)
+    assert made.startswith('worker["CW-0020"]')
+    saved = tmp_path / "plan.json"
+    planned = cli("plan", str(path), "--out", str(saved), server=account, **key)
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+
+    commented = cli("comment", str(saved), server=account, **key)
+    assert commented.returncode == 0, commented.stderr
+    assert made in " ".join(commented.stdout.split())
+    assert f'worker["CW-0010"]: closed in the service (agreement {ended} ENDED)' in (
+        commented.stdout
+    )
+    with client_for(account) as client:
+        live = refresh(client)
+    plan_key = PlanKey(key["RECONCILER_PLAN_KEY"].encode(), "RECONCILER_PLAN_KEY")
+    resumed = resume(load_saved_plan(saved, plan_key), live, key=plan_key, environ={})
+    document = plan_document(resumed)
+    jsonschema.validate(document, PLAN_SCHEMA)
+    assert document["closed_in_service"] == fresh["closed_in_service"]
+    assert [c["externalId"] for c in document["closed_in_service"]] == ["CW-0010"]
+    assert made in document["warnings"]

@@ -353,3 +353,46 @@ def test_an_exported_account_s_own_paylists_are_known_history_not_untraced(
     assert strict.returncode == 2
     assert "money: 1 untraced paylist (20.00)" in strict.stdout
     assert f"paylist {later}," in strict.stdout and f"paylist {before}," not in strict.stdout
+
+
+def _history(*known: tuple[int, str]) -> str:
+    items = "".join(
+        f'    - {{id: {paylist_id}, total: "{total}", reason: "paid before export"}}\n'
+        for paylist_id, total in known
+    )
+    return f"history:\n  paylists:\n{items}"
+
+
+def test_a_pull_request_adding_to_history_is_warned_of_what_it_adds_only(
+    demo: SandboxServer, tmp_path: Path
+) -> None:
+    """Issue 48: the default branch's files already know paylist `first`; a pull request adds
+    `second`. Its plan compares with the base (the merge base with the default branch the
+    remote names): the risk line names `second` alone. Outside git, with no base, both."""
+    first = _paylist_outside(demo, "300.00", "October by hand", days_ago=10)
+    second = _paylist_outside(demo, "20.00", "Side bonus", days_ago=5)
+    _process(demo)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    (origin / "desired.yaml").write_text(WORKERS + _history((first, "300.00")) + NOVEMBER)
+    for args in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-qm", "export"]):
+        subprocess.run([*git, *args], cwd=origin, check=True, capture_output=True)
+    subprocess.run([*git, "clone", "-q", str(origin), "work"], cwd=tmp_path, check=True)
+    work = tmp_path / "work"
+    both = WORKERS + _history((first, "300.00"), (second, "20.00")) + NOVEMBER
+    (work / "desired.yaml").write_text(both)
+    for args in (["checkout", "-qb", "history"], ["commit", "-qam", "the side bonus is ours"]):
+        subprocess.run([*git, *args], cwd=work, check=True, capture_output=True)
+
+    planned = _run("plan", str(work / "desired.yaml"), server=demo)
+
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    said = " ".join(planned.stdout.split())
+    assert f"history.paylists: paylist {second} (20.00, 'Side bonus') is known" in said
+    assert f"paylist {first} (300.00" not in said
+    outside = tmp_path / "outside.yaml"
+    outside.write_text(both)
+    plain = " ".join(_run("plan", str(outside), server=demo).stdout.split())
+    assert f"history.paylists: paylist {second} (20.00" in plain
+    assert f"history.paylists: paylist {first} (300.00" in plain

@@ -224,3 +224,28 @@ def test_a_bad_file_is_exit_1_at_its_line(sandbox: SandboxServer, tmp_path: Path
     assert result.returncode == 1
     assert "bad.yaml:" in result.stderr and "amount must be" in result.stderr
     assert result.stdout == ""
+
+
+def test_the_drift_issue_money_section_has_the_chart_of_the_months(
+    sandbox: SandboxServer, payroll: Path
+) -> None:
+    """`drift --format markdown` (the drift issue's body) charts the window's months as
+    `report --format markdown` does, every paylist of the window (the one made by hand too),
+    with their table beside it; a pull request's plan comment has no chart."""
+    files = str(payroll / "payruns.yaml")
+    drift = reconciler(
+        "drift", files, "--format", "markdown", "--money-since", "2026-10-01", server=sandbox
+    )
+    assert drift.returncode == 2, drift.stderr  # failed and untraced money
+    money = drift.stdout[drift.stdout.index("| money since 2026-10-01 |") :]
+    chart = money[money.index("```mermaid") : money.index("```\n", money.index("```mermaid") + 3)]
+    assert "xychart-beta" in chart
+    assert 'x-axis ["2026-10", "2026-11"]' in chart
+    assert "bar [1750.00, 21510.00]" in chart  # settled: paid and failed, by hand too
+    assert "bar [1750.00, 1510.00]" in chart  # paid, drawn over it
+    assert "| 2026-11 | 1,510.00 | 20,000.00 | 0.00 |" in money  # the table, where no chart
+    assert money.index("```mermaid") < money.index("**Failed payments**")
+    plan = reconciler(
+        "plan", files, "--format", "markdown", "--money-since", "2026-10-01", server=sandbox
+    )
+    assert "| money since 2026-10-01 |" in plan.stdout and "```mermaid" not in plan.stdout

@@ -51,7 +51,7 @@ def reference_document(plan: Plan) -> dict[str, Any]:
         "conflicts": [_conflict(conflict) for conflict in plan.conflicts],
         "unmanaged": [_unmanaged(item) for item in plan.unmanaged],
         "history": [_history(past) for past in plan.history],
-        "closed_in_service": [_closed(closed) for closed in plan.closed],
+        "closed_in_service": [_closed(entry) for entry in plan.closed_entries],
         "warnings": list(plan.warnings),
         "ignored": [
             {

@@ -226,8 +226,8 @@ def plan_comment(
     pull_request_files: Path | None,
 ) -> None:
     """Post or update the one plan comment of every account's plan on the pull request."""
+    from reconciler.accounts.pull_request import pull_request_accounts
     from reconciler.gitops.plan_comment import post_plan_comment
-    from reconciler.gitops.pull_accounts import pull_request_accounts
 
     accounts = None
     if pull_request_files is not None:  # its plans were made with the accounts it adds
@@ -252,8 +252,8 @@ def job_matrix(
     accounts_file: Path | None,
 ) -> None:
     """The matrix= and names= lines (GITHUB_OUTPUT) of the accounts' jobs."""
+    from reconciler.accounts.pull_request import messages, planned_names, pull_request_accounts
     from reconciler.gitops.account_jobs import matrix_lines
-    from reconciler.gitops.pull_accounts import messages, planned_names, pull_request_accounts
 
     default = find_accounts_file(accounts_file)
     if pull_request_files is not None:
@@ -288,9 +288,9 @@ def plan_accounts(
 ) -> None:
     """Validate and plan each account of the pull request; exit 1 when one failed (after
     every one ran)."""
+    from reconciler.accounts.pull_request import messages, pull_request_accounts
     from reconciler.gitops.account_jobs import PlanJob
     from reconciler.gitops.account_jobs import plan_accounts as plan
-    from reconciler.gitops.pull_accounts import messages, pull_request_accounts
 
     default = find_accounts_file(accounts_file)
     files, refused = default, {}

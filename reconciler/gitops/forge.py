@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from reconciler.accounts.history import Scope
 from reconciler.adopt.model import FileChange
-from reconciler.gitops.history import Scope
 from reconciler.gitops.outcome import Landing
 from reconciler.render.marker import Marker
 

@@ -30,8 +30,8 @@ from functools import cached_property
 from pathlib import Path
 
 from reconciler.accounts.file import find_accounts_file, load_accounts_file
+from reconciler.accounts.history import HistoryError, Scope, has_commit, scope_of
 from reconciler.gitops.forge import ApplyJob, Forge, Reviewed
-from reconciler.gitops.history import HistoryError, Scope, has_commit, scope_of
 from reconciler.gitops.notes import upsert_note
 from reconciler.gitops.outcome import APPLIED, FAILED, NOTHING, REFUSED, SUPERSEDED, Landing
 from reconciler.gitops.record import Standing, environment_of, standing

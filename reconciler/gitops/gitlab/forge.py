@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from reconciler.accounts.history import HistoryError, Scope, head_of
 from reconciler.adopt.model import FileChange
 from reconciler.errors import ReconcilerError
 from reconciler.gitops.forge import ApplyJob, LastApply, Note, OpenRequest, Reviewed, Words
 from reconciler.gitops.gitlab.client import GitLab
-from reconciler.gitops.history import HistoryError, Scope, head_of
 from reconciler.gitops.landing import Fleet, Target
 from reconciler.gitops.outcome import FAILED, KINDS, Landing
 from reconciler.gitops.record import Standing, standing

@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import quote
 
 from reconciler.accounts.history import HistoryError, Scope, head_of
+from reconciler.accounts.saved_view import read_document
 from reconciler.adopt.model import FileChange
 from reconciler.errors import ReconcilerError
 from reconciler.gitops.forge import ApplyJob, LastApply, Note, OpenRequest, Reviewed, Words
@@ -30,7 +31,6 @@ from reconciler.gitops.gitlab.client import GitLab
 from reconciler.gitops.landing import Fleet, Target
 from reconciler.gitops.outcome import FAILED, KINDS, Landing
 from reconciler.gitops.record import Standing, standing
-from reconciler.gitops.statuses import read_document
 from reconciler.render.marker import Marker
 
 WORDS = Words(

@@ -27,7 +27,8 @@ _ROOT = Path(__file__).resolve().parents[1]
 def pytest_configure(config: pytest.Config) -> None:
     """The commands a test runs see no width of the runner's: COLUMNS is the width the text
     plan and the ledger fit (reconciler/terminal.py), and pytest-xdist's workers have
-    COLUMNS=80 (and LINES). A test that wants a width sets COLUMNS itself."""
+    COLUMNS=80 (and LINES). A test that wants a width sets COLUMNS itself. And they start from
+    compiled bytecode (`_bytecode_once`)."""
     for name in ("COLUMNS", "LINES"):
         os.environ.pop(name, None)
     _bytecode_once(config)

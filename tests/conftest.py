@@ -39,10 +39,11 @@ def _bytecode_once(config: pytest.Config) -> None:
     a test starts (thousands: the CLI's tests, each job of the workflow runners, each command
     a job runs) compiled the hundred modules it imports again. The package is compiled once
     instead, as an install compiles it (into `__pycache__`, which git ignores); a module
-    changed since is compiled again from its source, as Python does."""
+    changed since is compiled again from its source, as Python does. Not compiled (a read-only
+    tree, a module that does not parse): the tests run from the source, and say what fails."""
     if sys.flags.dont_write_bytecode and not hasattr(config, "workerinput"):  # not a worker
         compiled = [sys.executable, "-m", "compileall", "-q", str(_ROOT / "reconciler")]
-        subprocess.run(compiled, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(compiled, check=False, capture_output=True)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:

@@ -37,3 +37,13 @@ def run_git(folder: Path, *args: str) -> str:
         reason = done.stderr.strip().splitlines()[-1:] or ["no reason given"]
         raise GitFailed(reason[0], ran=True)
     return done.stdout
+
+
+def file_at_commit(folder: Path, sha: str, name: str) -> bytes | None:
+    """The file `name` of the repository's root at commit `sha`, its bytes as committed (None:
+    there is none, or git could not tell)."""
+    try:
+        text = run_git(folder, "show", f"{sha}:./{name}")
+    except GitFailed:
+        return None
+    return text.encode("utf-8", "surrogateescape")  # the bytes run_git read, as they were

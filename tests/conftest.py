@@ -9,6 +9,8 @@ needs other settings (a file database, other timings) starts its own `SandboxSer
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,14 +21,29 @@ from reconciler import redaction
 from reconciler.sandbox import SandboxServer
 from tests.sandbox.support import ClientAccess, Controls, service_client
 
+_ROOT = Path(__file__).resolve().parents[1]
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """The commands a test runs see no width of the runner's: COLUMNS is the width the text
     plan and the ledger fit (reconciler/terminal.py), and pytest-xdist's workers have
-    COLUMNS=80 (and LINES). A test that wants a width sets COLUMNS itself."""
-    del config
+    COLUMNS=80 (and LINES). A test that wants a width sets COLUMNS itself. And they start from
+    compiled bytecode (`_bytecode_once`)."""
     for name in ("COLUMNS", "LINES"):
         os.environ.pop(name, None)
+    _bytecode_once(config)
+
+
+def _bytecode_once(config: pytest.Config) -> None:
+    """Where PYTHONDONTWRITEBYTECODE is set (this machine sets it), every `reconciler` process
+    a test starts (thousands: the CLI's tests, each job of the workflow runners, each command
+    a job runs) compiled the hundred modules it imports again. The package is compiled once
+    instead, as an install compiles it (into `__pycache__`, which git ignores); a module
+    changed since is compiled again from its source, as Python does. Not compiled (a read-only
+    tree, a module that does not parse): the tests run from the source, and say what fails."""
+    if sys.flags.dont_write_bytecode and not hasattr(config, "workerinput"):  # not a worker
+        compiled = [sys.executable, "-m", "compileall", "-q", str(_ROOT / "reconciler")]
+        subprocess.run(compiled, check=False, capture_output=True)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:

@@ -4,7 +4,8 @@ The job that joins a matrix's plans into one comment holds no account's secrets,
 read the accounts again: it shows what each signed plan recorded (its changes, its payruns,
 the drift and unmanaged workers it counted, its warnings), in the same risk-ranked sections as
 a plan's comment. `apply DIR` checks everything again (signature, account, staleness) before a
-write.
+write. The counts a commit status or an outcome says of a saved plan are read from it alone too
+(`saved_counts`), as is an apply job's outcome (`read_document`: JSON a job wrote).
 """
 
 from __future__ import annotations
@@ -12,12 +13,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from reconciler.accounts.combined import Part
+from reconciler.errors import ReconcilerError
 from reconciler.money import grouped
 from reconciler.plan.saved import SavedPlan
+from reconciler.regular import read_regular
 from reconciler.render.base import clean, show_paid
 from reconciler.render.sections import (
     CLOSED,
@@ -159,3 +163,49 @@ def _scheme_and_host(url: str) -> str:
     """A live URL's path and query may be a credential: the comment shows the rest."""
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}/..." if parts.netloc else "..."
+
+
+# --- the counts of a saved plan, and what a job wrote --------------------------------------
+
+#: The most a saved plan or an apply job's outcome the flow reads may hold, in bytes.
+DOCUMENT_LIMIT = 256 * 1024 * 1024
+
+
+def plan_counts(folder: Path) -> str:
+    """'eu: 1 to invite, 1 payrun; us: no changes' from the saved plans `<name>.json`."""
+    said = [f"{plan.stem}: {saved_counts(plan)}" for plan in sorted(folder.glob("*.json"))]
+    return "; ".join(said) or "no account planned"
+
+
+def saved_counts(plan: Path) -> str:
+    """'1 to invite, 1 payrun' from the saved plan file `plan`."""
+    return counts(read_document(plan))
+
+
+def read_document(path: Path) -> Any:
+    """The JSON a job wrote at `path` (a saved plan, an apply's outcome), read only from a
+    regular file: a FIFO, a socket or a device there is refused at once, never waited on."""
+    try:
+        text = read_regular(path, DOCUMENT_LIMIT).decode("utf-8")
+    except OSError as error:
+        raise ReconcilerError(f"{path}: cannot be read: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise ReconcilerError(f"{path}: not UTF-8 ({error.reason})") from None
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise ReconcilerError(f"{path}: not JSON ({error})") from None
+
+
+def counts(document: dict[str, object]) -> str:
+    """'1 to invite, 1 payrun' from a saved plan's changes and payruns."""
+    actions: dict[str, int] = {}
+    changes = document.get("changes")
+    for change in changes if isinstance(changes, list) else []:
+        action = str(change.get("action", "change")).replace("_", " ")
+        actions[action] = actions.get(action, 0) + 1
+    said = [f"{counted(count)} to {action}" for action, count in actions.items()]
+    payruns = document.get("payruns")
+    if isinstance(payruns, list) and payruns:
+        said.append(plural(len(payruns), "payrun"))
+    return ", ".join(said) or "no changes"

@@ -16,8 +16,7 @@ from typing import Any
 
 from reconciler.accounts.file import AccountEntry, AccountsFile
 from reconciler.errors import ReconcilerError
-from reconciler.git import GitFailed as GitFailed  # re-exported: reconciler.gitops.history
-from reconciler.git import run_git as run_git
+from reconciler.git import GitFailed, run_git
 
 DEFAULT_ACCOUNTS_PARALLELISM = 4
 #: The most names `--chunk` puts in one matrix job (so an `--account` line stays short).

@@ -123,7 +123,7 @@ _COMMANDS = {
         "Print the plan comment's body for the desired state at PATH, or for a saved PLAN.",
     ),
     "github": (
-        "reconciler.cli.gitops",
+        "reconciler.cli.github_runs",
         "github",
         "Post the plan comment, keep the drift issue, find the reviewed plan "
         "(needs $GITHUB_TOKEN).",

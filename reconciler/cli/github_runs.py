@@ -1,25 +1,50 @@
-"""`reconciler github pending | apply-accounts | outcome | commit-status | plan-comment`: the
-accounts workflows' decisions (reconciler.gitops.pending, .landing, .outcome, .statuses,
-.plan_comment), each command parsing its options and calling one of them."""
+"""`reconciler github ...`: the GitHub side of the CI recipes, each command parsing its options
+and calling the flow (reconciler.gitops: pending, landing, notes, statuses, plan_comment,
+issues, adoption) with the GitHub forge (reconciler.gitops.github).
+
+It talks to GitHub's REST API with the token from $GITHUB_TOKEN (a workflow passes
+`secrets.GITHUB_TOKEN`), never from a flag; `reconciler plan-compare`, the reviewed-plan check,
+is in `cli/plan_compare.py`.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
 from reconciler.accounts.file import find_accounts_file, load_accounts_file
 from reconciler.accounts.selection import MAX_CHUNK, account_names, named_accounts
-from reconciler.cli.review import COMMIT_SHA
-from reconciler.gitops.github.forge import GitHubForge
-from reconciler.gitops.record import DEFAULT_ENVIRONMENT
-
-accounts_file_option = click.option(
-    "--accounts-file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The accounts file (default: reconciler.yaml here or in a parent folder).",
+from reconciler.cli.comment import key_option, marker_for
+from reconciler.cli.gitops import (
+    accounts_file_option,
+    accounts_option,
+    adopt_with,
+    adoption_options,
+    head_sha_option,
+    planned_option,
+    pr_option,
+    run_url_option,
+    written_accounts,
 )
+from reconciler.cli.review import COMMIT_SHA
+from reconciler.gitops.github import ACTIONS_BOT
+from reconciler.gitops.github.forge import GitHubForge
+from reconciler.gitops.github.runs import DEFAULT_WORKFLOW, check_pull_head, find_reviewed_plan
+from reconciler.gitops.issues import DEFAULT_LABEL, DEFAULT_TITLE, sync_drift_issue
+from reconciler.gitops.notes import upsert_note
+from reconciler.gitops.record import DEFAULT_ENVIRONMENT
+from reconciler.render.comment_body import JOB_SUMMARY_LIMIT, fit_body, utf8_bytes
+from reconciler.render.marker import APPLY, DRIFT, PLAN
+
+_repository_option = click.option(
+    "--repository",
+    metavar="OWNER/NAME",
+    help="The repository (default: $GITHUB_REPOSITORY, which GitHub Actions sets).",
+)
+_text_file = click.Path(exists=True, dir_okay=False, path_type=Path)
 _environment = click.option(
     "--environment",
     default=DEFAULT_ENVIRONMENT,
@@ -37,7 +62,187 @@ _path = click.option(
 _key = click.option("--key", help="The single account's key (the action's), if it has one.")
 
 
-@click.command("pending")
+@click.group("github")
+def github() -> None:
+    """Post the plan comment, keep the drift issue, find the reviewed plan (needs $GITHUB_TOKEN)."""
+
+
+@github.command("pr-comment")
+@pr_option
+@click.option("--body-file", type=_text_file, required=True, help="From `reconciler comment`.")
+@key_option
+@click.option(
+    "--purpose",
+    type=click.Choice([PLAN, APPLY]),
+    default=PLAN,
+    show_default=True,
+    help="plan: the plan comment; apply: the comment saying why a merge was not applied.",
+)
+@click.option(
+    "--author",
+    default=ACTIONS_BOT,
+    show_default=True,
+    help="Only a comment by this login is ours to update (the token's user or app bot).",
+)
+@_repository_option
+def pr_comment(
+    number: int,
+    body_file: Path,
+    key: str | None,
+    purpose: str,
+    author: str,
+    repository: str | None,
+) -> None:
+    """Create the pull request's plan comment, or update the one already there."""
+    marker = marker_for(purpose, key)
+    body = body_file.read_text(encoding="utf-8")
+    with GitHubForge.from_environment(repository=repository) as forge:
+        result = upsert_note(forge, number, body, marker, author=author)
+    click.echo(f"{result.action} the {purpose} comment: {result.url}")
+
+
+@github.command("drift-issue")
+@click.option(
+    "--drift-exit-status",
+    type=int,
+    required=True,
+    help="What `reconciler drift` exited with: 0 in sync (close), 2 drift (open or update), "
+    "anything else leaves the issue alone.",
+)
+@click.option(
+    "--report-file", type=_text_file, required=True, help="`drift --format markdown` output."
+)
+@key_option
+@click.option("--label", default=DEFAULT_LABEL, show_default=True, help="The issue's label.")
+@click.option("--title", default=DEFAULT_TITLE, show_default=True, help="A new issue's title.")
+@_repository_option
+def drift_issue(
+    drift_exit_status: int,
+    report_file: Path,
+    key: str | None,
+    label: str,
+    title: str,
+    repository: str | None,
+) -> None:
+    """Open, update or close the one drift issue to match what `reconciler drift` found."""
+    marker = marker_for(DRIFT, key)
+    report = report_file.read_text(encoding="utf-8")
+    with GitHubForge.from_environment(repository=repository) as forge:
+        result = sync_drift_issue(
+            forge, drift_exit_status, report, marker, label=label, title=title
+        )
+    where = f" #{result.number}: {result.url}" if result.number is not None else ""
+    click.echo(f"drift issue: {result.action.value}{where}")
+
+
+@github.command("adopt-pr")
+@adoption_options
+@click.option(
+    "--base-sha",
+    envvar="GITHUB_SHA",
+    help="The commit the adoption is built on (default: $GITHUB_SHA, the job's checkout).",
+)
+@_repository_option
+def adopt_pr(repository: str | None, **given: Any) -> None:
+    """Open, update or close the pull request that adopts what changed live (branch
+    reconciler/adopt-<KEY>)."""
+    with GitHubForge.from_environment(repository=repository) as forge:
+        result, files = adopt_with(forge, **given)
+        if result.commit is not None and result.number is not None and given["key"]:
+            # Its token's pull request starts no plan workflow: the job plans it itself.
+            from reconciler.gitops.adoption_plan import post_adoption_plan
+
+            planned = post_adoption_plan(
+                forge, forge, result.number, result.commit, files, given["key"],
+                root=Path.cwd(), run_url=_run_url(),
+            )  # fmt: skip
+            click.echo(f"its plan: {planned.state}, the note {planned.note}: {planned.url}")
+
+
+def _run_url() -> str:
+    """This workflow run's page, when GitHub Actions says it."""
+    import os
+
+    parts = [os.environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY",
+                                            "GITHUB_RUN_ID")]  # fmt: skip
+    return f"{parts[0]}/{parts[1]}/actions/runs/{parts[2]}" if all(parts) else ""
+
+
+@github.command("step-summary")
+@click.option("--body-file", type=_text_file, required=True, help="The Markdown to add.")
+@click.option(
+    "--summary-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="GITHUB_STEP_SUMMARY",
+    required=True,
+    help="The job summary file (default: $GITHUB_STEP_SUMMARY, which GitHub Actions sets).",
+)
+def step_summary(body_file: Path, summary_file: Path) -> None:
+    """Add the Markdown to the job summary, within GitHub's 1 MiB a step (cut with a note)."""
+    existing = summary_file.stat().st_size if summary_file.exists() else 0
+    body = fit_body(
+        body_file.read_text(encoding="utf-8"),
+        JOB_SUMMARY_LIMIT - existing,
+        measure=utf8_bytes,
+        whole="The whole plan is `plan.md` in this run's plan artifact.",
+    )
+    with summary_file.open("a", encoding="utf-8") as summary:
+        summary.write(body)
+    click.echo(f"added {utf8_bytes(body):,} bytes to the job summary")
+
+
+@github.command("pull-head")
+@pr_option
+@click.option("--head-sha", type=COMMIT_SHA, required=True, help="The commit to plan.")
+@_repository_option
+def pull_head(number: int, head_sha: str, repository: str | None) -> None:
+    """Exit 0 only if HEAD-SHA is the head of the open pull request PR (before planning it)."""
+    with GitHubForge.from_environment(repository=repository) as client:
+        pull = client.get(client.repo_path(f"pulls/{number}"))
+    check_pull_head(pull, number, head_sha)
+    click.echo(f"pull request #{number} is at {head_sha}: planning that commit")
+
+
+@github.command("reviewed-plan")
+@click.option(
+    "--sha", type=COMMIT_SHA, required=True, help="The merge commit on the default branch."
+)
+@click.option(
+    "--artifact",
+    required=True,
+    help="The plan artifact's name, without the `-<head sha>` the plan job adds.",
+)
+@click.option(
+    "--workflow",
+    default=DEFAULT_WORKFLOW,
+    show_default=True,
+    metavar="FILE",
+    help="The plan workflow's file in .github/workflows/: only artifacts its runs on the "
+    "default branch uploaded count.",
+)
+@_repository_option
+def reviewed_plan(sha: str, artifact: str, workflow: str, repository: str | None) -> None:
+    """Find the plan workflow's run that saved the merged pull request's plan; print
+    GITHUB_OUTPUT lines."""
+    if "/" in workflow or workflow.startswith("."):
+        raise click.BadParameter(
+            f"{workflow!r:.80} is not a file name in .github/workflows/ (such as "
+            f"{DEFAULT_WORKFLOW})",
+            param_hint="--workflow",
+        )
+    with GitHubForge.from_environment(repository=repository) as client:
+        found = find_reviewed_plan(client, sha, artifact, workflow)
+    if found is None:
+        click.echo("found=false")
+        return
+    click.echo(
+        f"found=true\npull-request={found.pull_request}\nhead-sha={found.head_sha}\n"
+        f"run-id={found.run_id}\nartifact-id={found.artifact_id}\n"
+        f"artifact-name={found.artifact_name}"
+    )
+
+
+@github.command("pending")
 @click.option("--sha", type=COMMIT_SHA, required=True, help="The commit the run applies.")
 @click.option("--chunk", type=click.IntRange(1, MAX_CHUNK), metavar="K",
               help="K accounts a matrix job (sharing one reviewed plan artifact).")  # fmt: skip
@@ -88,7 +293,7 @@ def pending(
         click.echo(notice, err=True)
 
 
-@click.command("apply-accounts")
+@github.command("apply-accounts")
 @click.option("--accounts", "names", help="The accounts, separated by spaces (or give --path).")
 @click.option("--sha", type=COMMIT_SHA, required=True, help="The commit the run applies.")
 @click.option("--default-branch", required=True, help="The repository's default branch.")
@@ -130,10 +335,10 @@ def apply_accounts(names: str | None, sha: str, default_branch: str, reviewed: P
         raise click.exceptions.Exit(1)
 
 
-@click.command("outcome")
+@github.command("outcome")
 @click.option("--sha", type=COMMIT_SHA, required=True, help="The commit the run applied.")
 @click.option("--pulls", required=True, help='`pending`\'s pulls= line: {"eu": [31], ...}.')
-@click.option("--run-url", required=True, help="This run's page.")
+@run_url_option
 @_environment
 @click.option("--key", default="accounts", show_default=True, help="The comment's key.")
 def outcome(sha: str, pulls: str, run_url: str, environment: str, key: str) -> None:
@@ -163,13 +368,13 @@ def outcome(sha: str, pulls: str, run_url: str, environment: str, key: str) -> N
         click.echo(f"{result.action} the outcome comment: {result.url}")
 
 
-@click.command("commit-status")
+@github.command("commit-status")
 @click.option("--sha", type=COMMIT_SHA, required=True, help="The pull request's head commit.")
 @click.option("--state", type=click.Choice(["pending", "success", "failure", "error"]),
               help="The status (or give --plan-result).")  # fmt: skip
 @click.option("--plan-result", type=click.Choice(["success", "failure", "cancelled", "skipped"]),
               help="The plan jobs' result (needs.plan.result).")  # fmt: skip
-@click.option("--accounts", "names", default="", help="The accounts to plan, separated by spaces.")
+@planned_option
 @click.option("--plans", type=click.Path(file_okay=False, path_type=Path),
               help="The folder of the saved plans, whose changes it counts.")  # fmt: skip
 @click.option("--description", default="", help="What it says, before the counts.")
@@ -206,13 +411,13 @@ _pull_request_files = click.option(
 )  # fmt: skip
 
 
-@click.command("plan-comment")
-@click.option("--pr", "number", type=click.IntRange(min=1), required=True, help="The PR number.")
-@click.option("--head-sha", type=COMMIT_SHA, required=True, help="The commit planned.")
-@click.option("--accounts", "names", default="", help="The accounts to plan, separated by spaces.")
+@github.command("plan-comment")
+@pr_option
+@head_sha_option
+@planned_option
 @click.option("--plans", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="The joined folder of saved plans, <account>.json each.")  # fmt: skip
-@click.option("--run-url", required=True, help="This run's page.")
+@run_url_option
 @click.option("--body-out", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="Where to write the body too (for the job summary).")  # fmt: skip
 @_pull_request_files
@@ -226,8 +431,8 @@ def plan_comment(
     pull_request_files: Path | None,
 ) -> None:
     """Post or update the one plan comment of every account's plan on the pull request."""
+    from reconciler.accounts.pull_request import pull_request_accounts
     from reconciler.gitops.plan_comment import post_plan_comment
-    from reconciler.gitops.pull_accounts import pull_request_accounts
 
     accounts = None
     if pull_request_files is not None:  # its plans were made with the accounts it adds
@@ -240,7 +445,7 @@ def plan_comment(
     click.echo(f"{result.action} the plan comment: {result.url}")
 
 
-@click.command("matrix")
+@github.command("matrix")
 @click.option("--changed-since", metavar="REF", help="Only the accounts changed since REF.")
 @_chunk
 @_pull_request_files
@@ -252,15 +457,12 @@ def job_matrix(
     accounts_file: Path | None,
 ) -> None:
     """The matrix= and names= lines (GITHUB_OUTPUT) of the accounts' jobs."""
+    from reconciler.accounts.pull_request import planned_names
     from reconciler.gitops.account_jobs import matrix_lines
-    from reconciler.gitops.pull_accounts import messages, planned_names, pull_request_accounts
 
     default = find_accounts_file(accounts_file)
     if pull_request_files is not None:
-        written = pull_request_accounts(default, pull_request_files)
-        for message in messages(written):
-            click.echo(message, err=True)
-        names = planned_names(written, changed_since)
+        names = planned_names(written_accounts(default, pull_request_files), changed_since)
     else:
         names = load_accounts_file(default).names
     for line in matrix_lines(names, chunk):
@@ -268,10 +470,10 @@ def job_matrix(
     click.echo(f"Accounts: {' '.join(names) or 'none'}", err=True)
 
 
-@click.command("plan-accounts")
-@click.option("--accounts", "names", required=True, help="The accounts, separated by spaces.")
-@click.option("--pr", "number", type=click.IntRange(min=1), required=True, help="The PR number.")
-@click.option("--head-sha", type=COMMIT_SHA, required=True, help="The commit planned.")
+@github.command("plan-accounts")
+@accounts_option
+@pr_option
+@head_sha_option
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="The plans' folder: plans/<account>.json, full/<part>.md.")  # fmt: skip
 @click.option("--part", required=True, help="This job's part of the plans (its account).")
@@ -290,21 +492,18 @@ def plan_accounts(
     every one ran)."""
     from reconciler.gitops.account_jobs import PlanJob
     from reconciler.gitops.account_jobs import plan_accounts as plan
-    from reconciler.gitops.pull_accounts import messages, pull_request_accounts
 
     default = find_accounts_file(accounts_file)
     files, refused = default, {}
     if pull_request_files is not None:
-        written = pull_request_accounts(default, pull_request_files)
+        written = written_accounts(default, pull_request_files)
         files, refused = written.path, written.refused
-        for message in messages(written):
-            click.echo(message, err=True)
     job = PlanJob(files, number, head_sha, out, part, refused)
     raise click.exceptions.Exit(plan(account_names([names]), job))
 
 
-@click.command("drift-accounts")
-@click.option("--accounts", "names", required=True, help="The accounts, separated by spaces.")
+@github.command("drift-accounts")
+@accounts_option
 @click.option("--work-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="A folder for the reports.")  # fmt: skip
 @click.option("--fail-on-drift", type=bool, default=False, help="Exit 2 on drift too.")
@@ -319,8 +518,3 @@ def drift_accounts(names: str, work_dir: Path, fail_on_drift: bool, strict: bool
 
     job = DriftJob(work_dir, fail_on_drift, strict=strict)
     raise click.exceptions.Exit(drift(account_names([names]), job))
-
-
-#: The `reconciler github` commands of the accounts workflows.
-GITHUB = (pending, apply_accounts, outcome, commit_status, plan_comment, job_matrix,
-          plan_accounts, drift_accounts)  # fmt: skip

@@ -5,16 +5,27 @@ pipeline of reconciler/gitops/templates/), each parsing its options and calling 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from reconciler.accounts.file import find_accounts_file
-from reconciler.cli.github_runs import accounts_file_option
-from reconciler.cli.gitops import adopt_with, adoption_options
+from reconciler.cli.gitops import (
+    accounts_file_option,
+    adopt_with,
+    adoption_options,
+    head_sha_option,
+)
 from reconciler.cli.review import COMMIT_SHA
 from reconciler.errors import ReconcilerError
 from reconciler.gitops.record import DEFAULT_ENVIRONMENT
+
+if TYPE_CHECKING:
+    from reconciler.gitops.landing import Fleet
+
+
+_account = click.option("--account", "name", required=True, help="The account of this job.")
+_merge_request = click.option("--merge-request", "iid", type=click.IntRange(min=1), required=True)
 
 
 @click.group("gitlab")
@@ -22,11 +33,11 @@ def gitlab() -> None:
     """The GitLab pipeline's jobs: plan, note, apply, outcome, adoption (needs $GITLAB_TOKEN)."""
 
 
-@click.command("plan-account")
-@click.option("--account", "name", required=True, help="The account of this job.")
+@gitlab.command("plan-account")
+@_account
 @click.option("--since", required=True, metavar="REF", help="The target branch (changed since).")
-@click.option("--merge-request", "iid", type=click.IntRange(min=1), required=True)
-@click.option("--head-sha", type=COMMIT_SHA, required=True, help="The commit planned.")
+@_merge_request
+@head_sha_option
 @accounts_file_option
 def gitlab_plan(name: str, since: str, iid: int, head_sha: str, accounts_file: Path | None) -> None:
     """Plan the account into plans/ if the merge request changes it (or adds it)."""
@@ -35,10 +46,10 @@ def gitlab_plan(name: str, since: str, iid: int, head_sha: str, accounts_file: P
     raise click.exceptions.Exit(plan(find_accounts_file(accounts_file), name, since, iid, head_sha))
 
 
-@click.command("plan-note")
-@click.option("--merge-request", "iid", type=click.IntRange(min=1), required=True)
+@gitlab.command("plan-note")
+@_merge_request
 @click.option("--plans", type=click.Path(file_okay=False, path_type=Path), required=True)
-@click.option("--head-sha", type=COMMIT_SHA, required=True, help="The commit planned.")
+@head_sha_option
 def gitlab_note(iid: int, plans: Path, head_sha: str) -> None:
     """Post or update the one note of every account's plan on the merge request."""
     from reconciler.gitops.gitlab.forge import GitLabForge
@@ -53,8 +64,8 @@ def gitlab_note(iid: int, plans: Path, head_sha: str) -> None:
     click.echo(f"{result.action} the plan note")
 
 
-@click.command("apply-account")
-@click.option("--account", "name", required=True, help="The account of this job.")
+@gitlab.command("apply-account")
+@_account
 @click.option("--sha", type=COMMIT_SHA, required=True, help="The commit merged.")
 @click.option("--work-dir", "work", type=click.Path(file_okay=False, path_type=Path), required=True)
 @click.option("--job-url", envvar="CI_JOB_URL", default="", help="This job's page.")
@@ -66,12 +77,10 @@ def gitlab_apply(
     """Apply the account as the default branch says, from its last successful apply."""
     from reconciler.gitops.forge import NOT_REVIEWED, ApplyJob, Reviewed
     from reconciler.gitops.gitlab.forge import GitLabForge
-    from reconciler.gitops.landing import fleet, land_fleet
+    from reconciler.gitops.landing import land_fleet
     from reconciler.gitops.record import Standing
 
-    accounts = fleet(DEFAULT_ENVIRONMENT, accounts_file, [name])
-    if accounts.missing:
-        raise ReconcilerError(accounts.missing[name])
+    accounts = _one_account(name, accounts_file)
     job = ApplyJob(sha, default_branch, DEFAULT_ENVIRONMENT, job_url, work)
     with GitLabForge.from_environment() as forge:
 
@@ -83,7 +92,7 @@ def gitlab_apply(
     raise click.exceptions.Exit(status)
 
 
-@click.command("outcome-note")
+@gitlab.command("outcome-note")
 @click.option("--sha", type=COMMIT_SHA, required=True, help="The commit merged.")
 @click.option("--pipeline-url", envvar="CI_PIPELINE_URL", required=True, help="This pipeline.")
 @accounts_file_option
@@ -101,24 +110,21 @@ def gitlab_outcome(sha: str, pipeline_url: str, accounts_file: Path | None) -> N
     click.echo("\n".join(said) or "no merge request to tell")
 
 
-@click.command("pending")
-@click.option("--account", "name", required=True, help="The account of this job.")
+@gitlab.command("pending")
+@_account
 @click.option("--sha", type=COMMIT_SHA, required=True, help="The default branch's commit.")
 @accounts_file_option
 def gitlab_pending(name: str, sha: str, accounts_file: Path | None) -> None:
     """Say whether the account's files at SHA are applied (else since when, which merges)."""
     from reconciler.gitops.gitlab.forge import GitLabForge
-    from reconciler.gitops.landing import fleet
     from reconciler.gitops.pending import report
 
-    accounts = fleet(DEFAULT_ENVIRONMENT, accounts_file, [name])
-    if accounts.missing:
-        raise ReconcilerError(accounts.missing[name])
+    accounts = _one_account(name, accounts_file)
     with GitLabForge.from_environment() as forge:
         click.echo("\n".join(report(forge, accounts, sha)))
 
 
-@click.command("child-pipeline")
+@gitlab.command("child-pipeline")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @click.option("--head-sha", type=COMMIT_SHA, help="A merge request's commit: its new accounts too.")
 @accounts_file_option
@@ -129,7 +135,7 @@ def gitlab_child(out: Path, head_sha: str | None, accounts_file: Path | None) ->
     click.echo(write_child_pipeline(find_accounts_file(accounts_file), out, head_sha))
 
 
-@click.command("adopt-mr")
+@gitlab.command("adopt-mr")
 @adoption_options
 @click.option(
     "--base-sha",
@@ -151,6 +157,11 @@ def adopt_mr(target_branch: str, **given: Any) -> None:
         adopt_with(forge, target=target_branch, **given)
 
 
-for _command in (gitlab_plan, gitlab_note, gitlab_apply, gitlab_outcome, gitlab_pending,
-                 gitlab_child, adopt_mr):  # fmt: skip
-    gitlab.add_command(_command)
+def _one_account(name: str, accounts_file: Path | None) -> Fleet:
+    """The job's one account, refused when the accounts file has none of that name."""
+    from reconciler.gitops.landing import fleet
+
+    accounts = fleet(DEFAULT_ENVIRONMENT, accounts_file, [name])
+    if accounts.missing:
+        raise ReconcilerError(accounts.missing[name])
+    return accounts

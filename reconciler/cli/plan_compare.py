@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from reconciler.accounts.comparing import comparison_key
-from reconciler.gitops.compare import compare_plans
 from reconciler.plan.account import check_account
+from reconciler.plan.review import compare_plans
 from reconciler.plan.saved import load_saved_plan
 
 #: The new plan asks for something the review did not see.

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from reconciler.gitops.history import Scope
+from reconciler.accounts.history import Scope
 from reconciler.gitops.outcome import Landing
 from reconciler.render.marker import Marker
 

@@ -30,12 +30,12 @@ from functools import cached_property
 from pathlib import Path
 
 from reconciler.accounts.file import find_accounts_file, load_accounts_file
+from reconciler.accounts.history import HistoryError, Scope, has_commit, scope_of
+from reconciler.accounts.saved_view import read_document, saved_counts
 from reconciler.gitops.forge import ApplyJob, Forge, Reviewed
-from reconciler.gitops.history import HistoryError, Scope, has_commit, scope_of
 from reconciler.gitops.notes import upsert_note
 from reconciler.gitops.outcome import APPLIED, FAILED, NOTHING, REFUSED, SUPERSEDED, Landing
 from reconciler.gitops.record import Standing, environment_of, standing
-from reconciler.gitops.statuses import read_document, saved_counts
 from reconciler.render.marker import APPLY, Marker
 
 #: The single account's name without a key (as the adoption branch's `reconciler/adopt-default`).

@@ -15,8 +15,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from reconciler.accounts.history import HistoryError
 from reconciler.gitops.forge import Forge
-from reconciler.gitops.history import HistoryError
 from reconciler.gitops.landing import Fleet, Target
 from reconciler.gitops.record import pending_since, standing
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from reconciler.gitops.forge import Forge, LastApply
-from reconciler.gitops.history import (
+from reconciler.accounts.history import (
     HistoryError,
     Scope,
     changed_between,
@@ -20,6 +19,7 @@ from reconciler.gitops.history import (
     merges_between,
     on_line,
 )
+from reconciler.gitops.forge import Forge, LastApply
 
 #: The record environment of an account, `{account}` its name.
 DEFAULT_ENVIRONMENT = "production-{account}"

@@ -1,6 +1,6 @@
-"""The accounts workflows' loops as functions (reconciler.gitops.account_jobs, .pull_accounts):
-what each account's drift check and plan run, and the status the job exits with, from what
-each command exited with; the accounts file a pull request is planned with.
+"""The accounts workflows' loops as functions (reconciler.gitops.account_jobs): what each
+account's drift check and plan run, and the status the job exits with, from what each command
+exited with; the accounts file a pull request is planned with (reconciler.accounts.pull_request).
 
 The commands are given by a recorder that answers each with the status the case says, and
 writes what a command would print where the job keeps it.
@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from reconciler.accounts.pull_request import messages, pull_request_accounts
 from reconciler.gitops.account_jobs import (
     DriftJob,
     PlanJob,
@@ -20,7 +21,6 @@ from reconciler.gitops.account_jobs import (
     matrix_lines,
     plan_accounts,
 )
-from reconciler.gitops.pull_accounts import messages, pull_request_accounts
 
 
 class Commands:

@@ -226,7 +226,7 @@ def test_the_plan_reads_the_pull_request_as_data_with_the_default_branch_s_accou
         assert pull_request["with"]["path"] == "pull-request"
         # The script that reads the pull request's files (the head check reads none of them)
         # writes its reconciler.yaml from the default branch's before anything else runs
-        # (reconciler.gitops.pull_accounts, tests/gitops/test_account_jobs.py).
+        # (reconciler.accounts.pull_request, tests/gitops/test_account_jobs.py).
         (script,) = [
             s["run"]
             for s in steps

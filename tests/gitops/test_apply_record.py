@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from reconciler.accounts.file import load_accounts_file
+from reconciler.accounts.history import changed_between, merges_between, scope_of
 from reconciler.gitops.github import GitHub, deployments
 from reconciler.gitops.github.outputs import matrix
 from reconciler.gitops.github.runs import ReviewedPlan
-from reconciler.gitops.history import changed_between, merges_between, scope_of
 from reconciler.gitops.outcome import APPLIED, FAILED, SUPERSEDED, Landing, outcome_body
 from reconciler.gitops.pending import Pending
 from reconciler.gitops.statuses import PlanStatus, describe

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from reconciler.gitops.compare import compare_plans
+from reconciler.plan.review import compare_plans
 from reconciler.sandbox import SandboxServer
 from tests.gitops.support import ROOT, reconciler
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from reconciler.accounts.history import Scope, changed_between, merges_between, scope_of
 from reconciler.gitops.forge import NOT_REVIEWED, ApplyJob
 from reconciler.gitops.github import deployments
 from reconciler.gitops.github.forge import GitHubForge
 from reconciler.gitops.github.outputs import action_lines
-from reconciler.gitops.history import Scope, changed_between, merges_between, scope_of
 from reconciler.gitops.landing import Fleet, fleet, land_fleet
 from reconciler.gitops.outcome import FAILED
 from reconciler.secrets import Secret

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
+from reconciler.accounts.history import Scope
 from reconciler.annotations import workflow_command
 from reconciler.gitops.drift import DriftIssue
 from reconciler.gitops.forge import ApplyJob, BranchFile, LastApply, Note, OpenRequest, Words
@@ -20,7 +21,6 @@ from reconciler.gitops.forge_lock import Claim
 from reconciler.gitops.github import deployments, lock_records
 from reconciler.gitops.github.client import ACTIONS_BOT, GitHub, GitHubError
 from reconciler.gitops.github.runs import merged_pull_request
-from reconciler.gitops.history import Scope
 from reconciler.gitops.outcome import FAILED, IN_PROGRESS, KINDS, Landing
 from reconciler.gitops.record import environment_of
 from reconciler.render.comment_body import GITHUB_BODY_LIMIT

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from reconciler.accounts.history import HistoryError, Scope, head_of
+from reconciler.accounts.saved_view import read_document
 from reconciler.errors import ReconcilerError
 from reconciler.gitops.forge import (
     ApplyJob,
@@ -35,11 +37,9 @@ from reconciler.gitops.forge import (
 )
 from reconciler.gitops.forge_lock import Claim
 from reconciler.gitops.gitlab.client import GitLab
-from reconciler.gitops.history import HistoryError, Scope, head_of
 from reconciler.gitops.landing import Fleet, Target
 from reconciler.gitops.outcome import FAILED, KINDS, Landing
 from reconciler.gitops.record import Standing, standing
-from reconciler.gitops.statuses import read_document
 from reconciler.render.marker import Marker
 
 WORDS = Words(

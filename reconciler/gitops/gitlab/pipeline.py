@@ -13,24 +13,21 @@ then find nothing reviewed for it. Its own file is read from git at the commit p
 accounts it adds are put after the default branch's (refused, alone, when one names a variable
 of the default branch's accounts), and the result is written beside, as
 `.reconciler-merge-request.yaml`, so its `path`s are read from the same folder. Nothing else of
-the merge request's file is used (`pull_accounts`, as on every forge).
+the merge request's file is used (`reconciler.accounts.pull_request`, as on every forge).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import subprocess
-import tempfile
 from importlib.resources import files
 from pathlib import Path
 
 from reconciler.accounts.file import DEFAULT_FILE, AccountsFile, load_accounts_file
+from reconciler.accounts.pull_request import accounts_at
 from reconciler.accounts.selection import changed_accounts
 from reconciler.errors import ReconcilerError
 from reconciler.gitops.account_jobs import PlanJob, plan_accounts
 from reconciler.gitops.landing import Run
-from reconciler.gitops.pull_accounts import PullAccounts, pull_request_accounts
 from reconciler.words import plural
 
 #: The most jobs GitLab makes of one `parallel: matrix`.
@@ -70,27 +67,13 @@ def write_child_pipeline(accounts_file: Path, out: Path, head_sha: str | None = 
     return f"{listed}\n{said}" if said else listed
 
 
-def merge_request_accounts(default: Path, head_sha: str) -> PullAccounts:
-    """Write the merged file beside `default` (the default branch's reconciler.yaml, in the
-    merge request's checkout) from the merge request's own at `head_sha`; what it holds."""
-    theirs = _show(default.parent, head_sha, default.name)
-    with tempfile.TemporaryDirectory() as folder:
-        if theirs is not None:
-            (Path(folder) / DEFAULT_FILE).write_bytes(theirs)
-        written = pull_request_accounts(default, Path(folder))
-        merged = default.parent / MERGED
-        merged.unlink(missing_ok=True)  # a link of theirs is never written through
-        merged.write_bytes(written.path.read_bytes())
-    return dataclasses.replace(written, path=merged)
-
-
 def accounts_to_plan(default: Path, head_sha: str | None) -> tuple[Path, list[str], str]:
     """The accounts file a merge request's jobs read, its accounts (the new ones included, the
     refused last: each fails alone, saying why), and what to say of the merge request's own
     file (`head_sha` None: not a merge request, the default branch's file as it is)."""
     if head_sha is None:
         return default, load_accounts_file(default).names, ""
-    written = merge_request_accounts(default, head_sha)
+    written = accounts_at(default, head_sha, MERGED)
     names = [*load_accounts_file(written.path).names, *written.refused]
     said = ""
     if written.problem is not None:
@@ -103,20 +86,12 @@ def accounts_to_plan(default: Path, head_sha: str | None) -> tuple[Path, list[st
     return written.path, names, said
 
 
-def _show(folder: Path, sha: str, name: str) -> bytes | None:
-    """The file `name` of the repository's root at `sha`, as committed (None: there is none)."""
-    done = subprocess.run(
-        ["git", "-C", str(folder), "show", f"{sha}:./{name}"], capture_output=True, check=False
-    )
-    return done.stdout if done.returncode == 0 else None
-
-
 def plan_merge_request_account(
     default: Path, name: str, since: str, iid: int, head_sha: str, run: Run | None = None
 ) -> int:
     """Plan the account in the merge request's plans/, with the default branch's accounts
-    file (`default`) and the accounts the merge request adds (`merge_request_accounts`)."""
-    written = merge_request_accounts(default, head_sha)
+    file (`default`) and the accounts the merge request adds (`accounts_at`)."""
+    written = accounts_at(default, head_sha, MERGED)
     job = PlanJob(written.path, iid, head_sha, Path.cwd(), name, written.refused, github=False)
     if name in written.new:  # the default branch has no entry to compare it with
         return plan_accounts([name], job, run)

@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from reconciler.accounts.selection import GitFailed, account_settings, file_at, run_git
+from reconciler.accounts.selection import account_settings, file_at
 from reconciler.errors import ReconcilerError
+from reconciler.git import GitFailed, run_git
 
 
 class HistoryError(ReconcilerError):

@@ -17,11 +17,15 @@ account of the default branch uses; another is refused, alone, and named.
 
 The pull request's own `reconciler.yaml` is removed before the file is written (a link of
 theirs is never written through), and nothing of it is used but the new accounts' entries.
+Where a job's checkout holds the default branch's file over the request's (GitLab's), the
+request's own is read from git at the commit planned (`accounts_at`).
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +41,7 @@ from reconciler.accounts.selection import changed_accounts
 from reconciler.accounts.variables import base_url_variable
 from reconciler.annotations import workflow_command
 from reconciler.errors import ReconcilerError
+from reconciler.git import file_at_commit
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +99,20 @@ def pull_request_accounts(default: Path, checkout: Path) -> PullAccounts:
         text = main_text
     target.write_text(text, encoding="utf-8")
     return PullAccounts(target, changes, tuple(new), refused, problem)
+
+
+def accounts_at(default: Path, head_sha: str, merged: str) -> PullAccounts:
+    """Write the file `merged` beside `default` (the default branch's reconciler.yaml, in the
+    request's checkout) from the request's own at commit `head_sha`; what it holds."""
+    theirs = file_at_commit(default.parent, head_sha, default.name)
+    with tempfile.TemporaryDirectory() as folder:
+        if theirs is not None:
+            (Path(folder) / DEFAULT_FILE).write_bytes(theirs)
+        written = pull_request_accounts(default, Path(folder))
+        target = default.parent / merged
+        target.unlink(missing_ok=True)  # a link of theirs is never written through
+        target.write_bytes(written.path.read_bytes())
+    return dataclasses.replace(written, path=target)
 
 
 def _theirs(target: Path) -> tuple[AccountsFile | None, str | None]:

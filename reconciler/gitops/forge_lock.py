@@ -34,6 +34,7 @@ from reconciler.apply.lock import AccountLocked, Holder, lock_name
 from reconciler.errors import ReconcilerError
 from reconciler.plan.account import Account
 from reconciler.redaction import shown
+from reconciler.threads import start
 
 #: How long after recording its claim, seen first, an apply reads the claims again before it
 #: holds the lock (a claim numbered before it may show a moment after).
@@ -204,10 +205,7 @@ class _Renewing:
         self._thread: threading.Thread | None = None
         if isinstance(records, RenewedLocks):
             every = records.renew_every_s
-            self._thread = threading.Thread(
-                target=self._run, args=(records, key, claim, every), daemon=True
-            )
-            self._thread.start()
+            self._thread = start(self._run, records, key, claim, every, name="lock-renewal")
 
     def _run(self, records: RenewedLocks, key: str, claim: int, every: float) -> None:
         while not self._stopped.wait(every):

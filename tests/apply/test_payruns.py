@@ -193,6 +193,7 @@ def test_a_saved_plan_carries_its_payruns_and_checks_them_again(
         "agreementId": 1,  # the agreement reviewed: the only one apply pays
         "amount": "1500.00",
         "description": "November 2026 retainer",
+        "worker": "ENG-001",  # as written: the ledger of its apply names the payee by it
     }
     # Grace leaves before the apply: the saved payrun is judged again, and refused.
     headers = {"Authorization": f"Bearer {demo.token}"}

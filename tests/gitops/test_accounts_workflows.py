@@ -256,8 +256,10 @@ def test_the_plan_reads_the_pull_request_as_data_with_the_default_branch_s_accou
         ("reconciler-accounts-drift.yml", {
             "accounts": {"contents": "read", "deployments": "read", "pull-requests": "read",
                          "actions": "read"},
-            # contents and pull-requests: the adoption pull request (docs/adopt.md)
-            "drift": {"contents": "write", "issues": "write", "pull-requests": "write"}}),
+            # contents and pull-requests: the adoption pull request (docs/adopt.md); statuses:
+            # its plan's status, which the job sets (its token's pull request runs no workflow)
+            "drift": {"contents": "write", "issues": "write", "pull-requests": "write",
+                      "statuses": "write"}}),
     ],
 )  # fmt: skip
 def test_each_job_asks_only_the_permissions_it_needs(

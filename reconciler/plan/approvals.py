@@ -15,7 +15,9 @@ the change requests (`ReviewSource`), the session reads the money at a commit (`
   is its money now; a later commit that changes no money keeps it, one that changes any voids it;
 - a payrun is covered when the distinct approvers (by id, across the requests) reach `count`.
 
-A payrun not covered is not paid (`WAITING`); `--force` never overrides this.
+A payrun not covered is not paid (`WAITING`); `--force` never overrides this. The policy's
+types (`ApprovalPolicy`, `Rule`, `Team`) are the desired state's (`reconciler.desired.approvals`,
+which parses them), named here too so that this module is the whole contract.
 """
 
 from __future__ import annotations
@@ -27,6 +29,11 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Protocol
 
+from reconciler.desired.approvals import ApprovalPolicy as ApprovalPolicy
+from reconciler.desired.approvals import Approver as Approver
+from reconciler.desired.approvals import Rule as Rule
+from reconciler.desired.approvals import Team as Team
+from reconciler.desired.approvals import approver_text as approver_text
 from reconciler.money import two_places
 
 if TYPE_CHECKING:
@@ -41,67 +48,6 @@ APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED, PENDING = (
     "PENDING",
 )
 _NOT_A_DECISION = frozenset({COMMENTED, PENDING})
-
-
-@dataclass(frozen=True, slots=True)
-class Team:
-    """A `{team: org/slug}` item of `from`: every member of that team may approve."""
-
-    org: str
-    slug: str
-
-    def __str__(self) -> str:
-        return f"team {self.org}/{self.slug}"
-
-
-Approver = str | Team  # a login, or a team
-
-
-def approver_text(approver: Approver) -> str:
-    """`alice`, or `team acme/finance`."""
-    return str(approver)
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """A payrun total over `over` needs `count` approvals from `approvers`."""
-
-    over: Decimal
-    count: int
-    approvers: tuple[Approver, ...]
-
-    def needs(self) -> str:
-        """`needs 2 of alice, bob, dave`."""
-        return f"needs {self.count} of {', '.join(map(approver_text, self.approvers))}"
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "over": two_places(self.over),
-            "count": self.count,
-            "from": [
-                a if isinstance(a, str) else {"team": f"{a.org}/{a.slug}"} for a in self.approvers
-            ],
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalPolicy:
-    """The `approvals` rules of a policy, in the order written."""
-
-    rules: tuple[Rule, ...]
-
-    def rule_for(self, total: Decimal) -> Rule | None:
-        """The rule with the highest `over` strictly below `total`; None: none applies."""
-        below = [rule for rule in self.rules if rule.over < total]
-        return max(below, key=lambda rule: rule.over) if below else None
-
-    def strictest(self) -> Rule:
-        """The rule asking the most approvals (then the one over the highest amount): what a
-        change of the policy itself needs."""
-        return max(self.rules, key=lambda rule: (rule.count, rule.over))
-
-    def as_list(self) -> list[dict[str, object]]:
-        return [rule.as_dict() for rule in self.rules]
 
 
 @dataclass(frozen=True, slots=True)

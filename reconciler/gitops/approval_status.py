@@ -15,9 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any, cast
 
-from reconciler.gitops.statuses import DESCRIPTION_LIMIT, Statuses
+from reconciler.desired.approvals_rules import approvals_problems, build_approvals
+from reconciler.errors import ReconcilerError
+from reconciler.gitops.statuses import DESCRIPTION_LIMIT, Statuses, read_document
 from reconciler.plan.approvals import (
     ApprovalPolicy,
     MoneyKey,
@@ -25,6 +29,7 @@ from reconciler.plan.approvals import (
     ReviewSource,
     Verdict,
     judge,
+    money_of,
 )
 
 #: The status's name (with a key: `reconciler/approvals/<key>`).
@@ -50,6 +55,71 @@ class Reviewed:
     head: str
 
 
+def reviewed_of(path: Path) -> Reviewed | None:
+    """What the saved plan at `path` says of its approvals: the policy it was judged by, the
+    money of each payrun it pays (`money_of` of its payruns, as the plan's own) and its total,
+    and the money at each commit the plan job read (`approvals.money_at`); None: it was not
+    judged (no `approvals`: planned without `--approvals-from`, or before dual control). Read
+    as data: the job that reads it holds no plan key, and the status it sets is advice."""
+    document = read_document(path)
+    kept = document.get("approvals") if isinstance(document, dict) else None
+    if kept is None:
+        return None
+    try:
+        rules = kept.get("policy")
+        if rules is not None and list(approvals_problems(rules, ("approvals",))):
+            raise ValueError("its policy is not an approvals policy")
+        payruns = [_Paying.of(record) for record in document.get("payruns") or []]
+        totals: dict[str, Decimal] = {}
+        for one in payruns:
+            total = sum((p.amount for p in one.payments), Decimal("0.00"))
+            totals[one.payrun_id] = totals.get(one.payrun_id, Decimal("0.00")) + total
+        money_at = {
+            str(commit): {str(k): str(v) for k, v in dict(found).items()}
+            for commit, found in dict(kept.get("money_at") or {}).items()
+        }
+        head = str((document.get("review") or {}).get("head_sha") or "")
+    except (AttributeError, KeyError, TypeError, ValueError, InvalidOperation) as error:
+        raise ReconcilerError(f"{path}: its approvals cannot be read ({error})") from None
+    money = money_of(cast(Any, _Payruns(tuple(payruns))))
+    return Reviewed(build_approvals(rules), money, totals, money_at, head)
+
+
+@dataclass(frozen=True, slots=True)
+class _Payment:
+    email: str
+    amount: Decimal
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Paying:
+    """A saved plan's payrun record, as `money_of` reads a payrun to pay."""
+
+    payrun_id: str
+    part: int | None
+    agreements: tuple[str | None, ...]
+    payments: tuple[_Payment, ...]
+
+    @classmethod
+    def of(cls, record: Mapping[str, Any]) -> _Paying:
+        payments = [p for p in record["payments"] if isinstance(p, Mapping)]
+        return cls(
+            str(record["id"]),
+            record.get("part") if isinstance(record.get("part"), int) else None,
+            tuple(p.get("agreementId") for p in payments),
+            tuple(
+                _Payment(str(p["email"]), Decimal(str(p["amount"])), str(p["description"]))
+                for p in payments
+            ),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Payruns:
+    payruns: tuple[_Paying, ...]
+
+
 def judge_again(reviewed: Reviewed, source: ReviewSource) -> dict[str, Verdict]:
     """The verdicts with the reviews as they are now: an approval of the head, or of a commit
     whose money the plan recorded, is judged; any other is checked at the merge."""
@@ -67,15 +137,20 @@ def judge_again(reviewed: Reviewed, source: ReviewSource) -> dict[str, Verdict]:
     )  # fmt: skip
 
 
-def describe(verdicts: Sequence[Verdict]) -> tuple[str, str]:
+#: A verdict and the account it is of ('' for a single desired state).
+Judged = tuple[str, Verdict]
+
+
+def describe(verdicts: Sequence[Judged]) -> tuple[str, str]:
     """The state and what it says: the first payrun that waits, and what it needs and has;
     else who approved (or that no payrun needs an approval)."""
-    waiting = [v for v in verdicts if not v.covered]
+    waiting = [(account, v) for account, v in verdicts if not v.covered]
     if waiting:
-        first = waiting[0]
+        account, first = waiting[0]
         more = f" (and {len(waiting) - 1} more)" if len(waiting) > 1 else ""
-        return "pending", f'paylist["{first.payrun}"] {first.needs_has()}{more}'
-    approved = sorted({a.login for v in verdicts for a in v.approvals})
+        where = f"{account}: " if account else ""
+        return "pending", f'{where}paylist["{first.payrun}"] {first.needs_has()}{more}'
+    approved = sorted({a.login for _, v in verdicts for a in v.approvals})
     if approved:
         return "success", f"approved by {', '.join(approved)}"
     if verdicts:
@@ -84,7 +159,7 @@ def describe(verdicts: Sequence[Verdict]) -> tuple[str, str]:
 
 
 def set_approvals_status(
-    forge: Statuses, sha: str, verdicts: Sequence[Verdict], context: str, target_url: str
+    forge: Statuses, sha: str, verdicts: Sequence[Judged], context: str, target_url: str
 ) -> str:
     """POST the status on `sha`; what it says."""
     state, description = describe(verdicts)

@@ -17,11 +17,13 @@ from typing import Any, ClassVar
 import click
 
 from reconciler.accounts.applying import apply_fleet
+from reconciler.accounts.approving import Gate
 from reconciler.accounts.fleet import fleet_or_plans
 from reconciler.accounts.options import AccountOptions
 from reconciler.accounts.saved import Carry
 from reconciler.apply import DEFAULT_PARALLELISM
 from reconciler.cli.accounts import selection_options
+from reconciler.cli.approvals import approvals_options
 from reconciler.cli.connection import ConnectionOptions, connection_options
 from reconciler.cli.review import expect_options
 from reconciler.plan import PlanOptions
@@ -127,6 +129,7 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
     help="Inactivate this worker and invite it again (the only fix for drift). PATH only.",
 )
 @expect_options
+@approvals_options(apply=True)
 @connection_options
 @selection_options
 def apply(
@@ -145,6 +148,7 @@ def apply(
     expect_pull_request: int | None,
     expect_head_sha: str | None,
     expect_files: Path | None,
+    gate: Gate,
     connection: ConnectionOptions,
     accounts: AccountOptions,
 ) -> None:
@@ -161,6 +165,7 @@ def apply(
             not no_wait,
             settle_timeout.total_seconds(),
             lock_timeout=lock_timeout.total_seconds(),
+            gate=gate,
         ),
         plan_ttl=plan_ttl,
         fmt=fmt,

@@ -25,9 +25,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from reconciler.desired.approvals import ApprovalPolicy as ApprovalPolicy
 from reconciler.desired.approvals import Approver as Approver
@@ -35,9 +35,7 @@ from reconciler.desired.approvals import Rule as Rule
 from reconciler.desired.approvals import Team as Team
 from reconciler.desired.approvals import approver_text as approver_text
 from reconciler.money import two_places
-
-if TYPE_CHECKING:
-    from reconciler.plan.model import Plan
+from reconciler.plan.payruns import TO_PAY, WAITING, PayrunDecision
 
 #: The review states GitHub reports; COMMENTED and PENDING change nobody's decision.
 APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED, PENDING = (
@@ -99,7 +97,14 @@ class RequestFacts:
 MoneyKey = str  # digest of one payrun's money (see money_of)
 
 
-def money_of(plan: Plan) -> dict[str, MoneyKey]:
+class _Paying(Protocol):
+    """A plan, as far as its money goes (`Plan.payruns`)."""
+
+    @property
+    def payruns(self) -> Sequence[PayrunDecision]: ...
+
+
+def money_of(plan: _Paying) -> dict[str, MoneyKey]:
     """payrun id -> digest of what it pays: payrun id, and per payment (all parts, in order)
     the payee's resolved agreement id and email, amount (two places) and description.
 
@@ -270,10 +275,12 @@ def judge_change(
     members: Callable[[Approver], frozenset[int] | None],
     *,
     subject: str,
+    same_at: Callable[[str], bool] | None = None,
 ) -> Verdict:
     """Whether the requests changing the policy have the approvals `rule` (the strictest rule
-    of the policy in force) asks for: the same rules as `judge`, of any commit of them (the
-    policy change is the whole request). `subject` names what is judged (`policy.approvals`)."""
+    of the policy in force) asks for: the same rules as `judge`, of the commit whose policy is
+    the one it changes to (`same_at(commit)`; without it, the request's head). `subject` names
+    what is judged (`policy.approvals`)."""
     ids = _Members(members)
     counted: dict[int, Approval] = {}
     not_counted: list[str] = []
@@ -281,12 +288,13 @@ def judge_change(
         one = _people(request, rule, ids)
         not_counted += one.not_counted
         for approval, reviewer in one.approvals:
-            if reviewer.id is not None and approval.commit == request.head:
+            same = approval.commit == request.head if same_at is None else same_at(approval.commit)
+            if reviewer.id is not None and same:
                 counted.setdefault(reviewer.id, approval)
             elif reviewer.id is not None:
                 not_counted.append(
                     f"{reviewer.login} at {approval.commit[:7]} (#{request.number}): approved "
-                    f"a commit before the head {request.head[:7]}"
+                    "a commit whose policy.approvals is not the one changed to"
                 )
     found = tuple(counted.values())
     missing = None
@@ -409,3 +417,99 @@ def _why_not(request: RequestFacts, review: Review, rule: Rule, members: _Member
             f"{', '.join(unreadable)} could not be read, and counts nobody)"
         )
     return f"not in {', '.join(map(approver_text, rule.approvers))}"
+
+
+@dataclass(frozen=True, slots=True)
+class Approvals:
+    """What a plan says of its payruns' approvals: the policy judged by (None: none), each
+    payrun's verdict, a note when they could not be judged here (`checked at the merge`, no
+    forge, reviews unreadable), the change requests read, and the money at each commit an
+    approval was given to (`{commit: {payrun: key}}`, so a later status can reuse it)."""
+
+    policy: ApprovalPolicy | None
+    verdicts: tuple[Verdict, ...] = ()
+    note: str | None = None
+    requests: tuple[int, ...] = ()
+    money_at: Mapping[str, Mapping[str, MoneyKey]] = field(default_factory=dict)
+
+    def verdict(self, payrun: str) -> Verdict | None:
+        return next((v for v in self.verdicts if v.payrun == payrun), None)
+
+    def line(self, payrun: str) -> str | None:
+        """What the payrun needs and has, for the plan and the comment (None: not judged)."""
+        verdict = self.verdict(payrun)
+        if verdict is not None:
+            return verdict.needs_has()
+        return None
+
+
+NO_POLICY = "no approvals policy: any merge pays"
+
+
+def waiting_reason(verdict: Verdict) -> str:
+    """`waiting for approvals: needs 2 of alice, bob: 1 (bob at a1b2c3d)`, and why it could
+    not be judged when that is what is missing (no forge, reviews unreadable)."""
+    reason = f"waiting for approvals: {verdict.needs_has()}"
+    missing = verdict.missing
+    if missing is not None and verdict.rule is not None and not missing.startswith("needs"):
+        reason += f" ({missing})"
+    return reason
+
+
+def unjudged(
+    policy: ApprovalPolicy | None,
+    money: Mapping[str, MoneyKey],
+    totals: Mapping[str, Decimal],
+    why: str,
+    *,
+    every: bool = False,
+) -> dict[str, Verdict]:
+    """The payruns judged with no approval to count, for `why` (no forge, the reviews
+    unreadable): those a rule applies to are not covered; with `every` (the policy in force
+    unknown), none is."""
+    grand = sum((totals.get(payrun, Decimal("0.00")) for payrun in money), Decimal("0.00"))
+    rule = policy.rule_for(grand) if policy is not None else None
+    return {
+        payrun: Verdict(
+            payrun,
+            totals.get(payrun, Decimal("0.00")),
+            rule,
+            (),
+            (),
+            why if rule is not None or every else None,
+        )
+        for payrun in money
+    }
+
+
+def to_judge(decisions: Sequence[PayrunDecision]) -> tuple[dict[str, MoneyKey], dict[str, Decimal]]:
+    """The money and totals of the payruns to pay (every part of each), for `judge`."""
+    money = money_of(_Decisions(tuple(d for d in decisions if d.state == TO_PAY)))
+    totals: dict[str, Decimal] = {}
+    for decision in decisions:
+        if decision.state == TO_PAY:
+            totals[decision.payrun_id] = totals.get(decision.payrun_id, Decimal("0.00")) + (
+                decision.total
+            )
+    return money, totals
+
+
+@dataclass(frozen=True, slots=True)
+class _Decisions:
+    payruns: tuple[PayrunDecision, ...]
+
+
+def held(
+    decisions: Sequence[PayrunDecision], verdicts: Mapping[str, Verdict]
+) -> tuple[PayrunDecision, ...]:
+    """Each payrun to pay whose verdict is not covered, WAITING with why (every part of it);
+    the others as they are."""
+    out = []
+    for decision in decisions:
+        verdict = verdicts.get(decision.payrun_id)
+        if decision.state == TO_PAY and verdict is not None and not verdict.covered:
+            reasons = (waiting_reason(verdict), *verdict.not_counted)
+            out.append(replace(decision, state=WAITING, reasons=reasons))
+        else:
+            out.append(decision)
+    return tuple(out)

@@ -33,6 +33,7 @@ from reconciler.desired.model import DesiredWebhook
 from reconciler.errors import ReconcilerError, Refused
 from reconciler.money import two_places
 from reconciler.plan.account import Account
+from reconciler.plan.approvals import Approvals
 from reconciler.plan.changes import Change, Inactivate, Invite, Replace, WebhookCreate
 from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
@@ -126,8 +127,23 @@ def saved_plan_document(
         "payruns": [payrun_record(decision) for decision in plan.to_pay],
         "max_payout": None if max_payout is None else two_places(max_payout),
     }
+    if plan.approvals is not None:  # optional: plans saved before dual control have none
+        document["approvals"] = approvals_record(plan.approvals)
     document["mac"] = sign(document, key)
     return document
+
+
+def approvals_record(view: Approvals) -> dict[str, Any]:
+    """The approvals a plan judged, as the saved plan keeps them (signed with it): the policy,
+    each payrun's verdict, the note, the change requests read and the money at each commit
+    an approval was given to (`{commit: {payrun: key}}`), so a later status can reuse it."""
+    return {
+        "policy": view.policy.as_list() if view.policy is not None else None,
+        "note": view.note,
+        "requests": list(view.requests),
+        "verdicts": [verdict.as_dict() for verdict in view.verdicts],
+        "money_at": {commit: dict(money) for commit, money in view.money_at.items()},
+    }
 
 
 def drift_record(entry: DriftEntry) -> dict[str, Any]:
@@ -412,6 +428,8 @@ class SavedPlan:
     max_payout: Decimal | None = None
     account: Account | None = None  # always set when read from a file
     review: Review | None = None  # always set when read from a file
+    #: The approvals the plan judged (`approvals_record`); None: saved before dual control.
+    approvals: dict[str, Any] | None = None
 
     def verify(self, key: PlanKey) -> None:
         """Refuse the plan unless this key signed exactly this document."""
@@ -490,6 +508,7 @@ def _from_document(name: str, document: dict[str, Any]) -> SavedPlan:
         max_payout=None if document["max_payout"] is None else Decimal(document["max_payout"]),
         account=Account.from_record(document["account"]),
         review=Review.from_record(document["review"]),
+        approvals=document.get("approvals"),
     )
 
 

@@ -174,6 +174,63 @@ _MONEY_REPORT = {
     ]
 }
 
+_MONEY_TEXT = {"type": "string", "pattern": r"^[0-9]{1,13}\.[0-9]{2}$"}
+_RULE = _object(
+    {
+        "over": _MONEY_TEXT,
+        "count": {"type": "integer", "minimum": 1, "maximum": 100},
+        "from": {
+            "type": "array",
+            "minItems": 1,
+            "items": {"oneOf": [_TEXT, _object({"team": _TEXT})]},
+        },
+    }
+)
+_ID = {"type": ["integer", "null"], "minimum": 0}
+_SHA = {"type": "string", "pattern": "^[0-9a-f]{40}([0-9a-f]{24})?$"}
+_LINES = {"type": "array", "items": _TEXT}
+#: The approvals a plan judged (dual control), optional: plans saved before it have none.
+_APPROVALS = _object(
+    {
+        "policy": {"oneOf": [{"type": "null"}, {"type": "array", "items": _RULE}]},
+        "note": {"type": ["string", "null"], "maxLength": 100_000},
+        "requests": {"type": "array", "items": {"type": "integer", "minimum": 1}},
+        "verdicts": {
+            "type": "array",
+            "items": _object(
+                {
+                    "payrun": _TEXT,
+                    "total": _MONEY_TEXT,
+                    "rule": {"oneOf": [{"type": "null"}, _RULE]},
+                    "approvals": {
+                        "type": "array",
+                        "items": _object(
+                            {
+                                "login": _TEXT,
+                                "id": _ID,
+                                "commit": _SHA,
+                                "submitted_at": _TEXT,
+                                "request": {"type": "integer", "minimum": 1},
+                            }
+                        ),
+                    },
+                    "not_counted": _LINES,
+                    "missing": {"type": ["string", "null"], "maxLength": 100_000},
+                    "needs_has": _TEXT,
+                }
+            ),
+        },
+        "money_at": {
+            "type": "object",
+            "propertyNames": _SHA,
+            "additionalProperties": {
+                "type": "object",
+                "additionalProperties": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
+            },
+        },
+    }
+)
+
 SCHEMA: dict[str, Any] = _object(
     {
         "format": {"const": "reconciler-plan"},
@@ -223,7 +280,8 @@ SCHEMA: dict[str, Any] = _object(
         "payruns": {"type": "array", "items": _PAYRUN},
         "max_payout": {"type": ["string", "null"], "pattern": _MONEY},
         "mac": {"type": "string", "pattern": "^hmac-sha256:[0-9a-f]{64}$"},
-    }
+    },
+    {"approvals": _APPROVALS},
 )
 
 

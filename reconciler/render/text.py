@@ -27,6 +27,7 @@ from reconciler.plan.payruns import (
     PAID,
     REFUSED,
     TO_PAY,
+    WAITING,
     PayrunDecision,
     parts_of,
     to_pay_phrase,
@@ -165,9 +166,12 @@ def review_first(plan: Plan) -> str:
     refused payruns), inactivations and replacements, the webhook, the payruns to pay."""
     summary = plan.summary
     blocked = sum(decision.state in (CONFLICT, REFUSED) for decision in plan.payruns)
+    waiting = len({d.payrun_id for d in plan.payruns if d.state == WAITING})
     parts = []
     if summary.conflicts or blocked:
         parts.append(f"{counted(summary.conflicts + blocked)} in conflict or refused")
+    if waiting:
+        parts.append(f"{plural(waiting, 'payrun')} waiting for approvals")
     if plan.closed_entries:
         parts.append(f"{counted(len(plan.closed_entries))} closed in the service")
     if summary.inactivate:
@@ -210,7 +214,9 @@ def payrun_lines(plan: Plan) -> Iterator[Line]:
         if decision.state == PAID:
             yield Line(f"  = {address}: paid as paylist {decision.paylist_id} ({counts})")
             continue
-        word = "in conflict" if decision.state == CONFLICT else "refused"
+        word = {CONFLICT: "in conflict", WAITING: "waiting for approvals"}.get(
+            decision.state, "refused"
+        )
         yield Line(f"  ! {address} is {word}, nothing is paid:", "!")
         for reason in decision.reasons:
             yield Line(f"      - {clean(reason)}", "!")

@@ -1,0 +1,262 @@
+"""The approvals gate of `apply` (issue 46), through the command line against the demo sandbox
+and the fake GitHub, over real HTTP, in a git repository whose commits are the approved ones.
+
+A payrun its approvals do not cover waits (nothing of it sent, the other changes go, exit 0);
+the author's and a pusher's approvals do not count; an approval lapses when the money changes
+after it and survives a commit that changes none; over a threshold one approval is not enough
+and two are; with no forge, or reviews GitHub refuses, nothing is paid; `--force` changes
+nothing; a policy changed without the approvals of the policy in force applies nothing (4).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from reconciler.sandbox import SandboxServer
+from tests.apply.support import NOVEMBER, QUICKSTART
+from tests.gitops.action_runner import git
+from tests.gitops.fake_github import (
+    OWNER_REPO,
+    FakeGitHub,
+    pull_commit,
+    pull_request,
+    review,
+    user,
+)
+
+TOKEN = "ghs_" + secrets.token_urlsafe(27)
+ALICE, BOB, DAVE, CAROL = user("alice", 11), user("bob", 12), user("dave", 14), user("carol", 13)
+ONE_OF = '    - {over: "0.00", count: 1, from: [alice, bob, dave]}\n'
+TWO_OVER_1000 = '    - {over: "1000.00", count: 2, from: [alice, bob, dave]}\n'
+
+
+def state(rules: str = ONE_OF, payruns: str = NOVEMBER, title: str = "Engineer") -> str:
+    """The quickstart's files with an approvals policy and the November payrun."""
+    text = QUICKSTART.read_text().replace("jobTitle: Engineer\n", f"jobTitle: {title}\n", 1)
+    if rules:
+        text = text.replace("  prune: all\n", "  prune: all\n  approvals:\n" + rules, 1)
+    return text + payruns
+
+
+def commit(repo: Path, text: str, message: str = "change") -> str:
+    (repo / "workforce.yaml").write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "--quiet", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    git(folder, "init", "--quiet", "-b", "main")
+    return folder
+
+
+@pytest.fixture
+def github() -> Iterator[FakeGitHub]:
+    with FakeGitHub(TOKEN) as fake:
+        for one in (ALICE, BOB, DAVE, CAROL):
+            fake.state.users[one["login"]] = one
+        yield fake
+
+
+def pull(github: FakeGitHub, number: int, head: str, *reviews: dict[str, Any], **kw: Any) -> None:
+    """Pull request `number` by carol, its one commit `head` carol's, with `reviews`."""
+    github.state.pulls[number] = pull_request(number, head, author=kw.get("author", CAROL))
+    github.state.pull_commits[number] = kw.get("commits", [pull_commit(head, CAROL, CAROL)])
+    github.state.reviews[number] = list(reviews)
+
+
+def apply(
+    repo: Path, demo: SandboxServer, github: FakeGitHub | None, *args: str
+) -> subprocess.CompletedProcess[str]:
+    forge = {}
+    if github is not None:
+        forge = {
+            "GITHUB_REPOSITORY": OWNER_REPO,
+            "GITHUB_TOKEN": TOKEN,
+            "GITHUB_API_URL": github.api_url,
+        }
+    return subprocess.run(
+        ["python", "-m", "reconciler", "apply", "workforce.yaml", "--auto-approve",
+         "--format", "json", *args],
+        cwd=repo, capture_output=True, text=True, timeout=120,
+        env=_environment(demo, forge),
+    )  # fmt: skip
+
+
+def _environment(demo: SandboxServer, forge: dict[str, str]) -> dict[str, str]:
+    from tests.cli import user_environment
+
+    return user_environment(demo, **forge)
+
+
+def paylists(server: SandboxServer) -> list[dict[str, Any]]:
+    headers = {"Authorization": f"Bearer {server.token}"}
+    listed = httpx.get(f"{server.base_url}/payment-agent/paylists", headers=headers).json()
+    return list(listed["content"])
+
+
+def pay_rows(result: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+    ledger = json.loads(result.stdout)
+    return [row for row in ledger["changes"] if row["action"] == "pay"]
+
+
+def test_no_forge_pays_nothing_and_the_rest_goes_even_with_force(
+    demo: SandboxServer, repo: Path
+) -> None:
+    commit(repo, state())
+    for number, args in enumerate(((), ("--force",))):
+        result = apply(repo, demo, None, "--approvals-from", "7", *args)
+        assert result.returncode == 0, result.stdout + result.stderr
+        if number == 0:  # the other changes go: ENG-004 is invited
+            rows = json.loads(result.stdout)["changes"]
+            assert {"address": 'worker["ENG-004"]', "outcome": "applied"}.items() <= rows[0].items()
+        (row,) = pay_rows(result)
+        assert row["outcome"] == "waiting"
+        assert row["detail"] == (
+            "waiting for approvals: needs 1 of alice, bob, dave: 0 (no forge to read reviews "
+            "from: holding the service token and the plan key is not an approval "
+            "(policy.approvals of workforce.yaml))"
+        )
+        assert paylists(demo) == []
+    text = apply(repo, demo, None).stderr
+    assert 'paylist["2026-11-contractors"] is waiting for approvals, nothing is paid' in text
+
+
+def test_without_a_policy_nothing_changes(demo: SandboxServer, repo: Path) -> None:
+    commit(repo, state(rules=""))
+    result = apply(repo, demo, None)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [row["outcome"] for row in pay_rows(result)] == ["applied", "applied"]
+
+
+def test_the_author_and_a_pusher_do_not_count_an_approver_does(
+    demo: SandboxServer, repo: Path, github: FakeGitHub
+) -> None:
+    head = commit(repo, state())
+    pushed = [pull_commit(head, CAROL, DAVE)]  # dave committed (pushed) the head
+    pull(
+        github,
+        7,
+        head,
+        review(CAROL, "APPROVED", head, "2026-11-20T10:00:00Z"),
+        review(DAVE, "APPROVED", head, "2026-11-20T11:00:00Z"),
+        commits=pushed,
+    )
+    waiting = apply(repo, demo, github, "--approvals-from", "7")
+    assert waiting.returncode == 0, waiting.stdout + waiting.stderr
+    (row,) = pay_rows(waiting)
+    assert row["outcome"] == "waiting"
+    assert row["detail"] == "waiting for approvals: needs 1 of alice, bob, dave: 0"
+    assert paylists(demo) == []
+    text = apply(repo, demo, github, "--approvals-from", "7").stderr
+    assert "dave (#7): authored or committed commit" in text
+    assert "carol (#7): the author's approval never counts" in text
+
+    github.state.reviews[7].append(review(BOB, "APPROVED", head, "2026-11-20T12:00:00Z"))
+    paid = apply(repo, demo, github, "--approvals-from", "7")
+    assert paid.returncode == 0, paid.stdout + paid.stderr
+    assert [row["outcome"] for row in pay_rows(paid)] == ["applied", "applied"]
+    assert len(paylists(demo)) == 1
+
+
+def test_an_approval_lapses_when_the_money_changes_and_survives_a_commit_that_changes_none(
+    demo: SandboxServer, repo: Path, github: FakeGitHub
+) -> None:
+    approved = commit(repo, state(payruns=NOVEMBER.replace('"1500.00"', '"1400.00"')))
+    head = commit(repo, state())  # the money changed after bob's approval
+    commits = [pull_commit(approved, CAROL, CAROL), pull_commit(head, CAROL, CAROL)]
+    pull(
+        github, 7, head, review(BOB, "APPROVED", approved, "2026-11-20T10:00:00Z"), commits=commits
+    )
+    lapsed = apply(repo, demo, github, "--approvals-from", "7")
+    assert lapsed.returncode == 0, lapsed.stdout + lapsed.stderr
+    assert [row["outcome"] for row in pay_rows(lapsed)] == ["waiting"]
+    assert (
+        "the money of this payrun changed since"
+        in apply(repo, demo, github, "--approvals-from", "7").stderr
+    )
+
+    renamed = commit(repo, state(title="Principal Engineer"))  # no money changes
+    commits.append(pull_commit(renamed, CAROL, CAROL))
+    pull(github, 7, renamed, review(BOB, "APPROVED", head, "2026-11-20T11:00:00Z"), commits=commits)
+    kept = apply(repo, demo, github, "--approvals-from", "7")
+    assert kept.returncode == 0, kept.stdout + kept.stderr
+    assert [row["outcome"] for row in pay_rows(kept)] == ["applied", "applied"]
+
+
+def test_over_a_threshold_one_approval_is_not_enough_and_two_are(
+    demo: SandboxServer, repo: Path, github: FakeGitHub
+) -> None:
+    head = commit(repo, state(rules=ONE_OF + TWO_OVER_1000))  # 1,750.00 is over 1,000.00
+    pull(github, 7, head, review(BOB, "APPROVED", head, "2026-11-20T10:00:00Z"))
+    pull(github, 8, head, review(BOB, "APPROVED", head, "2026-11-20T10:00:00Z"))
+    one = apply(repo, demo, github, "--approvals-from", "7,8")  # bob twice is one approver
+    (row,) = pay_rows(one)
+    assert row["detail"] == (
+        f"waiting for approvals: needs 2 of alice, bob, dave: 1 (bob at {head[:7]})"
+    )
+    github.state.reviews[8].append(review(ALICE, "APPROVED", head, "2026-11-20T11:00:00Z"))
+    two = apply(repo, demo, github, "--approvals-from", "7,8")
+    assert [row["outcome"] for row in pay_rows(two)] == ["applied", "applied"]
+
+
+@pytest.mark.parametrize("status", [403, 404, 502])
+def test_reviews_github_refuses_pay_nothing(
+    demo: SandboxServer, repo: Path, github: FakeGitHub, status: int
+) -> None:
+    head = commit(repo, state())
+    pull(github, 7, head, review(BOB, "APPROVED", head, "2026-11-20T10:00:00Z"))
+    github.faults[f"/repos/{OWNER_REPO}/pulls/7/reviews"] = status
+    result = apply(repo, demo, github, "--approvals-from", "7")
+    assert result.returncode == 0, result.stdout + result.stderr
+    (row,) = pay_rows(result)
+    assert row["outcome"] == "waiting"
+    assert "refused: the reviews could not be read (" in row["detail"]
+    assert paylists(demo) == []
+
+
+def test_a_loosened_policy_without_the_approvals_in_force_applies_nothing(
+    demo: SandboxServer, repo: Path, github: FakeGitHub
+) -> None:
+    strict = commit(repo, state(rules=TWO_OVER_1000.replace("1000.00", "0.00"), payruns=""))
+    head = commit(repo, state())  # to one approval, and a payrun
+    pull(github, 9, head, review(BOB, "APPROVED", head, "2026-11-20T10:00:00Z"))
+    result = apply(repo, demo, github, "--approvals-from", "9", "--policy-at", strict, "--force")
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert (
+        "policy.approvals of workforce.yaml changed since the last apply "
+        f"({strict[:12]}), and the change needs the approvals of the policy in force: needs 2 "
+        f"of alice, bob, dave: it has needs 2 of alice, bob, dave: 1 (bob at {head[:7]}), so "
+        "nothing was applied"
+    ) in result.stderr
+    assert paylists(demo) == []
+
+    github.state.reviews[9].append(review(DAVE, "APPROVED", head, "2026-11-20T11:00:00Z"))
+    approved = apply(repo, demo, github, "--approvals-from", "9", "--policy-at", strict)
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    assert [row["outcome"] for row in pay_rows(approved)] == ["applied", "applied"]
+
+
+def test_the_first_policy_needs_no_approval_and_an_unknown_record_refuses(
+    demo: SandboxServer, repo: Path, github: FakeGitHub
+) -> None:
+    head = commit(repo, state())
+    pull(github, 7, head, review(BOB, "APPROVED", head, "2026-11-20T10:00:00Z"))
+    unknown = apply(repo, demo, github, "--approvals-from", "7", "--policy-at", "0" * 40)
+    assert unknown.returncode == 0, unknown.stdout + unknown.stderr
+    (row,) = pay_rows(unknown)
+    assert row["outcome"] == "waiting"
+    assert "the policy in force is unknown (the last apply's commit 000000000000:" in row["detail"]
+    first = apply(repo, demo, github, "--approvals-from", "7", "--policy-at", "none")
+    assert [row["outcome"] for row in pay_rows(first)] == ["applied", "applied"]

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from reconciler.sandbox import SandboxServer
+from tests.gitops import test_action_apply_order as apply_order
 from tests.gitops.action_runner import Job, run_action
 from tests.gitops.fake_github import FakeGitHub, pull_commit, review, user
 from tests.gitops.test_action_apply_order import (
@@ -32,6 +33,7 @@ from tests.gitops.workflow_runner import Runner
 from tests.sandbox.support import Controls
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "github"
+github = apply_order.github  # the fake GitHub, as the action's apply-order runs have it
 
 ALICE, BOB, DAVE = user("alice", 11), user("bob", 12), user("dave", 14)
 CAROL, ERIN = user("carol", 13), user("erin", 15)  # the author, and someone who pushed

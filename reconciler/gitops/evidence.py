@@ -50,11 +50,11 @@ class Approvals:
 
     def said(self) -> str:
         """'; approved: ...; waiting for approvals: ...' to add to an outcome ('' if none)."""
-        parts = []
-        if self.approved:
-            parts.append(f"approved: {', '.join(self.approved)}")
+        parts = []  # what waits first: a forge may cut the text (GitHub's status at 140)
         if self.waiting:
             parts.append(f"waiting for approvals: {'; '.join(self.waiting)}")
+        if self.approved:
+            parts.append(f"approved: {', '.join(self.approved)}")
         return "".join(f"; {part}" for part in parts)
 
 

@@ -348,24 +348,12 @@ def approvals_status(
 ) -> None:
     """Set the approvals' status on the pull request's head from its reviews now: pending
     while a payrun of the reviewed plans lacks its approvals, success when each has them."""
-    from reconciler.gitops.approval_status import judge_again, reviewed_of, set_approvals_status
+    from reconciler.gitops.approval_status import status_from_plans
     from reconciler.gitops.approvals import ForgeReviews
 
-    files = sorted(plans.glob("*.json")) if plans.is_dir() else [plans]
     with GitHubForge.from_environment() as forge:
-        if not any(path.is_file() for path in files):
-            said = "the head's reviewed plan is not found (not planned yet, or it failed)"
-            forge.set_status(head_sha, "pending", context, said, target_url)
-            click.echo(f"{context}: pending: {said}")
-            return
         source = ForgeReviews(forge, [number])
-        judged = []
-        for path in files:
-            reviewed = reviewed_of(path)
-            if reviewed is not None:
-                account = path.stem if plans.is_dir() else ""
-                judged += [(account, v) for v in judge_again(reviewed, source).values()]
-        said = set_approvals_status(forge, head_sha, judged, context, target_url)
+        said = status_from_plans(forge, source, plans, head_sha, context, target_url)
     click.echo(f"{context}: {said}")
 
 

@@ -167,3 +167,25 @@ def set_approvals_status(
         description = description[: DESCRIPTION_LIMIT - 1] + "…"
     forge.set_status(sha, state, context, description, target_url)
     return f"{state}: {description}"
+
+
+#: What the status says when the head has no reviewed plan (yet).
+NOT_PLANNED = "the head's reviewed plan is not found (not planned yet, or it failed)"
+
+
+def status_from_plans(
+    forge: Statuses, source: ReviewSource, plans: Path, sha: str, context: str, target_url: str
+) -> str:
+    """Set the status on `sha` from the reviewed plan `plans` (or a folder of accounts'
+    plans, `<name>.json` each) and the reviews `source` reads now; what it says."""
+    files = sorted(plans.glob("*.json")) if plans.is_dir() else [plans]
+    if not any(path.is_file() for path in files):
+        forge.set_status(sha, "pending", context, NOT_PLANNED, target_url)
+        return f"pending: {NOT_PLANNED}"
+    judged: list[Judged] = []
+    for path in files:
+        reviewed = reviewed_of(path)
+        if reviewed is not None:
+            account = path.stem if plans.is_dir() else ""
+            judged += [(account, v) for v in judge_again(reviewed, source).values()]
+    return set_approvals_status(forge, sha, judged, context, target_url)

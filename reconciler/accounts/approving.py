@@ -18,7 +18,8 @@ payrun to pay is judged under the policy in force (issue 46, "Money under dual c
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -59,19 +60,34 @@ class PolicyChangeWaits(Refused):
     exit_code = EXIT_POLICY_CHANGE
 
 
+#: How the command line opens the forge's reviews of the change requests: the source (None:
+#: no forge) or why it could not be opened. A module's function, so a gate can be pickled to
+#: the processes that plan accounts side by side.
+OpenReviews = Callable[[Sequence[int]], tuple[ReviewSource | None, str | None]]
+
+
 @dataclass(frozen=True, slots=True)
 class Gate:
     """What `apply` was told of the change requests: `--approvals-from` (their numbers),
     `--policy-at` (SHA, `none`, or None: the files' own policy is in force), `--run-url`,
-    `--records-out`, and the forge's reviews (None: no forge; `unreadable`: why it could not
-    be opened)."""
+    `--records-out`, and how to open the forge's reviews (None: there is no forge)."""
 
     requests: tuple[int, ...] = ()
     policy_at: str | None = None
     run_url: str | None = None
     records_out: Path | None = None
-    source: ReviewSource | None = None
-    unreadable: str | None = None
+    reviews: OpenReviews | None = None
+
+    @contextmanager
+    def opened(self) -> Iterator[tuple[ReviewSource | None, str | None]]:
+        """The reviews, read afresh for each account (closed after), or why there are none."""
+        source, unreadable = self.reviews(self.requests) if self.reviews else (None, None)
+        try:
+            yield source, unreadable
+        finally:
+            close = getattr(source, "close", None)
+            if callable(close):
+                close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +184,17 @@ def gated(gate: Gate | None, plan: Plan, subject: Subject, *, hold: bool = True)
     gate = gate or Gate()
     if not hold:
         return _judged_only(gate, plan, subject)
+    with gate.opened() as (source, unreadable):
+        return _gated(gate, plan, subject, _Reviews(source, unreadable))
+
+
+@dataclass(frozen=True, slots=True)
+class _Reviews:
+    source: ReviewSource | None
+    unreadable: str | None
+
+
+def _gated(gate: Gate, plan: Plan, subject: Subject, reviews: _Reviews) -> Plan:
     in_force, unknown = _in_force(gate, subject)
     money, totals = to_judge(plan.payruns)
     if unknown is not None:
@@ -176,21 +203,22 @@ def gated(gate: Gate | None, plan: Plan, subject: Subject, *, hold: bool = True)
         verdicts = unjudged(policy, money, totals, why, every=True)
         return _with(plan, policy, verdicts, gate, why)
     if in_force is not None and in_force != subject.policy:
-        _check_change(gate, subject, in_force)
+        _check_change(gate, subject, in_force, reviews)
     policy = subject.policy
     if policy is None:
-        return replace(plan, approvals=Approvals(None, note=NO_POLICY if money else None))
+        return _unguarded(plan, money)
     if not money:
         return replace(plan, approvals=Approvals(policy, requests=gate.requests))
-    if gate.source is None:
-        why = gate.unreadable or f"{NO_FORGE} ({subject.where()})"
+    source = reviews.source
+    if source is None:
+        why = reviews.unreadable or f"{NO_FORGE} ({subject.where()})"
         return _with(plan, policy, unjudged(policy, money, totals, why), gate, why)
     money_at = _Remembered(
         money_reader(subject.files, subject.live, subject.options, subject.environ)
     )
     try:
-        requests = gate.source.requests()
-        verdicts = judge(policy, money, totals, requests, money_at, gate.source.members)
+        requests = source.requests()
+        verdicts = judge(policy, money, totals, requests, money_at, source.members)
     except ReconcilerError as error:
         why = f"refused: the reviews could not be read ({error.one_line()})"
         return _with(plan, policy, unjudged(policy, money, totals, why), gate, why)
@@ -203,7 +231,7 @@ def _judged_only(gate: Gate, plan: Plan, subject: Subject) -> Plan:
     policy = subject.policy
     money, totals = to_judge(plan.payruns)
     if policy is None:
-        return replace(plan, approvals=Approvals(None, note=NO_POLICY if money else None))
+        return _unguarded(plan, money)
     if not gate.requests or not money:
         note = "checked at the merge" if money else None
         verdicts = unjudged(policy, money, totals, note or "")
@@ -212,6 +240,12 @@ def _judged_only(gate: Gate, plan: Plan, subject: Subject) -> Plan:
     judged = gated(gate, plan, replace(subject, policy=policy))
     assert judged.approvals is not None
     return replace(plan, approvals=judged.approvals)
+
+
+def _unguarded(plan: Plan, money: Mapping[str, str]) -> Plan:
+    """No approvals policy: with payruns to pay, the risk that any merge pays them; else the
+    plan as it is (nothing to say)."""
+    return replace(plan, approvals=Approvals(None, note=NO_POLICY)) if money else plan
 
 
 def _in_force(gate: Gate, subject: Subject) -> tuple[ApprovalPolicy | None, str | None]:
@@ -226,7 +260,9 @@ def _in_force(gate: Gate, subject: Subject) -> tuple[ApprovalPolicy | None, str 
         return None, f"the last apply's commit {gate.policy_at[:12]}: {error.message}"
 
 
-def _check_change(gate: Gate, subject: Subject, in_force: ApprovalPolicy) -> None:
+def _check_change(
+    gate: Gate, subject: Subject, in_force: ApprovalPolicy, reviews: _Reviews
+) -> None:
     """Refuse the whole apply unless the change of the policy has the approvals the strictest
     rule of the policy in force asks for."""
     strictest = in_force.strictest()
@@ -234,11 +270,12 @@ def _check_change(gate: Gate, subject: Subject, in_force: ApprovalPolicy) -> Non
         f"{subject.where()} changed since the last apply ({str(gate.policy_at)[:12]}), and the "
         f"change needs the approvals of the policy in force: {strictest.needs()}"
     )
-    if gate.source is None:
-        reason = gate.unreadable or NO_FORGE
+    source = reviews.source
+    if source is None:
+        reason = reviews.unreadable or NO_FORGE
         raise PolicyChangeWaits(f"{what}; {reason}: nothing was applied")
     try:
-        requests: Sequence[RequestFacts] = gate.source.requests()
+        requests: Sequence[RequestFacts] = source.requests()
 
         def same_at(commit: str) -> bool:
             try:
@@ -249,7 +286,7 @@ def _check_change(gate: Gate, subject: Subject, in_force: ApprovalPolicy) -> Non
         verdict = judge_change(
             strictest,
             requests,
-            gate.source.members,
+            source.members,
             subject="policy.approvals",
             same_at=same_at,
         )

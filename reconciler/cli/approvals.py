@@ -73,8 +73,7 @@ def approvals_options(*, apply: bool) -> Callable[[F], F]:
             policy_at = kwargs.pop("policy_at", None)
             run_url = kwargs.pop("run_url", None)
             records_out = kwargs.pop("records_out", None)
-            source, unreadable = review_source(requests)
-            gate = Gate(requests, policy_at, run_url, records_out, source, unreadable)
+            gate = Gate(requests, policy_at, run_url, records_out, review_source)
             return command(*args, gate=gate, **kwargs)
 
         wrapped: Any = wrapper

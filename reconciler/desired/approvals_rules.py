@@ -16,6 +16,7 @@ from reconciler.desired.approvals import ApprovalPolicy, Approver, Rule, Team, a
 from reconciler.desired.payruns import AMOUNT_FORM, MAX_AMOUNT, parse_amount, written_value
 from reconciler.desired.problems import PathProblem, YamlPath
 from reconciler.money import two_places
+from reconciler.words import noun, plural
 
 #: A login as GitHub and GitLab allow them (letters, digits, `-`, `_`, `.`), at most 255.
 _LOGIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,254}")
@@ -63,7 +64,8 @@ def _rule_problems(rule: dict[Any, Any], here: YamlPath) -> Iterator[PathProblem
     missing = [key for key in RULE_KEYS if key not in rule]
     if missing:
         names = ", ".join(repr(key) for key in missing)
-        yield PathProblem(here, f"missing required key{'s' * (len(missing) > 1)} {names}")
+        key = noun(len(missing), "key")
+        yield PathProblem(here, f"missing required {key} {names}")
     if "over" in rule and _over(rule["over"]) is None:
         yield PathProblem(
             (*here, "over"),
@@ -90,7 +92,7 @@ def _rule_problems(rule: dict[Any, Any], here: YamlPath) -> Iterator[PathProblem
     if not any(isinstance(item, Team) for item in found) and count > len(found):
         yield PathProblem(
             (*here, "count"),
-            f"count {count} is more than the {len(found)} login{'s' * (len(found) != 1)} in "
+            f"count {count} is more than the {plural(len(found), 'login')} in "
             "from: no payrun could ever be approved (add approvers or a team)",
         )
 

@@ -27,15 +27,17 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from typing import Protocol
+from typing import Any, Protocol
 
 from reconciler.desired.approvals import ApprovalPolicy as ApprovalPolicy
 from reconciler.desired.approvals import Approver as Approver
 from reconciler.desired.approvals import Rule as Rule
 from reconciler.desired.approvals import Team as Team
 from reconciler.desired.approvals import approver_text as approver_text
+from reconciler.desired.approvals_rules import build_approvals
 from reconciler.money import two_places
 from reconciler.plan.payruns import TO_PAY, WAITING, PayrunDecision
+from reconciler.words import counted
 
 #: The review states GitHub reports; COMMENTED and PENDING change nobody's decision.
 APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED, PENDING = (
@@ -178,7 +180,7 @@ class Verdict:
         if self.rule is None:
             return self.missing or "needs no approval"
         has = ", ".join(f"{a.login} at {a.commit[:7]}" for a in self.approvals)
-        return f"{self.rule.needs()}: {len(self.approvals)}" + (f" ({has})" if has else "")
+        return f"{self.rule.needs()}: {counted(len(self.approvals))}" + (f" ({has})" if has else "")
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -235,7 +237,7 @@ def judge(
     people = [_people(request, rule, ids) for request in requests]
     verdicts = {}
     for payrun in payruns:
-        counted: dict[int, Approval] = {}
+        taken: dict[int, Approval] = {}
         not_counted: list[str] = []
         for one in people:
             not_counted += one.not_counted
@@ -248,14 +250,14 @@ def judge(
                     not_counted.append(f"{where}: the payrun is not in the files at that commit")
                 elif then[payrun] != money[payrun]:
                     not_counted.append(f"{where}: the money of this payrun changed since")
-                elif reviewer.id is not None and reviewer.id not in counted:
-                    counted[reviewer.id] = approval
-        found = tuple(counted.values())
+                elif reviewer.id is not None and reviewer.id not in taken:
+                    taken[reviewer.id] = approval
+        found = tuple(taken.values())
         missing = None
         if len(found) < rule.count:
             more = rule.count - len(found)
             missing = (
-                f"{rule.needs()}: has {len(found)}, {more} more "
+                f"{rule.needs()}: has {counted(len(found))}, {counted(more)} more "
                 f"approval{'s' if more > 1 else ''} needed"
             )
         verdicts[payrun] = Verdict(
@@ -282,7 +284,7 @@ def judge_change(
     the one it changes to (`same_at(commit)`; without it, the request's head). `subject` names
     what is judged (`policy.approvals`)."""
     ids = _Members(members)
-    counted: dict[int, Approval] = {}
+    taken: dict[int, Approval] = {}
     not_counted: list[str] = []
     for request in requests:
         one = _people(request, rule, ids)
@@ -290,16 +292,16 @@ def judge_change(
         for approval, reviewer in one.approvals:
             same = approval.commit == request.head if same_at is None else same_at(approval.commit)
             if reviewer.id is not None and same:
-                counted.setdefault(reviewer.id, approval)
+                taken.setdefault(reviewer.id, approval)
             elif reviewer.id is not None:
                 not_counted.append(
                     f"{reviewer.login} at {approval.commit[:7]} (#{request.number}): approved "
                     "a commit whose policy.approvals is not the one changed to"
                 )
-    found = tuple(counted.values())
+    found = tuple(taken.values())
     missing = None
     if len(found) < rule.count:
-        missing = f"{rule.needs()}: has {len(found)}"
+        missing = f"{rule.needs()}: has {counted(len(found))}"
     return Verdict(
         subject, Decimal("0.00"), rule, found, tuple(dict.fromkeys(not_counted)), missing
     )
@@ -435,12 +437,47 @@ class Approvals:
     def verdict(self, payrun: str) -> Verdict | None:
         return next((v for v in self.verdicts if v.payrun == payrun), None)
 
+    def as_dict(self) -> dict[str, object]:
+        """As the saved plan keeps it (signed) and `plan --format json` shows it."""
+        return {
+            "policy": self.policy.as_list() if self.policy is not None else None,
+            "note": self.note,
+            "requests": list(self.requests),
+            "verdicts": [verdict.as_dict() for verdict in self.verdicts],
+            "money_at": {commit: dict(money) for commit, money in self.money_at.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> Approvals:
+        """Back from `as_dict` (a saved plan's, its shape checked and its signature verified)."""
+        policy = build_approvals(record["policy"])
+        verdicts = tuple(
+            Verdict(
+                item["payrun"],
+                Decimal(item["total"]),
+                _rule(item["rule"]),
+                tuple(Approval(**approval) for approval in item["approvals"]),
+                tuple(item["not_counted"]),
+                item["missing"],
+            )
+            for item in record["verdicts"]
+        )
+        money_at = {commit: dict(money) for commit, money in record["money_at"].items()}
+        return cls(policy, verdicts, record["note"], tuple(record["requests"]), money_at)
+
     def line(self, payrun: str) -> str | None:
         """What the payrun needs and has, for the plan and the comment (None: not judged)."""
         verdict = self.verdict(payrun)
         if verdict is not None:
             return verdict.needs_has()
         return None
+
+
+def _rule(record: Any) -> Rule | None:
+    if record is None:
+        return None
+    built = build_approvals([record])
+    return built.rules[0] if built is not None else None
 
 
 NO_POLICY = "no approvals policy: any merge pays"

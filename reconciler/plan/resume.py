@@ -32,6 +32,7 @@ from reconciler.desired.model import (
     PayrunPayment,
     WebhookHeader,
 )
+from reconciler.plan.approvals import Approvals
 from reconciler.plan.changes import (
     Change,
     FieldChange,
@@ -118,6 +119,7 @@ def resume(
         payruns=payruns,
         wallet=wallet,
         money=reported.money,
+        approvals=None if saved.approvals is None else Approvals.from_dict(saved.approvals),
     )
 
 

@@ -33,7 +33,6 @@ from reconciler.desired.model import DesiredWebhook
 from reconciler.errors import ReconcilerError, Refused
 from reconciler.money import two_places
 from reconciler.plan.account import Account
-from reconciler.plan.approvals import Approvals
 from reconciler.plan.changes import Change, Inactivate, Invite, Replace, WebhookCreate
 from reconciler.plan.fingerprint import LABEL as FINGERPRINT_LABEL
 from reconciler.plan.fingerprint import LiveIndex, fingerprint
@@ -128,22 +127,9 @@ def saved_plan_document(
         "max_payout": None if max_payout is None else two_places(max_payout),
     }
     if plan.approvals is not None:  # optional: plans saved before dual control have none
-        document["approvals"] = approvals_record(plan.approvals)
+        document["approvals"] = plan.approvals.as_dict()
     document["mac"] = sign(document, key)
     return document
-
-
-def approvals_record(view: Approvals) -> dict[str, Any]:
-    """The approvals a plan judged, as the saved plan keeps them (signed with it): the policy,
-    each payrun's verdict, the note, the change requests read and the money at each commit
-    an approval was given to (`{commit: {payrun: key}}`), so a later status can reuse it."""
-    return {
-        "policy": view.policy.as_list() if view.policy is not None else None,
-        "note": view.note,
-        "requests": list(view.requests),
-        "verdicts": [verdict.as_dict() for verdict in view.verdicts],
-        "money_at": {commit: dict(money) for commit, money in view.money_at.items()},
-    }
 
 
 def drift_record(entry: DriftEntry) -> dict[str, Any]:
@@ -428,7 +414,7 @@ class SavedPlan:
     max_payout: Decimal | None = None
     account: Account | None = None  # always set when read from a file
     review: Review | None = None  # always set when read from a file
-    #: The approvals the plan judged (`approvals_record`); None: saved before dual control.
+    #: The approvals the plan judged (`Approvals.as_dict`); None: saved before dual control.
     approvals: dict[str, Any] | None = None
 
     def verify(self, key: PlanKey) -> None:

@@ -185,9 +185,36 @@ def review_first(plan: Plan) -> str:
     return ", ".join(parts)
 
 
+def approval_lines(plan: Plan) -> list[Line]:
+    """What each payrun to pay (or waiting) needs and has under the approvals policy, risk
+    first: `! paylist["X"]: needs 2 of alice, bob, dave: 1 (bob at a1b2c3d)`; the note when
+    they were not judged here; with no policy, that any merge pays."""
+    approvals = plan.approvals
+    if approvals is None:
+        return []
+    if approvals.policy is None:
+        return [Line(f"  ! {clean(approvals.note)}", "!")] if approvals.note else []
+    lines = []
+    for verdict in approvals.verdicts:
+        mark, sign = ("=", "") if verdict.covered and verdict.rule is not None else ("!", "!")
+        if verdict.rule is None and verdict.covered:
+            mark = "#"
+        said = verdict.needs_has()
+        if not verdict.covered and verdict.rule is not None and approvals.note:
+            said = f"{verdict.rule.needs()}: {approvals.note}"
+        address = clean(f'paylist["{verdict.payrun}"]')
+        lines.append(Line(f"  {mark} {address}: {clean(said)}", sign))
+    return lines
+
+
 def payrun_lines(plan: Plan) -> Iterator[Line]:
-    """Each payrun's paylist: to pay with its payments and total, paid, in conflict, refused."""
+    """Each payrun's paylist: to pay with its payments and total, paid, in conflict, refused;
+    first, what their approvals need and have."""
     counts_of = parts_of(plan.payruns)
+    if plan.payruns and (approved := approval_lines(plan)):
+        yield Line("")
+        yield Line("Approvals:")
+        yield from approved
     for decision in plan.payruns:
         yield Line("")
         yield from (Line(f"  ! {clean(note)}", "!") for note in decision.notes)

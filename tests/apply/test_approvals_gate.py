@@ -22,6 +22,7 @@ import pytest
 
 from reconciler.sandbox import SandboxServer
 from tests.apply.support import NOVEMBER, QUICKSTART
+from tests.cli import user_environment
 from tests.gitops.action_runner import git
 from tests.gitops.fake_github import (
     OWNER_REPO,
@@ -76,28 +77,32 @@ def pull(github: FakeGitHub, number: int, head: str, *reviews: dict[str, Any], *
     github.state.reviews[number] = list(reviews)
 
 
-def apply(
-    repo: Path, demo: SandboxServer, github: FakeGitHub | None, *args: str
+def run(
+    repo: Path, demo: SandboxServer, github: FakeGitHub | None, *args: str, **env: str
 ) -> subprocess.CompletedProcess[str]:
-    forge = {}
+    """`reconciler ARGS` in `repo` against the sandbox, in a job of the fake GitHub's
+    repository (none: outside CI)."""
     if github is not None:
-        forge = {
-            "GITHUB_REPOSITORY": OWNER_REPO,
-            "GITHUB_TOKEN": TOKEN,
-            "GITHUB_API_URL": github.api_url,
-        }
+        env |= {"GITHUB_REPOSITORY": OWNER_REPO, "GITHUB_TOKEN": TOKEN}
+        env |= {"GITHUB_API_URL": github.api_url}
     return subprocess.run(
-        ["python", "-m", "reconciler", "apply", "workforce.yaml", "--auto-approve",
-         "--format", "json", *args],
-        cwd=repo, capture_output=True, text=True, timeout=120,
-        env=_environment(demo, forge),
+        ["python", "-m", "reconciler", *args], cwd=repo, capture_output=True, text=True,
+        timeout=120, env=user_environment(demo, **env),
     )  # fmt: skip
 
 
-def _environment(demo: SandboxServer, forge: dict[str, str]) -> dict[str, str]:
-    from tests.cli import user_environment
+def apply(
+    repo: Path, demo: SandboxServer, github: FakeGitHub | None, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """`apply workforce.yaml --auto-approve --format json ARGS`."""
+    command = ("apply", "workforce.yaml", "--auto-approve", "--format", "json", *args)
+    return run(repo, demo, github, *command)
 
-    return user_environment(demo, **forge)
+
+def plan(
+    repo: Path, demo: SandboxServer, github: FakeGitHub | None, *args: str
+) -> subprocess.CompletedProcess[str]:
+    return run(repo, demo, github, "plan", "workforce.yaml", *args)
 
 
 def paylists(server: SandboxServer) -> list[dict[str, Any]]:
@@ -260,3 +265,87 @@ def test_the_first_policy_needs_no_approval_and_an_unknown_record_refuses(
     assert "the policy in force is unknown (the last apply's commit 000000000000:" in row["detail"]
     first = apply(repo, demo, github, "--approvals-from", "7", "--policy-at", "none")
     assert [row["outcome"] for row in pay_rows(first)] == ["applied", "applied"]
+
+
+def test_the_plan_and_the_comment_say_what_each_payrun_needs_and_has(
+    demo: SandboxServer, repo: Path, github: FakeGitHub
+) -> None:
+    head = commit(repo, state(rules=ONE_OF + TWO_OVER_1000))
+    pull(github, 7, head, review(BOB, "APPROVED", head, "2026-11-20T10:00:00Z"))
+    needs = f'paylist["2026-11-contractors"]: needs 2 of alice, bob, dave: 1 (bob at {head[:7]})'
+    text = plan(repo, demo, github, "--approvals-from", "7")
+    assert text.returncode == 0, text.stderr
+    assert f"Approvals:\n  ! {needs}\n" in text.stdout
+    document = json.loads(
+        plan(repo, demo, github, "--approvals-from", "7", "--format", "json").stdout
+    )
+    (verdict,) = document["approvals"]["verdicts"]
+    assert verdict["approvals"][0] | {"submitted_at": ""} == {
+        "login": "bob", "id": 12, "commit": head, "submitted_at": "", "request": 7,
+    }  # fmt: skip
+    assert verdict["missing"] == "needs 2 of alice, bob, dave: has 1, 1 more approval needed"
+    markdown = plan(repo, demo, github, "--approvals-from", "7", "--format", "markdown").stdout
+    assert markdown.index("<summary>Approvals (1)</summary>") < markdown.index("Inactivations")
+    assert f"!   {needs}" in markdown
+    later = plan(repo, demo, github).stdout  # no pull request read: said at the merge
+    assert (
+        'paylist["2026-11-contractors"]: needs 2 of alice, bob, dave: checked at the merge' in later
+    )
+    comment = run(repo, demo, github, "comment", "workforce.yaml", "--approvals-from", "7")
+    assert comment.returncode == 0, comment.stderr
+    assert f"!   {needs}" in comment.stdout
+    commit(repo, state(rules=""))
+    unguarded = plan(repo, demo, None, "--format", "markdown").stdout
+    assert "!   no approvals policy: any merge pays" in unguarded
+
+
+def test_a_reviewed_saved_plan_is_judged_again_at_the_merge(
+    demo: SandboxServer, repo: Path, github: FakeGitHub
+) -> None:
+    head = commit(repo, state(rules=ONE_OF + TWO_OVER_1000))
+    pull(github, 7, head, review(BOB, "APPROVED", head, "2026-11-20T10:00:00Z"))
+    review_of = ("--pull-request", "7", "--head-sha", head)
+    made = plan(repo, demo, github, "--out", "plan.json", "--approvals-from", "7", *review_of)
+    assert made.returncode == 0, made.stderr
+    saved = json.loads((repo / "plan.json").read_text())
+    (money,) = saved["approvals"]["money_at"].values()  # the money at bob's commit, kept
+    assert list(saved["approvals"]["money_at"]) == [head]
+    assert money["2026-11-contractors"].startswith("sha256:")
+    assert saved["approvals"]["verdicts"][0]["needs_has"].endswith(f"1 (bob at {head[:7]})")
+    expect = ("--expect-files", "workforce.yaml", "--expect-pull-request", "7",
+              "--expect-head-sha", head)  # fmt: skip
+    merge = ("plan.json", "--format", "json", "--approvals-from", "7", *expect)
+    waiting = run(repo, demo, github, "apply", *merge)
+    assert waiting.returncode == 0, waiting.stdout + waiting.stderr
+    assert [row["outcome"] for row in pay_rows(waiting)] == ["waiting"]
+    assert paylists(demo) == []
+
+    github.state.reviews[7].append(review(DAVE, "APPROVED", head, "2026-11-20T11:00:00Z"))
+    made = plan(repo, demo, github, "--out", "plan.json", "--approvals-from", "7", *review_of)
+    assert made.returncode == 0, made.stderr
+    paid = run(repo, demo, github, "apply", *merge)
+    assert paid.returncode == 0, paid.stdout + paid.stderr
+    assert [row["outcome"] for row in pay_rows(paid)] == ["applied", "applied"]
+
+
+def test_an_account_s_entry_policy_gates_its_saved_plan_in_a_folder(
+    demo: SandboxServer, repo: Path, github: FakeGitHub
+) -> None:
+    (repo / "reconciler.yaml").write_text(
+        f"version: 1\naccounts:\n  - name: eu\n    path: workforce.yaml\n"
+        f"    baseUrl: {demo.base_url}\n    tokenEnv: RECONCILER_TOKEN_EU\n"
+        f"    policy:\n      approvals:\n  {ONE_OF}"
+    )
+    head = commit(repo, state(rules=""))
+    pull(github, 7, head, review(CAROL, "APPROVED", head, "2026-11-20T10:00:00Z"))
+    token = {"RECONCILER_TOKEN_EU": demo.token}
+    made = run(repo, demo, github, "plan", "--account", "eu", "--out", "plans", **token)
+    assert made.returncode == 0, made.stderr
+    folder = ("apply", "plans", "--account", "eu", "--approvals-from", "7", "--format", "json")
+    waiting = run(repo, demo, github, *folder, **token)
+    assert waiting.returncode == 0, waiting.stdout + waiting.stderr
+    ledger = json.loads(waiting.stdout)["accounts"][0]["ledger"]
+    pays = [row for row in ledger["changes"] if row["action"] == "pay"]
+    assert [row["outcome"] for row in pays] == ["waiting"]
+    assert "account eu's policy.approvals" not in pays[0]["detail"]  # a forge was read
+    assert paylists(demo) == []

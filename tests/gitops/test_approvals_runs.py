@@ -227,7 +227,7 @@ def test_the_head_s_status_says_what_is_missing_and_a_review_sets_it_again(
     dual.approve(31, ALICE, head)
     runner = Runner(tmp_path / "review", dual.history.remote, {}, TOKEN, github.api_url)
     name = f"reconciler-plan-{head}"
-    runner.uploaded[("5031", name)] = dual.artifacts[f"5031/{name}"]
+    runner.artifacts[name] = runner.uploaded[("5031", name)] = dual.artifacts[f"5031/{name}"]
     event = {"pull_request": {"number": 31, "head": {"sha": head}}, "review": {"state": "approved"}}
     (job,) = runner.run(EXAMPLES / "reconciler-approvals.yml", sha=head, event=event,
                         inputs={})["approvals"]  # fmt: skip

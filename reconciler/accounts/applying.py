@@ -42,6 +42,9 @@ from reconciler.session.reading import file_and_account, refresh_progress
 from reconciler.session.review import check_expected
 from reconciler.terminal import text_look, text_width
 
+#: The account name of a single PATH or PLAN in its evidence records (`<account>/<key>.json`).
+SINGLE = "default"
+
 
 class ApplyRefused(ReconcilerError):
     """Apply would not start: nothing was changed."""
@@ -111,6 +114,7 @@ def apply_fleet(
                 plan = carry.gated(plan, subject)
                 _resumed(saved, plan)
                 ledger = _carry_out(client, plan, carry, confirm=False, fmt=fmt)
+                carry.record(SINGLE, plan, ledger, lambda: key, files)
     else:
         # The file is loaded while the account is read; a problem in it stops apply first.
         with (
@@ -121,6 +125,8 @@ def apply_fleet(
             subject = Subject(source, policy, ready.live, shape, connection.env())
             plan = _plan_file(ready.desired, shape, fmt, ready.live, carry, subject)
             ledger = _carry_out(ready.client, plan, carry, confirm=not auto_approve, fmt=fmt)
+            client = ready.client
+            carry.record(SINGLE, plan, ledger, lambda: plan_key(client), source)
     print_ledger(ledger, fmt)
     if not ledger.complete:
         raise click.exceptions.Exit(1)

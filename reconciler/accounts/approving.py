@@ -222,7 +222,7 @@ def _gated(gate: Gate, plan: Plan, subject: Subject, reviews: _Reviews) -> Plan:
     except ReconcilerError as error:
         why = f"refused: the reviews could not be read ({error.one_line()})"
         return _with(plan, policy, unjudged(policy, money, totals, why), gate, why)
-    return _with(plan, policy, verdicts, gate, None, money_at.known)
+    return _with(plan, policy, verdicts, gate, None, money_at.known, tuple(requests))
 
 
 def _judged_only(gate: Gate, plan: Plan, subject: Subject) -> Plan:
@@ -311,8 +311,11 @@ def _with(
     gate: Gate,
     note: str | None,
     money_at: Mapping[str, Mapping[str, str]] | None = None,
+    facts: tuple[RequestFacts, ...] = (),
 ) -> Plan:
-    view = Approvals(policy, tuple(verdicts.values()), note, gate.requests, dict(money_at or {}))
+    view = Approvals(
+        policy, tuple(verdicts.values()), note, gate.requests, dict(money_at or {}), facts
+    )
     return replace(plan, payruns=held(plan.payruns, verdicts), approvals=view)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -349,3 +350,65 @@ def test_an_account_s_entry_policy_gates_its_saved_plan_in_a_folder(
     assert [row["outcome"] for row in pays] == ["waiting"]
     assert "account eu's policy.approvals" not in pays[0]["detail"]  # a forge was read
     assert paylists(demo) == []
+
+
+def test_the_record_names_who_approved_what_was_paid_and_the_report_trusts_only_signed_ones(
+    demo: SandboxServer, repo: Path, github: FakeGitHub
+) -> None:
+    head = commit(repo, state())
+    pull(github, 7, head, review(BOB, "APPROVED", head, "2026-11-20T10:00:00Z"))
+    github.state.pulls[7]["merged_by"] = DAVE
+    run_url = "https://ci.example.com/runs/1"
+    out = ("--records-out", "records", "--run-url", run_url)
+    paid = apply(repo, demo, github, "--approvals-from", "7", *out)
+    assert paid.returncode == 0, paid.stdout + paid.stderr
+    (written,) = (repo / "records" / "default").glob("*.json")
+    record = json.loads(written.read_text())
+    assert written.name == f"{record['paylist_key']}.json"
+    named = ("account", "payrun", "pull_request", "head", "merge_commit")
+    assert {k: record[k] for k in named} == {
+        "account": "default", "payrun": "2026-11-contractors", "pull_request": 7, "head": head,
+        "merge_commit": git(repo, "rev-parse", "HEAD"),
+    }  # fmt: skip
+    assert (record["author"], record["merged_by"], record["run_url"]) == ("carol", "dave", run_url)
+    assert [(a["login"], a["id"], a["commit"]) for a in record["approvals"]] == [("bob", 12, head)]
+    assert record["rule"] == {"over": "0.00", "count": 1, "from": ["alice", "bob", "dave"]}
+    (paylist,) = paylists(demo)
+    assert [
+        (p["email"], p["amount"], p["paylist_id"], p["status"]) for p in record["payments"]
+    ] == [
+        ("ada@example.com", "1500.00", paylist["paylistId"], "SUCCESS"),
+        ("grace@example.com", "250.00", paylist["paylistId"], "SUCCESS"),
+    ]
+    assert all(isinstance(p["payment_id"], int) and p["agreement_id"] for p in record["payments"])
+    assert record["key"]["check"].startswith("hmac-sha256:") and record["mac"]
+    verdicts = json.loads((repo / "records" / "approvals.json").read_text())
+    assert verdicts["accounts"]["default"]["verdicts"][0]["needs_has"].startswith("needs 1 of")
+
+    shown = run(repo, demo, None, "report", "workforce.yaml", "--records", "records")
+    assert shown.returncode == 0, shown.stderr
+    assert f"{git(repo, 'rev-parse', 'HEAD')[:12]} #7 by carol approved by bob" in shown.stdout
+    assert shown.stderr == ""
+
+    shutil.copytree(repo / "records", repo / "kept")
+    git(repo, "checkout", "--quiet", "-b", "reconciler/records")
+    (repo / "records" / "approvals.json").unlink()
+    git(repo, "add", "records")
+    git(repo, "commit", "--quiet", "-m", "records")
+    git(repo, "checkout", "--quiet", "main")
+    from_ref = run(repo, demo, None, "report", "workforce.yaml", "--records", "reconciler/records")
+    assert "#7 by carol approved by bob" in from_ref.stdout, from_ref.stderr
+
+    kept = repo / "kept" / "default" / written.name
+    edited = json.loads(kept.read_text())
+    edited["approvals"][0]["login"] = "alice"  # an approver written in by hand
+    kept.write_text(json.dumps(edited))
+    tampered = run(repo, demo, None, "report", "workforce.yaml", "--records", "kept")
+    assert (
+        f"record default/{written.name}: not trusted: its signature does not match: it was "
+        "changed after it was signed"
+    ) in tampered.stderr
+    assert f'paylist {paylist["paylistId"]} (payrun["2026-11-contractors"]) has no record' in (
+        tampered.stderr
+    )
+    assert "approved by alice" not in tampered.stdout

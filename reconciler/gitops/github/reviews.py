@@ -54,7 +54,7 @@ def request_facts(github: GitHub, number: int) -> RequestFacts:
     pull = github.get(github.repo_path(f"pulls/{int(number)}"))
     if not isinstance(pull, Mapping):
         raise GitHubError(f"GitHub answered pull request #{number} with something not an object")
-    author = person(pull.get("user")) or Person(None, "(unknown)")
+    author = person(pull.get("user"))
     head = str((pull.get("head") or {}).get("sha") or "")
     reviews = tuple(
         Review(
@@ -75,14 +75,17 @@ def request_facts(github: GitHub, number: int) -> RequestFacts:
         for commit in github.paginate(github.repo_path(f"pulls/{int(number)}/commits"))
         if isinstance(commit, Mapping)
     )
+    refusal = _too_many_commits(pull, len(commits))
+    if author is None:
+        refusal = "GitHub names no account as its author"
     return RequestFacts(
         number=int(number),
-        author=author,
+        author=author or Person(None, "(unknown)"),
         merged_by=person(pull.get("merged_by")),
         head=head,
         reviews=reviews,
         commits=commits,
-        refusal=_too_many_commits(pull, len(commits)),
+        refusal=refusal,
     )
 
 

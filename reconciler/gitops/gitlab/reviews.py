@@ -83,9 +83,12 @@ def request_facts(gitlab: GitLab, iid: int) -> RequestFacts:
         for entry in given
     )
     merged_by = person(request.get("merge_user")) or person(request.get("merged_by"))
+    author = person(request.get("author"))
+    if author is None:
+        refusal = "GitLab names no account as its author"
     return RequestFacts(
         number=int(iid),
-        author=person(request.get("author")) or Person(None, "(unknown)"),
+        author=author or Person(None, "(unknown)"),
         merged_by=merged_by,
         head=head,
         reviews=reviews,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import click
 
-from reconciler.accounts.approving import Subject, plan_files, saved_policy
+from reconciler.accounts.approving import SINGLE, Subject, plan_files, saved_policy
 from reconciler.accounts.fleet import Fleet
 from reconciler.accounts.saved import Carry, apply_accounts, register_header_values
 from reconciler.apply import Ledger
@@ -41,9 +41,6 @@ from reconciler.session.plankey import plan_key
 from reconciler.session.reading import file_and_account, refresh_progress
 from reconciler.session.review import check_expected
 from reconciler.terminal import text_look, text_width
-
-#: The account name of a single PATH or PLAN in its evidence records (`<account>/<key>.json`).
-SINGLE = "default"
 
 
 class ApplyRefused(ReconcilerError):

@@ -51,6 +51,8 @@ NO_FORGE = (
     "no forge to read reviews from: holding the service token and the plan key is not an approval"
 )
 EXIT_POLICY_CHANGE = 4
+#: The account name of a single PATH or PLAN in its evidence records (`<account>/<key>.json`).
+SINGLE = "default"
 
 
 class PolicyChangeWaits(Refused):
@@ -295,6 +297,11 @@ def _check_change(
             f"{what}; the reviews could not be read ({error.one_line()}): nothing was applied"
         ) from None
     if not verdict.covered:
+        if gate.records_out is not None:  # the outcome note says who must approve
+            from reconciler.accounts.records import write_verdicts
+
+            view = {"policy": in_force.as_list(), "verdicts": [verdict.as_dict()]}
+            write_verdicts(gate.records_out, subject.account or SINGLE, view)
         why = "; ".join(verdict.not_counted)
         raise PolicyChangeWaits(
             f"{what}: it has {verdict.needs_has()}, so nothing was applied"

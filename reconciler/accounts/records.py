@@ -185,19 +185,32 @@ def _write(path: Path, document: dict[str, Any]) -> None:
 
 
 def _write_verdicts(folder: Path, account: str, plan: Plan) -> None:
-    """`approvals.json`: each account's verdicts and the payruns that wait, merged in."""
-    path = folder / APPROVALS_FILE
+    """`approvals.json`: the account's verdicts and the payruns that wait."""
     view = plan.approvals
     mine = {
-        **(view.as_dict() if view is not None else {"policy": None}),
+        **(view.as_dict() if view is not None else {"policy": None, "verdicts": []}),
         "waiting": sorted({d.payrun_id for d in plan.payruns if d.state == "waiting"}),
     }
+    write_verdicts(folder, account, mine)
+
+
+def write_verdicts(folder: Path, account: str, view: dict[str, Any]) -> None:
+    """Merge one account's verdicts into `folder/approvals.json`: `verdicts`, every account's
+    (each naming its `account`: the outcome note reads them), and `accounts`, each one's view.
+    A change of the policy waiting for its approvals is a verdict of `policy.approvals`."""
+    path = folder / APPROVALS_FILE
     with _SHARED:
         known: dict[str, Any] = {"format": "reconciler-approvals", "accounts": {}}
         if path.is_file():
             with contextlib.suppress(OSError, ValueError):  # unreadable: written afresh
                 known = json.loads(path.read_text("utf-8"))
-        known.setdefault("accounts", {})[account] = mine
+        accounts = known.setdefault("accounts", {})
+        accounts[account] = view
+        known["verdicts"] = [
+            {**verdict, "account": name}
+            for name, one in accounts.items()
+            for verdict in one.get("verdicts", ())
+        ]
         _write(path, known)
 
 

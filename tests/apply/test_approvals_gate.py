@@ -238,8 +238,12 @@ def test_a_loosened_policy_without_the_approvals_in_force_applies_nothing(
     strict = commit(repo, state(rules=TWO_OVER_1000.replace("1000.00", "0.00"), payruns=""))
     head = commit(repo, state())  # to one approval, and a payrun
     pull(github, 9, head, review(BOB, "APPROVED", head, "2026-11-20T10:00:00Z"))
-    result = apply(repo, demo, github, "--approvals-from", "9", "--policy-at", strict, "--force")
+    held = ("--approvals-from", "9", "--policy-at", strict, "--force", "--records-out", "out")
+    result = apply(repo, demo, github, *held)
     assert result.returncode == 4, result.stdout + result.stderr
+    (verdict,) = json.loads((repo / "out" / "approvals.json").read_text())["verdicts"]
+    assert (verdict["payrun"], verdict["account"]) == ("policy.approvals", "default")
+    assert verdict["needs_has"] == f"needs 2 of alice, bob, dave: 1 (bob at {head[:7]})"
     assert (
         "policy.approvals of workforce.yaml changed since the last apply "
         f"({strict[:12]}), and the change needs the approvals of the policy in force: needs 2 "

@@ -151,11 +151,13 @@ def saved_policy(
     entry: AccountEntry | None = None,
     accounts_path: Path | None = None,
 ) -> ApprovalPolicy | None:
-    """The policy a saved plan was made under: the one it records (signed with it); for a
-    plan saved before plans recorded one, the files' (and entry's) now."""
-    if saved.approvals is not None:
-        return build_approvals(saved.approvals.get("policy"))
+    """The policy a saved plan is applied under: the files' (and the entry's) in the checkout,
+    as they will be in force once this merge applies (so a merge that loosens the policy is
+    judged as loosening it, whatever the plan recorded); only where the files are not known
+    to this apply, the one the plan records (signed with it)."""
     if files is None:
+        if saved.approvals is not None:
+            return build_approvals(saved.approvals.get("policy"))
         return entry.approvals if entry is not None else None
     desired = load_desired_state(files, environ, read_variables=False)
     if entry is None:

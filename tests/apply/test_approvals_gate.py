@@ -416,3 +416,18 @@ def test_the_record_names_who_approved_what_was_paid_and_the_report_trusts_only_
         tampered.stderr
     )
     assert "approved by alice" not in tampered.stdout
+
+
+def test_a_saved_plan_is_judged_under_the_policy_the_merge_puts_in_force(
+    demo: SandboxServer, repo: Path, github: FakeGitHub
+) -> None:
+    """The plan recorded the strict policy; the checkout loosens it: a change of the policy."""
+    strict = commit(repo, state(rules=TWO_OVER_1000.replace("1000.00", "0.00")))
+    assert plan(repo, demo, github, "--out", "plan.json").returncode == 0
+    head = commit(repo, state())  # one approval from now on
+    pull(github, 9, head, review(BOB, "APPROVED", head, "2026-11-20T10:00:00Z"))
+    merge = ("apply", "plan.json", "--approvals-from", "9", "--policy-at", strict)
+    result = run(repo, demo, github, *merge)
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "policy.approvals of workforce.yaml changed since the last apply" in result.stderr
+    assert paylists(demo) == []

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import click
 
-from reconciler.accounts.approving import Subject, plan_files, saved_policy
+from reconciler.accounts.approving import SINGLE, Subject, plan_files, saved_policy
 from reconciler.accounts.fleet import Fleet
 from reconciler.accounts.saved import Carry, apply_accounts, register_header_values
 from reconciler.apply import Ledger
@@ -111,6 +111,7 @@ def apply_fleet(
                 plan = carry.gated(plan, subject)
                 _resumed(saved, plan)
                 ledger = _carry_out(client, plan, carry, confirm=False, fmt=fmt)
+                carry.record(SINGLE, plan, ledger, lambda: key, files)
     else:
         # The file is loaded while the account is read; a problem in it stops apply first.
         with (
@@ -121,6 +122,8 @@ def apply_fleet(
             subject = Subject(source, policy, ready.live, shape, connection.env())
             plan = _plan_file(ready.desired, shape, fmt, ready.live, carry, subject)
             ledger = _carry_out(ready.client, plan, carry, confirm=not auto_approve, fmt=fmt)
+            client = ready.client
+            carry.record(SINGLE, plan, ledger, lambda: plan_key(client), source)
     print_ledger(ledger, fmt)
     if not ledger.complete:
         raise click.exceptions.Exit(1)

@@ -51,6 +51,8 @@ NO_FORGE = (
     "no forge to read reviews from: holding the service token and the plan key is not an approval"
 )
 EXIT_POLICY_CHANGE = 4
+#: The account name of a single PATH or PLAN in its evidence records (`<account>/<key>.json`).
+SINGLE = "default"
 
 
 class PolicyChangeWaits(Refused):
@@ -149,11 +151,13 @@ def saved_policy(
     entry: AccountEntry | None = None,
     accounts_path: Path | None = None,
 ) -> ApprovalPolicy | None:
-    """The policy a saved plan was made under: the one it records (signed with it); for a
-    plan saved before plans recorded one, the files' (and entry's) now."""
-    if saved.approvals is not None:
-        return build_approvals(saved.approvals.get("policy"))
+    """The policy a saved plan is applied under: the files' (and the entry's) in the checkout,
+    as they will be in force once this merge applies (so a merge that loosens the policy is
+    judged as loosening it, whatever the plan recorded); only where the files are not known
+    to this apply, the one the plan records (signed with it)."""
     if files is None:
+        if saved.approvals is not None:
+            return build_approvals(saved.approvals.get("policy"))
         return entry.approvals if entry is not None else None
     desired = load_desired_state(files, environ, read_variables=False)
     if entry is None:
@@ -222,7 +226,7 @@ def _gated(gate: Gate, plan: Plan, subject: Subject, reviews: _Reviews) -> Plan:
     except ReconcilerError as error:
         why = f"refused: the reviews could not be read ({error.one_line()})"
         return _with(plan, policy, unjudged(policy, money, totals, why), gate, why)
-    return _with(plan, policy, verdicts, gate, None, money_at.known)
+    return _with(plan, policy, verdicts, gate, None, money_at.known, tuple(requests))
 
 
 def _judged_only(gate: Gate, plan: Plan, subject: Subject) -> Plan:
@@ -295,6 +299,11 @@ def _check_change(
             f"{what}; the reviews could not be read ({error.one_line()}): nothing was applied"
         ) from None
     if not verdict.covered:
+        if gate.records_out is not None:  # the outcome note says who must approve
+            from reconciler.accounts.records import write_verdicts
+
+            view = {"policy": in_force.as_list(), "verdicts": [verdict.as_dict()]}
+            write_verdicts(gate.records_out, subject.account or SINGLE, view)
         why = "; ".join(verdict.not_counted)
         raise PolicyChangeWaits(
             f"{what}: it has {verdict.needs_has()}, so nothing was applied"
@@ -311,8 +320,11 @@ def _with(
     gate: Gate,
     note: str | None,
     money_at: Mapping[str, Mapping[str, str]] | None = None,
+    facts: tuple[RequestFacts, ...] = (),
 ) -> Plan:
-    view = Approvals(policy, tuple(verdicts.values()), note, gate.requests, dict(money_at or {}))
+    view = Approvals(
+        policy, tuple(verdicts.values()), note, gate.requests, dict(money_at or {}), facts
+    )
     return replace(plan, payruns=held(plan.payruns, verdicts), approvals=view)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -47,7 +48,7 @@ from reconciler.plan.refresh import refresh
 from reconciler.plan.resume import resume
 from reconciler.plan.review import check_review
 from reconciler.plan.saved import SavedPlan, load_saved_plan
-from reconciler.plan.signing import UntrustedPlan
+from reconciler.plan.signing import PlanKey, UntrustedPlan
 from reconciler.session.account import check_saved_account, current_account
 from reconciler.session.connection import Connect, Connection
 from reconciler.session.plankey import offline_plan_key, plan_key
@@ -130,6 +131,24 @@ class Carry:
     def gated(self, plan: Plan, subject: Subject) -> Plan:
         """The plan with the payruns its approvals do not cover waiting (before any write)."""
         return gated(self.gate, plan, subject)
+
+    def record(
+        self,
+        account: str,
+        plan: Plan,
+        ledger: Ledger,
+        key: Callable[[], PlanKey],
+        files: Path | None,
+    ) -> None:
+        """With `--records-out`, the signed evidence record of each paylist sent."""
+        if self.gate is None or self.gate.records_out is None:
+            return
+        from reconciler.accounts.records import write_records
+
+        run_url = self.gate.run_url
+        write_records(
+            self.gate.records_out, account, plan, ledger, key=key(), run_url=run_url, files=files
+        )
 
     def locked(self, client: Any, connection: Connection) -> AbstractContextManager[None]:
         """The account's lock, from before the first write to the ledger (`apply.lock`)."""
@@ -227,6 +246,7 @@ def apply_saved(
             plan = carry.gated(plan, subject)
             job.status("applying")
             ledger = carry.out(client, plan)
+            carry.record(entry.name, plan, ledger, lambda: key, entry.path)
     if not ledger.complete:
         return Applied(plan, ledger)
     try:
@@ -263,7 +283,12 @@ def apply_files(
         )
         plan = carry.gated(plan, subject)
         job.status("applying")
-        return Applied(plan, carry.out(ready.client, plan))
+        ledger = carry.out(ready.client, plan)
+        client = ready.client
+        carry.record(
+            entry.name, plan, ledger, lambda: plan_key(client, job.environ, job.names), entry.path
+        )
+        return Applied(plan, ledger)
 
 
 def apply_accounts(

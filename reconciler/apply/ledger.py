@@ -88,6 +88,12 @@ class Entry:
     payee: str | None = None
     amount: Decimal | None = None
     paylist_id: int | None = None
+    #: A payment's own facts as the service holds them, for the evidence records (dual
+    #: control); not in the ledger's JSON, whose shape stays.
+    payment_id: int | None = None
+    email: str | None = None
+    description: str | None = None
+    status: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         row: dict[str, Any] = {
@@ -130,6 +136,10 @@ def payment_entry(
         payee=written.get(payee_key(payment.worker_email)) or payment.worker_email,
         amount=payment.amount,
         paylist_id=payment.paylist_id,
+        payment_id=payment.id,
+        email=payment.worker_email,
+        description=payment.description,
+        status=str(payment.status),
     )
 
 

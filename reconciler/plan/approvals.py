@@ -433,6 +433,8 @@ class Approvals:
     note: str | None = None
     requests: tuple[int, ...] = ()
     money_at: Mapping[str, Mapping[str, MoneyKey]] = field(default_factory=dict)
+    #: The change requests as the forge said them at the gate (for the evidence records).
+    facts: tuple[RequestFacts, ...] = field(default=(), compare=False)
 
     def verdict(self, payrun: str) -> Verdict | None:
         return next((v for v in self.verdicts if v.payrun == payrun), None)

@@ -187,7 +187,9 @@ _RULE = _object(
     }
 )
 _ID = {"type": ["integer", "null"], "minimum": 0}
-_SHA = {"type": "string", "pattern": "^[0-9a-f]{40}([0-9a-f]{24})?$"}
+#: A commit as the forge names it (a full SHA from GitHub and GitLab; kept as text, so that a
+#: forge's other spelling never makes the plan unreadable).
+_SHA = {"type": "string", "minLength": 1, "maxLength": 200}
 _LINES = {"type": "array", "items": _TEXT}
 #: The approvals a plan judged (dual control), optional: plans saved before it have none.
 _APPROVALS = _object(

@@ -185,7 +185,7 @@ def review_first(plan: Plan) -> str:
     return ", ".join(parts)
 
 
-def approval_lines(plan: Plan) -> list[Line]:
+def approval_lines(plan: Plan, *, waiting: bool = True) -> list[Line]:
     """What each payrun to pay (or waiting) needs and has under the approvals policy, risk
     first: `! paylist["X"]: needs 2 of alice, bob, dave: 1 (bob at a1b2c3d)`; the note when
     they were not judged here; with no policy, that any merge pays."""
@@ -195,7 +195,10 @@ def approval_lines(plan: Plan) -> list[Line]:
     if approvals.policy is None:
         return [Line(f"  ! {clean(approvals.note)}", "!")] if approvals.note else []
     lines = []
+    held = {d.payrun_id for d in plan.payruns if d.state == WAITING}
     for verdict in approvals.verdicts:
+        if not waiting and verdict.payrun in held:
+            continue  # its own lines say what it waits for
         mark, sign = ("=", "") if verdict.covered and verdict.rule is not None else ("!", "!")
         if verdict.rule is None and verdict.covered:
             mark = "#"
@@ -211,7 +214,7 @@ def payrun_lines(plan: Plan) -> Iterator[Line]:
     """Each payrun's paylist: to pay with its payments and total, paid, in conflict, refused;
     first, what their approvals need and have."""
     counts_of = parts_of(plan.payruns)
-    if plan.payruns and (approved := approval_lines(plan)):
+    if plan.payruns and (approved := approval_lines(plan, waiting=False)):
         yield Line("")
         yield Line("Approvals:")
         yield from approved

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -237,8 +238,12 @@ def test_a_loosened_policy_without_the_approvals_in_force_applies_nothing(
     strict = commit(repo, state(rules=TWO_OVER_1000.replace("1000.00", "0.00"), payruns=""))
     head = commit(repo, state())  # to one approval, and a payrun
     pull(github, 9, head, review(BOB, "APPROVED", head, "2026-11-20T10:00:00Z"))
-    result = apply(repo, demo, github, "--approvals-from", "9", "--policy-at", strict, "--force")
+    held = ("--approvals-from", "9", "--policy-at", strict, "--force", "--records-out", "out")
+    result = apply(repo, demo, github, *held)
     assert result.returncode == 4, result.stdout + result.stderr
+    (verdict,) = json.loads((repo / "out" / "approvals.json").read_text())["verdicts"]
+    assert (verdict["payrun"], verdict["account"]) == ("policy.approvals", "default")
+    assert verdict["needs_has"] == f"needs 2 of alice, bob, dave: 1 (bob at {head[:7]})"
     assert (
         "policy.approvals of workforce.yaml changed since the last apply "
         f"({strict[:12]}), and the change needs the approvals of the policy in force: needs 2 "
@@ -348,4 +353,81 @@ def test_an_account_s_entry_policy_gates_its_saved_plan_in_a_folder(
     pays = [row for row in ledger["changes"] if row["action"] == "pay"]
     assert [row["outcome"] for row in pays] == ["waiting"]
     assert "account eu's policy.approvals" not in pays[0]["detail"]  # a forge was read
+    assert paylists(demo) == []
+
+
+def test_the_record_names_who_approved_what_was_paid_and_the_report_trusts_only_signed_ones(
+    demo: SandboxServer, repo: Path, github: FakeGitHub
+) -> None:
+    head = commit(repo, state())
+    pull(github, 7, head, review(BOB, "APPROVED", head, "2026-11-20T10:00:00Z"))
+    github.state.pulls[7]["merged_by"] = DAVE
+    run_url = "https://ci.example.com/runs/1"
+    out = ("--records-out", "records", "--run-url", run_url)
+    paid = apply(repo, demo, github, "--approvals-from", "7", *out)
+    assert paid.returncode == 0, paid.stdout + paid.stderr
+    (written,) = (repo / "records" / "default").glob("*.json")
+    record = json.loads(written.read_text())
+    assert written.name == f"{record['paylist_key']}.json"
+    named = ("account", "payrun", "pull_request", "head", "merge_commit")
+    assert {k: record[k] for k in named} == {
+        "account": "default", "payrun": "2026-11-contractors", "pull_request": 7, "head": head,
+        "merge_commit": git(repo, "rev-parse", "HEAD"),
+    }  # fmt: skip
+    assert (record["author"], record["merged_by"], record["run_url"]) == ("carol", "dave", run_url)
+    assert [(a["login"], a["id"], a["commit"]) for a in record["approvals"]] == [("bob", 12, head)]
+    assert record["rule"] == {"over": "0.00", "count": 1, "from": ["alice", "bob", "dave"]}
+    (paylist,) = paylists(demo)
+    assert [
+        (p["email"], p["amount"], p["paylist_id"], p["status"]) for p in record["payments"]
+    ] == [
+        ("ada@example.com", "1500.00", paylist["paylistId"], "SUCCESS"),
+        ("grace@example.com", "250.00", paylist["paylistId"], "SUCCESS"),
+    ]
+    assert all(isinstance(p["payment_id"], int) and p["agreement_id"] for p in record["payments"])
+    assert record["key"]["check"].startswith("hmac-sha256:") and record["mac"]
+    verdicts = json.loads((repo / "records" / "approvals.json").read_text())
+    assert verdicts["accounts"]["default"]["verdicts"][0]["needs_has"].startswith("needs 1 of")
+
+    shown = run(repo, demo, None, "report", "workforce.yaml", "--records", "records")
+    assert shown.returncode == 0, shown.stderr
+    assert f"{git(repo, 'rev-parse', 'HEAD')[:12]} #7 by carol approved by bob" in shown.stdout
+    assert shown.stderr == ""
+
+    shutil.copytree(repo / "records", repo / "kept")
+    git(repo, "checkout", "--quiet", "-b", "reconciler/records")
+    (repo / "records" / "approvals.json").unlink()
+    git(repo, "add", "records")
+    git(repo, "commit", "--quiet", "-m", "records")
+    git(repo, "checkout", "--quiet", "main")
+    from_ref = run(repo, demo, None, "report", "workforce.yaml", "--records", "reconciler/records")
+    assert "#7 by carol approved by bob" in from_ref.stdout, from_ref.stderr
+
+    kept = repo / "kept" / "default" / written.name
+    edited = json.loads(kept.read_text())
+    edited["approvals"][0]["login"] = "alice"  # an approver written in by hand
+    kept.write_text(json.dumps(edited))
+    tampered = run(repo, demo, None, "report", "workforce.yaml", "--records", "kept")
+    assert (
+        f"record default/{written.name}: not trusted: its signature does not match: it was "
+        "changed after it was signed"
+    ) in tampered.stderr
+    assert f'paylist {paylist["paylistId"]} (payrun["2026-11-contractors"]) has no record' in (
+        tampered.stderr
+    )
+    assert "approved by alice" not in tampered.stdout
+
+
+def test_a_saved_plan_is_judged_under_the_policy_the_merge_puts_in_force(
+    demo: SandboxServer, repo: Path, github: FakeGitHub
+) -> None:
+    """The plan recorded the strict policy; the checkout loosens it: a change of the policy."""
+    strict = commit(repo, state(rules=TWO_OVER_1000.replace("1000.00", "0.00")))
+    assert plan(repo, demo, github, "--out", "plan.json").returncode == 0
+    head = commit(repo, state())  # one approval from now on
+    pull(github, 9, head, review(BOB, "APPROVED", head, "2026-11-20T10:00:00Z"))
+    merge = ("apply", "plan.json", "--approvals-from", "9", "--policy-at", strict)
+    result = run(repo, demo, github, *merge)
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "policy.approvals of workforce.yaml changed since the last apply" in result.stderr
     assert paylists(demo) == []

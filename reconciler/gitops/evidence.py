@@ -48,14 +48,15 @@ class Approvals:
     waiting: tuple[str, ...] = ()  # 'paylist["2027-01"] needs 2 of alice, bob, dave: 1 (...)'
     policy: str | None = None  # 'needs 2 of alice, bob: has 1'
 
-    def said(self) -> str:
-        """'; approved: ...; waiting for approvals: ...' to add to an outcome ('' if none)."""
-        parts = []  # what waits first: a forge may cut the text (GitHub's status at 140)
+    def parts(self) -> list[str]:
+        """'waiting for approvals: ...', 'approved: ...': what the outcome says first (a forge
+        may cut it: GitHub keeps 140 characters of a status), what waits before who approved."""
+        parts = []
         if self.waiting:
             parts.append(f"waiting for approvals: {'; '.join(self.waiting)}")
         if self.approved:
             parts.append(f"approved: {', '.join(self.approved)}")
-        return "".join(f"; {part}" for part in parts)
+        return parts
 
 
 def read_approvals(folder: Path) -> Approvals:

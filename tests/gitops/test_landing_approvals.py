@@ -167,9 +167,9 @@ def test_a_paying_apply_names_the_approvers_and_what_waits_and_keeps_the_records
     )
     assert (landing.kind, status) == (APPLIED, 0)
     assert landing.description == (
+        'waiting for approvals: paylist["2026-11-bonus"] needs 2 of alice, bob, dave: 1 '
+        '(bob at ccccccc); approved: paylist["2026-11-retainer"] by alice, bob; '
         "the reviewed plan was applied: 1 payrun"
-        '; waiting for approvals: paylist["2026-11-bonus"] needs 2 of alice, bob, dave: 1 '
-        '(bob at ccccccc); approved: paylist["2026-11-retainer"] by alice, bob'
     )
     assert made.recorded(job.sha) == APPLIED
     assert json.loads(made.files()["records/default/2026-11-retainer.json"]) == RECORD

@@ -47,6 +47,8 @@ class Approvals:
     approved: tuple[str, ...] = ()  # 'paylist["2027-01"] approved by alice, bob'
     waiting: tuple[str, ...] = ()  # 'paylist["2027-01"] needs 2 of alice, bob, dave: 1 (...)'
     policy: str | None = None  # 'needs 2 of alice, bob: has 1'
+    #: Why each approval of a payrun waiting did not count ('carol (#31): the author's ...').
+    not_counted: tuple[str, ...] = ()
 
     def parts(self) -> list[str]:
         """'waiting for approvals: ...', 'approved: ...': what the outcome says first (a forge
@@ -58,6 +60,10 @@ class Approvals:
             parts.append(f"approved: {', '.join(self.approved)}")
         return parts
 
+    def why(self) -> list[str]:
+        """'not counted: ...', what the outcome says last (the longest, and the least read)."""
+        return [f"not counted: {'; '.join(self.not_counted)}"] if self.not_counted else []
+
 
 def read_approvals(folder: Path) -> Approvals:
     """The verdicts `apply` wrote in `folder` (none written: nothing to say)."""
@@ -68,21 +74,24 @@ def read_approvals(folder: Path) -> Approvals:
     found = _verdicts(document)
     if found is None:
         raise ReconcilerError(f"{path}: not the verdicts of an apply's approvals")
-    approved, waiting, policy = [], [], None
+    approved, waiting, policy, why = [], [], None, []
     for verdict in found:
         payrun = str(verdict.get("payrun") or "")
         needs_has = str(verdict.get("needs_has") or verdict.get("missing") or "")
         if payrun.startswith("policy"):  # the change of the policy itself (`policy.approvals`)
             policy = needs_has if verdict.get("missing") else None
             continue
-        if verdict.get("missing"):
-            waiting.append(f'paylist["{payrun}"] {needs_has}')
+        missing = verdict.get("missing")
+        if missing:
+            unread = "" if str(missing).startswith("needs") else f" ({missing})"
+            waiting.append(f'paylist["{payrun}"] {needs_has}{unread}')
+            why += [str(line) for line in verdict.get("not_counted") or [] if line not in why]
             continue
         logins = [str(a.get("login")) for a in verdict.get("approvals") or []
                   if isinstance(a, Mapping)]  # fmt: skip
         if logins:
             approved.append(f'paylist["{payrun}"] by {", ".join(logins)}')
-    return Approvals(tuple(approved), tuple(waiting), policy)
+    return Approvals(tuple(approved), tuple(waiting), policy, tuple(why))
 
 
 def _verdicts(document: Any) -> list[Mapping[str, Any]] | None:

@@ -282,15 +282,17 @@ def _paid(
     """After an apply that sent something: who approved each payrun, what the others wait
     for, and the records kept on the forge (not kept: said, and the job fails)."""
     try:
-        said = read_approvals(records).parts()
+        told = read_approvals(records)
+        said, why = told.parts(), told.why()
     except ReconcilerError as error:
-        said = [f"its approvals cannot be told: {error.one_line()}"]
+        said, why = [f"its approvals cannot be told: {error.one_line()}"], []
     unkept = keep_records(forge, records, landing.account, job.sha, job.log_url)
     if unkept is not None:
         print(forge.annotate("error", f"{landing.account}: {unkept}"), flush=True)
         said, status = [unkept, *said], status or 1
     # What waits and who approved first: a forge may cut an outcome (a GitHub status at 140).
-    return dataclasses.replace(landing, description="; ".join([*said, landing.description])), status
+    described = "; ".join([*said, landing.description, *why])
+    return dataclasses.replace(landing, description=described), status
 
 
 def _policy_waits(name: str, records: Path, pending: str) -> Landing:

@@ -96,7 +96,8 @@ def test_an_approval_counts_only_under_the_settings_that_bind_it_to_the_head(
     assert applies["eu"].returncode == 0, applies["eu"].log
     assert paylists(sandbox, clients["eu"]) == []
     said = note(gitlab, 32)
-    assert "waiting for approvals" in said and "Reset approvals on push" in applies["eu"].log
+    assert 'waiting for approvals: paylist["2026-11-retainer"] needs 1 of alice: 0' in said
+    assert 'turn on "Reset approvals on push"' in said
 
     gitlab.state.approval_settings["reset_approvals_on_push"] = True
     nudge = _branch(repo, "nudge", {"accounts/eu/workforce.yaml": state(["W-1"]) + PAYRUN

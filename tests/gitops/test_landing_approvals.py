@@ -157,11 +157,13 @@ def test_a_paying_apply_names_the_approvers_and_what_waits_and_keeps_the_records
 ) -> None:
     made, history = forged
     job, path, reviewed = _merge(made, history, tmp_path)
+    bonus = verdict("2026-11-bonus", ["bob"], "needs 2 of alice, bob, dave: has 1, 1 more needed",
+                    "needs 2 of alice, bob, dave: 1 (bob at ccccccc)")  # fmt: skip
+    bonus["not_counted"] = ["carol (#31): the author's approval never counts"]
     verdicts = [
         verdict("2026-11-retainer", ["alice", "bob"], None, "needs 2 of alice, bob, dave: 2"),
-        verdict("2026-11-bonus", ["bob"], "needs 2 of alice, bob, dave: has 1, 1 more needed",
-                "needs 2 of alice, bob, dave: 1 (bob at ccccccc)"),
-    ]  # fmt: skip
+        bonus,
+    ]
     ((landing, status),) = land_fleet(
         made.forge, fleet("production", path=path), lambda _: reviewed, job, Apply(0, verdicts)
     )
@@ -169,7 +171,8 @@ def test_a_paying_apply_names_the_approvers_and_what_waits_and_keeps_the_records
     assert landing.description == (
         'waiting for approvals: paylist["2026-11-bonus"] needs 2 of alice, bob, dave: 1 '
         '(bob at ccccccc); approved: paylist["2026-11-retainer"] by alice, bob; '
-        "the reviewed plan was applied: 1 payrun"
+        "the reviewed plan was applied: 1 payrun; "
+        "not counted: carol (#31): the author's approval never counts"
     )
     assert made.recorded(job.sha) == APPLIED
     assert json.loads(made.files()["records/default/2026-11-retainer.json"]) == RECORD

@@ -103,7 +103,8 @@ def pay(
         if decision.state == REFUSED:
             _refused(ledger, decision, decision.reasons)
         elif decision.state == WAITING:  # held for its approvals: nothing of it is sent
-            ledger.add_payment(payrun_entry(decision, Outcome.WAITING, decision.reasons[0]))
+            waits = "; ".join(decision.reasons)  # what it needs, then each approval not counted
+            ledger.add_payment(payrun_entry(decision, Outcome.WAITING, waits))
     to_pay = plan.to_pay
     blocked = plan.wallet.problems if plan.wallet is not None and not force else ()
     if blocked:

@@ -163,7 +163,11 @@ def test_the_author_and_a_pusher_do_not_count_an_approver_does(
     assert waiting.returncode == 0, waiting.stdout + waiting.stderr
     (row,) = pay_rows(waiting)
     assert row["outcome"] == "waiting"
-    assert row["detail"] == "waiting for approvals: needs 1 of alice, bob, dave: 0"
+    assert row["detail"] == (
+        "waiting for approvals: needs 1 of alice, bob, dave: 0; carol (#7): the author's "
+        f"approval never counts; dave (#7): authored or committed commit {head[:7]} of the "
+        "request"
+    )
     assert paylists(demo) == []
     text = apply(repo, demo, github, "--approvals-from", "7").stderr
     assert "dave (#7): authored or committed commit" in text

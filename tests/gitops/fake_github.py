@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from tests.gitops.fake_server import FakeServer
+from tests.gitops.github_people import user
 
 OWNER_REPO = "octo-org/workforce"
 REPOSITORY_ID = 1296269
@@ -583,50 +584,4 @@ def pull_request(
         "commits": 1,
         "head": {"ref": "change", "sha": head_sha, "label": "octo-org:change"},
         "base": {"ref": "main", "sha": "e5bd3914e2e596debea16f433f57875b5b90bcd6"},
-    }
-
-
-def user(login: str, user_id: int, *, bot: bool = False) -> dict[str, Any]:
-    """A user as GitHub's "simple user" answers it (in a pull request, a review, a commit)."""
-    return {
-        "login": login,
-        "id": user_id,
-        "node_id": f"U_{user_id}",
-        "type": "Bot" if bot else "User",
-        "site_admin": False,
-        "html_url": f"https://github.com/{login}",
-    }
-
-
-def review(
-    reviewer: dict[str, Any] | None, state: str, commit: str, at: str, review_id: int = 0
-) -> dict[str, Any]:
-    """A review as "List reviews for a pull request" answers it (`user` null: a deleted
-    account)."""
-    return {
-        "id": review_id or abs(hash((state, commit, at))) % 10**8,
-        "user": reviewer,
-        "body": "",
-        "state": state,
-        "commit_id": commit,
-        "submitted_at": at,
-        "author_association": "MEMBER",
-    }
-
-
-def pull_commit(
-    sha: str, author: dict[str, Any] | None, committer: dict[str, Any] | None
-) -> dict[str, Any]:
-    """A commit as "List commits on a pull request" answers it: `author` and `committer` are
-    GitHub accounts (null when GitHub matches the commit's email to none)."""
-    return {
-        "sha": sha,
-        "commit": {
-            "message": "change",
-            "author": {"name": "A", "email": "a@example.com"},
-            "committer": {"name": "A", "email": "a@example.com"},
-        },
-        "author": author,
-        "committer": committer,
-        "parents": [],
     }

@@ -12,7 +12,8 @@ from typing import Any
 
 from reconciler.sandbox import SandboxServer
 from tests.gitops import test_accounts_workflow_runs as runs_module
-from tests.gitops.fake_github import FakeGitHub, pull_commit, review, user
+from tests.gitops.fake_github import FakeGitHub
+from tests.gitops.github_people import pull_commit, review, user
 from tests.gitops.test_accounts_apply_order import (
     activate,
     apply_run,

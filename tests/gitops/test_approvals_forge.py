@@ -17,15 +17,9 @@ from reconciler.gitops.gitlab.client import GitLabError
 from reconciler.gitops.gitlab.forge import GitLabForge
 from reconciler.plan.approvals import Commit, Person, Review, Team
 from reconciler.secrets import Secret
-from tests.gitops.fake_github import (
-    OWNER_REPO,
-    FakeGitHub,
-    pull_commit,
-    pull_request,
-    review,
-    user,
-)
+from tests.gitops.fake_github import OWNER_REPO, FakeGitHub, pull_request
 from tests.gitops.fake_gitlab import PROJECT_ID, FakeGitLab
+from tests.gitops.github_people import pull_commit, review, user
 
 TOKEN = "ghs_" + secrets.token_urlsafe(27)
 HEAD, EARLIER = "a" * 40, "b" * 40

@@ -18,7 +18,8 @@ import pytest
 from reconciler.sandbox import SandboxServer
 from tests.gitops import test_action_apply_order as apply_order
 from tests.gitops.action_runner import Job, run_action
-from tests.gitops.fake_github import FakeGitHub, pull_commit, review, user
+from tests.gitops.fake_github import FakeGitHub
+from tests.gitops.github_people import pull_commit, review, user
 from tests.gitops.test_action_apply_order import (
     TOKEN,
     Repository,

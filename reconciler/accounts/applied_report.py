@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.accounts.applied import Record
+from reconciler.accounts.approving import EXIT_POLICY_CHANGE
 from reconciler.accounts.run import Outcome
 from reconciler.apply import Ledger
 from reconciler.apply.report import ledger_json, ledger_text
@@ -68,6 +69,14 @@ def succeeded(outcomes: list[Outcome[Applied]]) -> bool:
     """Whether every account is applied now (exit 0)."""
     bad = {"incomplete", "refused", "failed"}
     return not any(state_of(outcome) in bad for outcome in outcomes)
+
+
+def failed_status(outcomes: list[Outcome[Applied]]) -> int:
+    """The exit status of a fleet apply that did not succeed: 4 when every account that did
+    not is held by a change of its approvals policy (the merge stays pending), else 1."""
+    bad = [o for o in outcomes if state_of(o) in {"incomplete", "refused", "failed"}]
+    held = bad and all(outcome.exit_code == EXIT_POLICY_CHANGE for outcome in bad)
+    return EXIT_POLICY_CHANGE if held else 1
 
 
 def applied_json(outcomes: list[Outcome[Applied]]) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import click
 
+from reconciler.accounts.approving import SINGLE, Subject, plan_files, saved_policy
 from reconciler.accounts.fleet import Fleet
 from reconciler.accounts.saved import Carry, apply_accounts, register_header_values
 from reconciler.apply import Ledger
@@ -104,15 +105,25 @@ def apply_fleet(
                         parallelism=client.config.parallelism,
                     )
                 plan = _resume(saved, live, client, max_age=plan_ttl or DEFAULT_MAX_AGE)
+                files = plan_files(saved, expected[2])
+                policy = saved_policy(saved, files, os.environ)
+                subject = Subject(files, policy, live, PlanOptions(), os.environ)
+                plan = carry.gated(plan, subject)
+                _resumed(saved, plan)
                 ledger = _carry_out(client, plan, carry, confirm=False, fmt=fmt)
+                carry.record(SINGLE, plan, ledger, lambda: key, files)
     else:
         # The file is loaded while the account is read; a problem in it stops apply first.
         with (
             file_and_account(source, connection, read_only=False, parallelism=parallelism) as ready,
             carry.locked(ready.client, connection),
         ):
-            plan = _plan_file(ready.desired, shape, fmt, ready.live)
+            policy = ready.desired.policy.approvals
+            subject = Subject(source, policy, ready.live, shape, connection.env())
+            plan = _plan_file(ready.desired, shape, fmt, ready.live, carry, subject)
             ledger = _carry_out(ready.client, plan, carry, confirm=not auto_approve, fmt=fmt)
+            client = ready.client
+            carry.record(SINGLE, plan, ledger, lambda: plan_key(client), source)
     print_ledger(ledger, fmt)
     if not ledger.complete:
         raise click.exceptions.Exit(1)
@@ -142,9 +153,16 @@ def _carry_out(
     return execute(client, plan, carry.parallelism, payments, then=pay_payruns, fmt=fmt)
 
 
-def _plan_file(desired: DesiredState, options: PlanOptions, fmt: str, live: LiveState) -> Plan:
-    """Plan the file against the live state, and show it."""
-    plan = diff(desired, live, options)
+def _plan_file(
+    desired: DesiredState,
+    options: PlanOptions,
+    fmt: str,
+    live: LiveState,
+    carry: Carry,
+    subject: Subject,
+) -> Plan:
+    """Plan the file against the live state, judge its payruns' approvals, and show it."""
+    plan = carry.gated(diff(desired, live, options), subject)
     register_header_values(plan)
     _show(plan, fmt)
     return plan
@@ -156,6 +174,11 @@ def _resume(
     """The saved plan, if it still holds (`StalePlan` otherwise)."""
     plan = resume(saved, live, key=plan_key(client), environ=os.environ, max_age=max_age)
     register_header_values(plan)
+    return plan
+
+
+def _resumed(saved: SavedPlan, plan: Plan) -> None:
+    """What applying the saved plan does, once its approvals are judged."""
     width = text_width(terminal=sys.stderr.isatty())
     opening = Line(
         f"Applying the saved plan made at {saved.created_at.isoformat()} "
@@ -164,7 +187,6 @@ def _resume(
     click.echo(lines_text([opening], width=width), err=True)
     if plan.payruns:  # what the checks at apply time found, before anything is paid
         click.echo(lines_text(payrun_lines(plan), width=width).lstrip("\n"), err=True)
-    return plan
 
 
 def _show(plan: Plan, fmt: str) -> None:

@@ -20,6 +20,7 @@ from reconciler.plan import Plan, PlanOptions
 from reconciler.render.marker import Marker
 
 if TYPE_CHECKING:
+    from reconciler.accounts.approving import Gate
     from reconciler.session.connection import Connect, Connection
 
 
@@ -32,6 +33,7 @@ def comment_fleet(
     show_unmanaged: bool,
     pull_request: tuple[int, str] | None,
     connect: Connect,
+    gate: Gate | None = None,
 ) -> None:
     """Print the comment's body (under `marker`); `out`: also save the plans (from files: a
     file for a fleet of one, a folder for several, as `plan --out`); `full`: also write the
@@ -66,6 +68,7 @@ def comment_fleet(
             money_since=None,
             pull_request=pull_request,
             connect=connect,
+            gate=gate,
         )
         if done is not None and fleet.single:
             planned = done[0].value.planned if done[0].value is not None else None

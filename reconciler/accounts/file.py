@@ -19,6 +19,8 @@ from typing import Any
 import jsonschema_rs
 
 from reconciler.accounts.variables import variable_rules
+from reconciler.desired.approvals import ApprovalPolicy
+from reconciler.desired.approvals_rules import approvals_problems, build_approvals
 from reconciler.desired.model import Location
 from reconciler.desired.parse import UNPARSED, parse, scan
 from reconciler.desired.problems import Problem, YamlPath
@@ -71,6 +73,9 @@ class AccountEntry:
     client_id: int | None
     line: int
     env: tuple[str, ...] = ()  # the variables its files may read as `${VAR}`
+    #: `policy.approvals` of the entry (None: not set here), and the line it is written at.
+    approvals: ApprovalPolicy | None = None
+    approvals_line: int = 0
 
     def variables(self) -> list[str]:
         """The names of the variables that hold this account's secrets."""
@@ -122,8 +127,14 @@ def load_accounts_file(path: Path) -> AccountsFile:
         raise InvalidAccountsFile(parse_problems)
     found = list(_problems(data))
     wanted = {path[:length] for path, _, _ in found for length in range(len(path) + 1)}
-    names = {("accounts", index, "name") for index in range(_count(data))}
-    marks = scan(source, wanted | names | {("accounts", i) for i in range(_count(data))}).marks
+    names: set[YamlPath] = {("accounts", index, "name") for index in range(_count(data))}
+    names |= {
+        path
+        for index in range(_count(data))
+        for path in (("accounts", index, "policy"), ("accounts", index, "policy", "approvals"))
+    }
+    names |= {("accounts",), *(("accounts", index) for index in range(_count(data)))}
+    marks = scan(source, wanted | names).marks
 
     def where(path: YamlPath, at_key: bool = False) -> Location:
         if at_key and path in marks and marks[path].key is not None:
@@ -139,7 +150,12 @@ def load_accounts_file(path: Path) -> AccountsFile:
     assert isinstance(data, dict)
     folder = path.parent
     entries = tuple(
-        _entry(item, folder, where(("accounts", index)).line)
+        _entry(
+            item,
+            folder,
+            where(("accounts", index)).line,
+            where(("accounts", index, "policy", "approvals"), True).line,
+        )
         for index, item in enumerate(data["accounts"])
     )
     return AccountsFile(path, data["version"], entries, data)
@@ -150,7 +166,7 @@ def _count(data: object) -> int:
     return len(accounts) if isinstance(accounts, list) else 0
 
 
-def _entry(item: dict[str, Any], folder: Path, line: int) -> AccountEntry:
+def _entry(item: dict[str, Any], folder: Path, line: int, approvals_line: int) -> AccountEntry:
     return AccountEntry(
         name=item["name"],
         path=folder / item["path"],
@@ -163,6 +179,8 @@ def _entry(item: dict[str, Any], folder: Path, line: int) -> AccountEntry:
         client_id=item.get("clientId"),
         line=line,
         env=tuple(item.get("env", ())),
+        approvals=build_approvals(item.get("policy", {}).get("approvals")),
+        approvals_line=approvals_line,
     )
 
 
@@ -221,6 +239,8 @@ def _schema_problems(data: object) -> Iterator[Found]:
         return
     for error in errors:
         path: YamlPath = tuple(error.instance_path)
+        if path[2:3] == ("policy",):
+            continue  # said by `_policy_problems`, with the desired state's rules for it
         keyword = str(tuple(error.schema_path)[-1])
         name = str(path[-1]) if path else "the top level"
         instance = error.instance
@@ -295,6 +315,8 @@ def _rules(items: list[Any]) -> Iterator[Found]:
                 "emailEnv and passwordEnv"
             )
             yield place, message, False
+        if "policy" in item:
+            yield from _policy_problems(item["policy"], (*place, "policy"))
         url = item.get("baseUrl")
         if isinstance(url, str) and url and "${" not in url:
             try:
@@ -302,6 +324,43 @@ def _rules(items: list[Any]) -> Iterator[Found]:
             except ConfigError as error:
                 yield (*place, "baseUrl"), error.message, False
     yield from variable_rules(items)
+
+
+def _policy_problems(policy: object, place: YamlPath) -> Iterator[Found]:
+    """An entry's `policy`: `approvals` only, checked as the desired state's is."""
+    if not isinstance(policy, dict):
+        yield place, "policy must be a mapping (approvals: [...])", False
+        return
+    for key in policy:
+        if key != "approvals":
+            message = (
+                f"unknown key {key!r} in an account's policy; known keys: approvals (the "
+                "others are the desired state's policy)"
+            )
+            yield (*place, str(key)), message, True
+    if "approvals" in policy:
+        for problem in approvals_problems(policy["approvals"], (*place, "approvals")):
+            yield problem.path, problem.message, problem.at_key
+
+
+def approvals_in_force(
+    entry: AccountEntry, accounts_path: Path | None, files_approvals: ApprovalPolicy | None
+) -> ApprovalPolicy | None:
+    """The account's `policy.approvals`: its entry's or its files' (never both: an error at
+    the entry's line, since two places would let one loosen what the other says)."""
+    if entry.approvals is not None and files_approvals is not None:
+        raise InvalidAccountsFile([approvals_twice(entry, accounts_path)])
+    return entry.approvals if entry.approvals is not None else files_approvals
+
+
+def approvals_twice(entry: AccountEntry, accounts_path: Path | None) -> Problem:
+    """The problem of an account whose entry and files both set `policy.approvals`."""
+    name = str(accounts_path) if accounts_path is not None else DEFAULT_FILE
+    return Problem(
+        Location(name, entry.approvals_line or entry.line, 1),
+        f"account {entry.name} sets policy.approvals here and its desired state "
+        f"({entry.written_path}) sets policy.approvals too: set it in one place",
+    )
 
 
 def find_accounts_file(given: Path | None, start: Path | None = None) -> Path:

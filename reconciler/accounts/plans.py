@@ -26,6 +26,7 @@ from reconciler.terminal import text_look
 from reconciler.words import plural
 
 if TYPE_CHECKING:  # the runner (and the service's modules) only when accounts run
+    from reconciler.accounts.approving import Gate
     from reconciler.accounts.combined import Look, Shown
     from reconciler.accounts.run import Job, Outcome
     from reconciler.plan import Plan
@@ -43,6 +44,7 @@ def plan_fleet(
     connect: Connect,
     detailed_exitcode: bool = False,
     pull_request: tuple[int, str] | None = None,
+    gate: Gate | None = None,
 ) -> None:
     """`plan` and (`look.drift`) `drift`: every account planned and shown; `out` saves the
     plans (a folder, one `<name>.json` each; for a fleet of one, one file). Exit 1 when an
@@ -59,6 +61,7 @@ def plan_fleet(
         top_ups=look.drift,  # drift's money summary counts the journal's top-ups
         doing="reading" if look.drift else "planning",
         pull_request=pull_request,
+        gate=gate,
     )
     if done is None:
         return
@@ -79,6 +82,7 @@ def plan_accounts(
     top_ups: bool = False,
     doing: str = "planning",
     pull_request: tuple[int, str] | None = None,
+    gate: Gate | None = None,
 ) -> list[Outcome[Shown]] | None:
     """Plan every selected account side by side, each shown as `look` says where it ran;
     `out`: a folder, one saved plan each, put in place once its account is reported planned;
@@ -107,6 +111,8 @@ def plan_accounts(
         connect=connect,
         top_ups=top_ups,
         pull_request=pull_request,
+        gate=gate,
+        accounts_path=None if fleet.single else accounts.path,
     )
     outcomes = run_fleet(fleet, accounts, chosen, work, doing=doing, processes=os.cpu_count() or 1)
     if out is not None and not fleet.single:
@@ -142,16 +148,21 @@ def plan_and_save(
     top_ups: bool,
     pull_request: tuple[int, str] | None = None,
     keyed: bool = False,
+    gate: Gate | None = None,
+    accounts_path: Path | None = None,
 ) -> Planned:
     """Plan one account; with `out`, write its signed plan aside, for `out/<name>.json` once
     it is reported planned (`reconciler.accounts.staging`; for `pull_request`, (number, head
     commit), when it is reviewed on one); `keyed`: ready to be saved (by the caller)."""
+    from reconciler.accounts.approving import Subject, gated
+    from reconciler.accounts.file import approvals_in_force
     from reconciler.accounts.owner import SOURCE_PREFIX
     from reconciler.session.planning import plan_path, write_planned
 
     connection = job.connect(connect)
+    entry = job.entry
     planned = plan_path(
-        job.entry.path,
+        entry.path,
         plan_options,
         connection,
         keyed=keyed or out is not None,
@@ -159,6 +170,11 @@ def plan_and_save(
         top_ups=top_ups,
         progress=job.progress,
     )
+    if gate is not None:  # `plan`: what each payrun's approvals need and have (apply judges)
+        policy = approvals_in_force(entry, accounts_path, planned.approvals)
+        account = (entry.name, accounts_path) if accounts_path is not None else (None, None)
+        subject = Subject(entry.path, policy, planned.live, plan_options, job.environ, *account)
+        planned = replace(planned, plan=gated(gate, planned.plan, subject, hold=False))
     if out is not None:  # put in place once the account is reported planned
         sources = [SOURCE_PREFIX + job.entry.name, job.entry.written_path]
         write_planned(staged_plan(out, job.entry.name), planned, sources, pull_request)

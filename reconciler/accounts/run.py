@@ -42,6 +42,7 @@ class Outcome(Generic[T]):
     value: T | None = None
     error: str | None = None
     refused: bool = False
+    exit_code: int = 1  # the error's (`ReconcilerError.exit_code`)
 
     @property
     def name(self) -> str:
@@ -106,7 +107,8 @@ def run_accounts(
         except ReconcilerError as error:
             line.say("refused" if isinstance(error, Refused) else "failed")
             message = redaction.scrub(str(error))
-            return Outcome(entry, error=message, refused=isinstance(error, Refused))
+            refused = isinstance(error, Refused)
+            return Outcome(entry, error=message, refused=refused, exit_code=error.exit_code)
         except Exception as error:  # an account's surprise must not stop the others
             with logs.bound(account=entry.name):
                 _log.debug("internal error", exc_info=True)

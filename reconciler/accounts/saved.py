@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -22,11 +23,18 @@ import click
 
 from reconciler import logs
 from reconciler.accounts.applied import applied_record, check_entry, write_record
-from reconciler.accounts.applied_report import Applied, applied_json, applied_text, succeeded
+from reconciler.accounts.applied_report import (
+    Applied,
+    applied_json,
+    applied_text,
+    failed_status,
+    succeeded,
+)
+from reconciler.accounts.approving import Gate, Subject, gated, saved_policy
 from reconciler.accounts.bundle import with_bundle
 from reconciler.accounts.combined import Part
 from reconciler.accounts.environment import ENV_PLAN_KEY
-from reconciler.accounts.file import AccountEntry, AccountsFile
+from reconciler.accounts.file import AccountEntry, AccountsFile, approvals_in_force
 from reconciler.accounts.options import AccountOptions, nothing_selected
 from reconciler.accounts.owner import plan_owner
 from reconciler.accounts.run import Job, run_accounts
@@ -35,12 +43,12 @@ from reconciler.apply.lock import AccountLock, MachineLock, hold
 from reconciler.apply.paying import pay
 from reconciler.errors import ReconcilerError
 from reconciler.plan import Plan, PlanOptions, WebhookCreate, WebhookUpdate, diff
-from reconciler.plan.payruns import REFUSED
+from reconciler.plan.payruns import REFUSED, WAITING
 from reconciler.plan.refresh import refresh
 from reconciler.plan.resume import resume
 from reconciler.plan.review import check_review
 from reconciler.plan.saved import SavedPlan, load_saved_plan
-from reconciler.plan.signing import UntrustedPlan
+from reconciler.plan.signing import PlanKey, UntrustedPlan
 from reconciler.session.account import check_saved_account, current_account
 from reconciler.session.connection import Connect, Connection
 from reconciler.session.plankey import offline_plan_key, plan_key
@@ -119,6 +127,30 @@ class Carry:
     lock_timeout: float = 0.0
     #: The forge's lock too (CI's record of who applies), when a forge is configured.
     forge_lock: AccountLock | None = None
+    #: The approvals gate (`reconciler.accounts.approving`); None: no forge, no options.
+    gate: Gate | None = None
+
+    def gated(self, plan: Plan, subject: Subject) -> Plan:
+        """The plan with the payruns its approvals do not cover waiting (before any write)."""
+        return gated(self.gate, plan, subject)
+
+    def record(
+        self,
+        account: str,
+        plan: Plan,
+        ledger: Ledger,
+        key: Callable[[], PlanKey],
+        files: Path | None,
+    ) -> None:
+        """With `--records-out`, the signed evidence record of each paylist sent."""
+        if self.gate is None or self.gate.records_out is None:
+            return
+        from reconciler.accounts.records import write_records
+
+        run_url = self.gate.run_url
+        write_records(
+            self.gate.records_out, account, plan, ledger, key=key(), run_url=run_url, files=files
+        )
 
     def locked(self, client: Any, connection: Connection) -> AbstractContextManager[None]:
         """The account's lock, from before the first write to the ledger (`apply.lock`): this
@@ -134,7 +166,7 @@ class Carry:
     def needed(self, plan: Plan) -> bool:
         """Whether there is anything to carry out (changes, or a refused payrun to put in the
         ledger); an unsafe plan is refused here without `force`."""
-        refused = any(decision.state == REFUSED for decision in plan.payruns)
+        refused = any(decision.state in (REFUSED, WAITING) for decision in plan.payruns)
         if not plan.has_changes and not refused:
             return False
         plan.raise_if_unsafe(self.force)
@@ -183,6 +215,7 @@ def apply_saved(
     max_age: timedelta,
     connect: Connect,
     expect: tuple[int, str] | None = None,
+    accounts_path: Path | None = None,
 ) -> Applied:
     """Apply `folder/<name>.json` to its account, as `apply PLAN` applies one; with `expect`
     (pull request, head commit), only if it was reviewed for them and for the files at the
@@ -210,8 +243,15 @@ def apply_saved(
                 parallelism=client.config.parallelism,
             )
             plan = resume(saved, live, key=key, environ=job.environ, max_age=max_age)
+            entry, path = job.entry, accounts_path
+            policy = saved_policy(saved, entry.path, job.environ, entry, path)
+            subject = Subject(
+                entry.path, policy, live, PlanOptions(), job.environ, entry.name, path
+            )
+            plan = carry.gated(plan, subject)
             job.status("applying")
             ledger = carry.out(client, plan)
+            carry.record(entry.name, plan, ledger, lambda: key, entry.path)
     if not ledger.complete:
         return Applied(plan, ledger)
     try:
@@ -221,7 +261,13 @@ def apply_saved(
     return Applied(plan, ledger)
 
 
-def apply_files(job: Job, options: PlanOptions, carry: Carry, connect: Connect) -> Applied:
+def apply_files(
+    job: Job,
+    options: PlanOptions,
+    carry: Carry,
+    connect: Connect,
+    accounts_path: Path | None = None,
+) -> Applied:
     """Plan the account's files and apply the plan (`apply --all --auto-approve`)."""
     connection = job.connect(connect)
     with (
@@ -235,8 +281,19 @@ def apply_files(job: Job, options: PlanOptions, carry: Carry, connect: Connect) 
         carry.locked(ready.client, connection),
     ):
         plan = diff(ready.desired, ready.live, options)
+        entry = job.entry
+        policy = approvals_in_force(entry, accounts_path, ready.desired.policy.approvals)
+        subject = Subject(
+            entry.path, policy, ready.live, options, job.environ, entry.name, accounts_path
+        )
+        plan = carry.gated(plan, subject)
         job.status("applying")
-        return Applied(plan, carry.out(ready.client, plan))
+        ledger = carry.out(ready.client, plan)
+        client = ready.client
+        carry.record(
+            entry.name, plan, ledger, lambda: plan_key(client, job.environ, job.names), entry.path
+        )
+        return Applied(plan, ledger)
 
 
 def apply_accounts(
@@ -272,6 +329,7 @@ def apply_accounts(
             max_age=max_age,
             connect=connect,
             expect=reviewed,
+            accounts_path=accounts.path,
         )
     else:
         if expect != (None, None, None):
@@ -288,7 +346,13 @@ def apply_accounts(
                 hint="nothing was changed",
             )
         accounts, chosen = options.load()
-        work = functools.partial(apply_files, options=plan_options, carry=carry, connect=connect)
+        work = functools.partial(
+            apply_files,
+            options=plan_options,
+            carry=carry,
+            connect=connect,
+            accounts_path=accounts.path,
+        )
     if not chosen:
         nothing_selected(accounts, options)
         return
@@ -308,7 +372,7 @@ def apply_accounts(
         os._exit(130)
     click.echo(applied_json(outcomes) if fmt == "json" else applied_text(outcomes), nl=False)
     if not succeeded(outcomes):
-        raise click.exceptions.Exit(1)
+        raise click.exceptions.Exit(failed_status(outcomes))
 
 
 def saved_parts(options: AccountOptions, folder: Path) -> list[Part] | None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from reconciler.accounts.confine import path_environment
-from reconciler.accounts.file import AccountEntry, InvalidAccountsFile
+from reconciler.accounts.file import AccountEntry, InvalidAccountsFile, approvals_twice
 from reconciler.accounts.fleet import Fleet, refuse_path
 from reconciler.accounts.options import AccountOptions
 from reconciler.annotations import workflow_command
@@ -61,6 +61,10 @@ def validate_fleet(
             if fleet.single:  # the command's own error
                 raise
             failed.append((entry.name, str(error)))
+            continue
+        if entry.approvals is not None and state.policy.approvals is not None:
+            twice = approvals_twice(entry, accounts.path)
+            invalid.append((entry.name, InvalidDesiredState([twice])))
             continue
         account = None if fleet.single else entry.name
         if expired := expired_rules(state, output_format, account=account):

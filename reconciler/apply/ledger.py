@@ -50,6 +50,18 @@ class Outcome(enum.StrEnum):
     APPLIED = "applied"
     FAILED = "failed"  # with the service's reason
     SKIPPED = "skipped"  # not attempted, or nothing left to do; with why
+    #: A payrun held for its approvals (dual control): nothing of it sent, and no failure:
+    #: a later merge whose approvals cover it pays it. Counted only where there is one.
+    WAITING = "waiting"
+
+
+#: The outcomes every summary counts, zero or not (WAITING is counted where there is one).
+_ALWAYS = (Outcome.APPLIED, Outcome.FAILED, Outcome.SKIPPED)
+
+
+def counted_outcomes(counts: Counter[Outcome]) -> tuple[Outcome, ...]:
+    """The outcomes a summary names: applied, failed and skipped, and waiting when any."""
+    return _ALWAYS + ((Outcome.WAITING,) if counts.get(Outcome.WAITING) else ())
 
 
 def action_of(change: Change) -> str:
@@ -76,6 +88,12 @@ class Entry:
     payee: str | None = None
     amount: Decimal | None = None
     paylist_id: int | None = None
+    #: A payment's own facts as the service holds them, for the evidence records (dual
+    #: control); not in the ledger's JSON, whose shape stays.
+    payment_id: int | None = None
+    email: str | None = None
+    description: str | None = None
+    status: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         row: dict[str, Any] = {
@@ -118,6 +136,10 @@ def payment_entry(
         payee=written.get(payee_key(payment.worker_email)) or payment.worker_email,
         amount=payment.amount,
         paylist_id=payment.paylist_id,
+        payment_id=payment.id,
+        email=payment.worker_email,
+        description=payment.description,
+        status=str(payment.status),
     )
 
 
@@ -195,10 +217,11 @@ class Ledger:
 
     @property
     def complete(self) -> bool:
-        """Whether every change of the plan was applied (the only exit status 0)."""
+        """Whether every change of the plan was applied (the only exit status 0); a payrun
+        waiting for its approvals is no failure of the apply (the rest of it went)."""
         entries = self.entries
         return len(entries) == len(self._changes) + len(self._payments) and all(
-            entry.outcome is Outcome.APPLIED for entry in entries
+            entry.outcome in (Outcome.APPLIED, Outcome.WAITING) for entry in entries
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -208,21 +231,27 @@ class Ledger:
             "format_version": LEDGER_FORMAT_VERSION,
             "complete": self.complete,
             "interrupted": self.interrupted,
-            "summary": {str(outcome): counts.get(outcome, 0) for outcome in Outcome},
+            "summary": {
+                str(outcome): counts.get(outcome, 0) for outcome in counted_outcomes(counts)
+            },
             "changes": [entry.as_dict() for entry in self.entries],
         }
 
     def summary_line(self) -> str:
         """'Apply complete: 4 applied.' or 'Apply incomplete: 2 applied, 1 failed, 1 skipped.'"""
         counts = self.counts()
-        parts = [f"{counted(counts.get(outcome, 0))} {outcome}" for outcome in Outcome]
+        parts = [
+            f"{counted(counts.get(outcome, 0))} {outcome}" for outcome in counted_outcomes(counts)
+        ]
         if not self._changes and not self._payments:
             return "Apply complete: nothing to do."
         if self.complete:
-            return f"Apply complete: {parts[0]}."
+            waiting = counts.get(Outcome.WAITING, 0)
+            held = f", {counted(waiting)} waiting for approvals" if waiting else ""
+            return f"Apply complete: {parts[0]}{held}."
         state = "interrupted" if self.interrupted else "incomplete"
         line = f"Apply {state}: {', '.join(parts)}."
-        unsettled = [e for e in self.entries if e.outcome is not Outcome.APPLIED]
+        unsettled = [e for e in self.entries if e.outcome not in (Outcome.APPLIED, Outcome.WAITING)]
         if any(entry.action != "pay" for entry in unsettled) or self.interrupted:
             line += " Run apply again to converge."
         if any(entry.action == "pay" for entry in unsettled):

@@ -35,7 +35,14 @@ from reconciler.apply.ledger import Ledger, Outcome, payment_entry, payrun_entry
 from reconciler.identity import description_key, payment_key
 from reconciler.plan.model import Plan
 from reconciler.plan.payrun_checks import paid_reason, payment_label
-from reconciler.plan.payruns import REFUSED, TO_PAY, PayrunDecision, paid_payments, same_payments
+from reconciler.plan.payruns import (
+    REFUSED,
+    TO_PAY,
+    WAITING,
+    PayrunDecision,
+    paid_payments,
+    same_payments,
+)
 from reconciler.service.errors import (
     AmbiguousOutcome,
     Conflict,
@@ -95,6 +102,9 @@ def pay(
     for decision in plan.payruns:
         if decision.state == REFUSED:
             _refused(ledger, decision, decision.reasons)
+        elif decision.state == WAITING:  # held for its approvals: nothing of it is sent
+            waits = "; ".join(decision.reasons)  # what it needs, then each approval not counted
+            ledger.add_payment(payrun_entry(decision, Outcome.WAITING, waits))
     to_pay = plan.to_pay
     blocked = plan.wallet.problems if plan.wallet is not None and not force else ()
     if blocked:
@@ -183,9 +193,9 @@ def progress_steps(plan: Plan, *, force: bool) -> int:
     """How many ledger rows paying `plan` writes: one per payment paid, one per refusal."""
     blocked = plan.wallet is not None and bool(plan.wallet.problems) and not force
     return sum(
-        1 if decision.state == REFUSED or blocked else len(decision.payments)
+        1 if decision.state in (REFUSED, WAITING) or blocked else len(decision.payments)
         for decision in plan.payruns
-        if decision.state in (REFUSED, TO_PAY)
+        if decision.state in (REFUSED, TO_PAY, WAITING)
     )
 
 

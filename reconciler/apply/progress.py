@@ -13,7 +13,7 @@ from types import TracebackType
 from typing import Any
 
 from reconciler import logs
-from reconciler.apply.ledger import Outcome
+from reconciler.apply.ledger import Outcome, counted_outcomes
 from reconciler.words import counted
 
 #: At most one progress log line this often (seconds), besides the first and the last.
@@ -51,7 +51,7 @@ class LogProgress:
         return {
             "done": done,
             "total": self._total,
-            **{str(outcome): self._counts[outcome] for outcome in Outcome},
+            **{str(outcome): self._counts[outcome] for outcome in counted_outcomes(self._counts)},
             "rate_per_s": round(done / elapsed, 1) if elapsed > 0 else None,
         }
 

@@ -12,11 +12,16 @@ from collections import Counter
 
 import click
 
-from reconciler.apply.ledger import PAY, Entry, Ledger, Outcome
+from reconciler.apply.ledger import PAY, Entry, Ledger, Outcome, counted_outcomes
 from reconciler.money import grouped
 from reconciler.words import counted
 
-_COLOURS = {Outcome.APPLIED: "green", Outcome.FAILED: "red", Outcome.SKIPPED: "yellow"}
+_COLOURS = {
+    Outcome.APPLIED: "green",
+    Outcome.FAILED: "red",
+    Outcome.SKIPPED: "yellow",
+    Outcome.WAITING: "yellow",
+}
 _HEADINGS = ("ADDRESS", "ACTION", "OUTCOME", "AGREEMENT", "PAYEE", "AMOUNT", "PAYLIST", "DETAIL")
 _RIGHT = frozenset({"AGREEMENT", "AMOUNT", "PAYLIST"})
 _PAYMENT_COLUMNS = frozenset({"PAYEE", "AMOUNT", "PAYLIST"})
@@ -163,7 +168,10 @@ def _summed_up(entries: list[Entry], *, color: bool, width: int | None) -> list[
     for entry in entries:
         counts.setdefault(entry.action, Counter())[entry.outcome] += 1
     for action, by_outcome in counts.items():
-        parts = ", ".join(f"{counted(by_outcome.get(outcome, 0))} {outcome}" for outcome in Outcome)
+        parts = ", ".join(
+            f"{counted(by_outcome.get(outcome, 0))} {outcome}"
+            for outcome in counted_outcomes(by_outcome)
+        )
         lines.append(f"  {action}: {parts}")
     return [*lines, ""]
 

@@ -20,12 +20,14 @@ from typing import Any, ClassVar
 import click
 
 from reconciler.accounts.applying import apply_fleet
+from reconciler.accounts.approving import Gate
 from reconciler.accounts.fleet import fleet_or_plans
 from reconciler.accounts.options import AccountOptions
 from reconciler.accounts.saved import Carry
 from reconciler.apply import DEFAULT_PARALLELISM
 from reconciler.apply.lock import AccountLock
 from reconciler.cli.accounts import selection_options
+from reconciler.cli.approvals import approvals_options
 from reconciler.cli.connection import ConnectionOptions, connection_options
 from reconciler.cli.review import expect_options
 from reconciler.plan import PlanOptions
@@ -153,6 +155,7 @@ def forge_lock(environ: Mapping[str, str]) -> AccountLock | None:
     help="Inactivate this worker and invite it again (the only fix for drift). PATH only.",
 )
 @expect_options
+@approvals_options(apply=True)
 @connection_options
 @selection_options
 def apply(
@@ -171,6 +174,7 @@ def apply(
     expect_pull_request: int | None,
     expect_head_sha: str | None,
     expect_files: Path | None,
+    gate: Gate,
     connection: ConnectionOptions,
     accounts: AccountOptions,
 ) -> None:
@@ -188,6 +192,7 @@ def apply(
             settle_timeout.total_seconds(),
             lock_timeout=lock_timeout.total_seconds(),
             forge_lock=forge_lock(os.environ),
+            gate=gate,
         ),
         plan_ttl=plan_ttl,
         fmt=fmt,

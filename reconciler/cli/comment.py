@@ -11,10 +11,12 @@ from pathlib import Path
 
 import click
 
+from reconciler.accounts.approving import Gate
 from reconciler.accounts.commenting import comment_fleet
 from reconciler.accounts.fleet import fleet_or_plans
 from reconciler.accounts.options import AccountOptions
 from reconciler.cli.accounts import selection_options
+from reconciler.cli.approvals import approvals_options
 from reconciler.cli.connection import ConnectionOptions, connection_options
 from reconciler.cli.review import review_options
 from reconciler.render.marker import PLAN, InvalidMarkerKey, Marker
@@ -53,6 +55,7 @@ def marker_for(kind: str, key: str | None) -> Marker:
 )
 @click.option("--show-unmanaged", is_flag=True, help="List the unmanaged open agreements.")
 @review_options
+@approvals_options(apply=False)
 @connection_options
 @selection_options
 def comment(
@@ -62,6 +65,7 @@ def comment(
     full: Path | None,
     show_unmanaged: bool,
     pull_request: tuple[int, str] | None,
+    gate: Gate,
     connection: ConnectionOptions,
     accounts: AccountOptions,
 ) -> None:
@@ -81,4 +85,5 @@ def comment(
         show_unmanaged=show_unmanaged,
         pull_request=pull_request,
         connect=ConnectionOptions,
+        gate=gate,
     )

@@ -518,3 +518,43 @@ def drift_accounts(names: str, work_dir: Path, fail_on_drift: bool, strict: bool
 
     job = DriftJob(work_dir, fail_on_drift, strict=strict)
     raise click.exceptions.Exit(drift(account_names([names]), job))
+
+
+@github.command("head-plan")
+@click.option("--pr", "number", type=click.IntRange(min=1), required=True, help="The PR number.")
+@click.option("--head-sha", type=COMMIT_SHA, required=True, help="Its head commit.")
+@click.option("--artifact", required=True,
+              help="The plan artifact's name, without its `-<head sha>`.")  # fmt: skip
+@click.option("--workflow", default=_ACCOUNTS_PLAN, show_default=True, metavar="FILE",
+              help="The plan workflow whose runs on main saved the plans.")  # fmt: skip
+def head_plan(number: int, head_sha: str, artifact: str, workflow: str) -> None:
+    """The plan the plan workflow saved for the pull request's head: GITHUB_OUTPUT lines
+    (`run-id=`, `artifact-name=`, empty when none), for the approvals' status on a review."""
+    from reconciler.gitops.github.outputs import plan_lines
+    from reconciler.gitops.github.runs import plan_of_head
+
+    with GitHubForge.from_environment() as forge:
+        found = plan_of_head(forge, number, head_sha, artifact, workflow)
+    click.echo("\n".join(plan_lines(found)))
+
+
+@github.command("approvals-status")
+@click.option("--pr", "number", type=click.IntRange(min=1), required=True, help="The PR number.")
+@click.option("--head-sha", type=COMMIT_SHA, required=True, help="Its head commit.")
+@click.option("--plans", type=click.Path(path_type=Path), required=True,
+              help="The head's reviewed plan, or the folder of its accounts' plans.")  # fmt: skip
+@click.option("--context", default="reconciler/approvals", show_default=True,
+              help="The status's name (with a key: reconciler/approvals/KEY).")  # fmt: skip
+@click.option("--target-url", default="", help="The run's page.")
+def approvals_status(
+    number: int, head_sha: str, plans: Path, context: str, target_url: str
+) -> None:
+    """Set the approvals' status on the pull request's head from its reviews now: pending
+    while a payrun of the reviewed plans lacks its approvals, success when each has them."""
+    from reconciler.gitops.approval_status import status_from_plans
+    from reconciler.gitops.approvals import ForgeReviews
+
+    with GitHubForge.from_environment() as forge:
+        source = ForgeReviews(forge, [number])
+        said = status_from_plans(forge, source, plans, head_sha, context, target_url)
+    click.echo(f"{context}: {said}")

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import click
 
+from reconciler.accounts.approving import Gate
 from reconciler.accounts.fleet import fleet_of
 from reconciler.accounts.options import AccountOptions
 from reconciler.accounts.plans import look_for, plan_fleet
 from reconciler.cli.accounts import selection_options
+from reconciler.cli.approvals import approvals_options
 from reconciler.cli.connection import ConnectionOptions, connection_options
 from reconciler.cli.moment import Moment
 from reconciler.cli.review import review_options
@@ -74,6 +76,7 @@ _show_unmanaged_option = click.option(
 @_show_unmanaged_option
 @_money_since_option
 @review_options
+@approvals_options(apply=False)
 @connection_options
 @selection_options
 def plan(
@@ -87,6 +90,7 @@ def plan(
     show_unmanaged: bool,
     money_since: datetime | None,
     pull_request: tuple[int, str] | None,
+    gate: Gate,
     connection: ConnectionOptions,
     accounts: AccountOptions,
 ) -> None:
@@ -107,6 +111,7 @@ def plan(
         connect=ConnectionOptions,
         detailed_exitcode=detailed_exitcode,
         pull_request=pull_request,
+        gate=gate,
     )
 
 

@@ -35,6 +35,13 @@ class _Month(click.ParamType):  # type: ignore[type-arg]  # generic in newer cli
     help="text for people, markdown (a chart and a table) for an issue, csv one row a payment, "
     "json for machines.",
 )
+@click.option(
+    "--records",
+    metavar="REF_OR_DIR",
+    help="The evidence records of the merges (a folder, or a git ref such as "
+    "origin/reconciler/records): the commit, pull request, author and approvers beside each "
+    "paylist, from the records whose signature verifies.",
+)
 @connection_options
 def report(
     connection: ConnectionOptions,
@@ -42,6 +49,7 @@ def report(
     since: str | None,
     until: str | None,
     fmt: str,
+    records: str | None,
 ) -> None:
     """The payroll register: per month and paylist, requested, paid, failed and pending.
 
@@ -50,8 +58,21 @@ def report(
     """
     if since is not None and until is not None and since > until:
         raise click.BadParameter(f"{since} is after --until {until}", param_hint="--since")
+    from reconciler.plan.register import MergeRecord
     from reconciler.render.register import render_register
     from reconciler.session.register import read_register
 
-    register = read_register(connection, path, since=since, until=until)
+    merges: dict[int, MergeRecord] | None = None
+    said: list[str] = []
+    if records is not None:
+        from reconciler.accounts.records import merges_of
+
+        merges, said = merges_of(records, connection.env())
+    register = read_register(connection, path, since=since, until=until, merges=merges)
     click.echo(render_register(register, fmt, None if path is None else str(path)), nl=False)
+    if records is not None:
+        from reconciler.accounts.records import without_record
+
+        said += without_record(register)
+    for line in said:
+        click.echo(line, err=True)

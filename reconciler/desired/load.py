@@ -16,6 +16,7 @@ from pathlib import Path
 
 import yaml_rs
 
+from reconciler.desired.approvals_rules import approvals_problems, build_approvals
 from reconciler.desired.fill import EveryName, FilledWebhook, fill_webhook
 from reconciler.desired.history import build_history
 from reconciler.desired.ignore import build_rules
@@ -101,6 +102,7 @@ def load_desired_state(
             values = FileValues(source.name, data, ascii_text)
             files.append(values)
             pending[source.name] += file_problems(values, PLACEHOLDER in source.text)
+            pending[source.name] += _approvals_problems(data)
     every_file_read = not problems and len(files) == len(sources)
     for name, problem in [*merge_problems(files, every_file_read), *payrun_problems(files)]:
         pending[name].append(problem)
@@ -115,6 +117,14 @@ def load_desired_state(
         located = _locate(sources, _first(pending, KEPT))
         raise InvalidDesiredState([*problems, *located], total, at_least=at_least)
     return _build(files, webhook, tuple((source.name, source.sha256) for source in sources))
+
+
+def _approvals_problems(data: dict[object, object]) -> list[PathProblem]:
+    """`policy.approvals`, checked by its own rules (`reconciler.desired.approvals`)."""
+    policy = data.get("policy")
+    if not isinstance(policy, dict) or "approvals" not in policy:
+        return []
+    return list(approvals_problems(policy["approvals"], ("policy", "approvals")))
 
 
 def _read_number_texts(source: SourceText, data: dict[object, object]) -> list[PathProblem]:
@@ -260,6 +270,7 @@ def _build(
                 max_payout=None if max_payout is None else parse_amount(max_payout),
                 money_window=duration(data["policy"].get("moneyWindow")),
                 money_stuck_after=duration(data["policy"].get("moneyStuckAfter")),
+                approvals=build_approvals(data["policy"].get("approvals")),
             )
         if filled is not None and filled.name == values.name:
             webhook = DesiredWebhook(

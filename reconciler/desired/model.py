@@ -16,6 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from reconciler import worker_fields
+from reconciler.desired.approvals import ApprovalPolicy
 from reconciler.desired.history import KnownPaylist
 from reconciler.desired.ignore import IgnoreRule
 from reconciler.identity import text_key
@@ -239,6 +240,8 @@ class Policy:
     max_payout: Decimal | None = None  # policy.maxPayout: payruns paying more need --force
     money_window: timedelta | None = None  # policy.moneyWindow; None: not given (default 35d)
     money_stuck_after: timedelta | None = None  # policy.moneyStuckAfter; None: default 24h
+    #: policy.approvals: who must approve a payrun before it is paid (None: no policy).
+    approvals: ApprovalPolicy | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,6 +74,11 @@ def amount_problem(value: object, name: str = "amount") -> str | None:
     return None
 
 
+def written_value(value: object) -> str:
+    """How a message names a value the file wrote (`_written`), for the other blocks' checks."""
+    return _written(value)
+
+
 def _written(value: object) -> str:
     """The value as the file wrote it: a number's text as it is, anything else as YAML would."""
     if isinstance(value, NumberText):
@@ -100,6 +105,10 @@ def amount_paths(data: Mapping[Any, Any], *, strings: bool = False) -> list[Yaml
     policy = data.get("policy")
     if isinstance(policy, dict) and wanted(policy.get("maxPayout")):
         found.append(("policy", "maxPayout"))
+    rules = policy.get("approvals") if isinstance(policy, dict) else None
+    for index, rule in enumerate(rules if isinstance(rules, list) else []):
+        if isinstance(rule, dict) and wanted(rule.get("over")):
+            found.append(("policy", "approvals", index, "over"))
     workers = data.get("workers")
     for index, worker in enumerate(workers if isinstance(workers, list) else []):
         if isinstance(worker, dict) and wanted(worker.get(PAY)):

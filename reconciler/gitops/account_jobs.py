@@ -106,8 +106,9 @@ class PlanJob:
 
 def plan_accounts(names: list[str], job: PlanJob, run: Run | None = None) -> int:
     """Validate and plan the accounts (signed plans in `out/plans`, the whole Markdown in
-    `out/full/<part>.md`, added to the job summary); 1 when one was invalid, refused or not
-    planned: the others are planned all the same."""
+    `out/full/<part>.md`, added to the job summary), with the approvals the pull request has
+    now (`--approvals-from`: what each payrun needs and has); 1 when one was invalid, refused
+    or not planned: the others are planned all the same."""
     run = run or run_reconciler
     plans, full = job.out / "plans", job.out / "full" / f"{job.part}.md"
     plans.mkdir(parents=True, exist_ok=True)
@@ -125,7 +126,8 @@ def plan_accounts(names: list[str], job: PlanJob, run: Run | None = None) -> int
     status = run(["validate", *(["--format", "github"] if job.github else []), *where], None)
     planned_status = run(
         ["plan", *where, "--out", str(plans), "--pull-request", str(job.pull_request),
-         "--head-sha", job.head_sha, "--format", "markdown"],
+         "--head-sha", job.head_sha, "--approvals-from", str(job.pull_request),
+         "--format", "markdown"],
         full,
     )  # fmt: skip
     summary = run(["github", "step-summary", "--body-file", str(full)], None) if job.github else 0

@@ -190,3 +190,9 @@ class Forge(Protocol):
     def close_request(self, number: int, branch: str, note: str) -> None:
         """Say `note` on it, close it, and delete its branch."""
         ...
+
+    # --- the records branch (`evidence`) ----------------------------------------------------
+
+    def keep_files(self, branch: str, files: Mapping[str, str], message: str) -> str:
+        """One commit of `files` (path: text) on `branch`, never forced; its SHA."""
+        ...

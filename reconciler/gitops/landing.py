@@ -20,6 +20,7 @@ last successful apply and the outcome note shows. The commands run are the recon
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -32,6 +33,8 @@ from pathlib import Path
 from reconciler.accounts.file import find_accounts_file, load_accounts_file
 from reconciler.accounts.history import HistoryError, Scope, has_commit, scope_of
 from reconciler.accounts.saved_view import read_document, saved_counts
+from reconciler.errors import ReconcilerError
+from reconciler.gitops.evidence import POLICY_WAITS, keep_records, read_approvals
 from reconciler.gitops.forge import ApplyJob, Forge, Reviewed
 from reconciler.gitops.notes import upsert_note
 from reconciler.gitops.outcome import APPLIED, FAILED, NOTHING, REFUSED, SUPERSEDED, Landing
@@ -214,6 +217,8 @@ def _reviewed(
     saved.mkdir(parents=True, exist_ok=True)
     new.mkdir(parents=True, exist_ok=True)
     shutil.copy(plan, target.plan_in(saved))
+    records = work / "records"
+    approvals = _approval_options(job, at, reviewed, records)
     expect = ["--expect-pull-request", str(reviewed.pull_request or 0)]
     expect += ["--expect-head-sha", str(reviewed.head_sha or ""), *target.expect_files()]
     document = read_document(plan)
@@ -226,9 +231,12 @@ def _reviewed(
         forge.record_end(started, job, landing, at.requests)
         return landing, status
 
-    if run(["apply", *target.source(saved), *expect], None) == 0:
+    status = run(["apply", *target.source(saved), *expect, *approvals], None)
+    if status == 0:
         said = f"the reviewed plan was applied: {saved_counts(plan)}"
-        return finish(Landing(name, APPLIED, said, "reviewed"), 0)
+        return finish(*_paid(forge, Landing(name, APPLIED, said, "reviewed"), job, records))
+    if status == POLICY_WAITS:
+        return finish(_policy_waits(name, records, pending), POLICY_WAITS)
     print(words.replanning.format(name=name), flush=True)
     compare = work / "compare.md"
     out = str(target.plan_in(new) if target.desired is not None else new)
@@ -240,18 +248,66 @@ def _reviewed(
             compare,
         )  # fmt: skip
     if status == 0:
-        status = run(["apply", *target.source(new)], None)
+        status = run(["apply", *target.source(new), *approvals], None)
         if status == 0:
             counted = saved_counts(target.plan_in(new))
             applied = f"a new plan, equal to the reviewed one, was applied: {counted}"
-            return finish(Landing(name, APPLIED, applied, "replanned"), 0)
+            return finish(*_paid(forge, Landing(name, APPLIED, applied, "replanned"), job, records))
+        if status == POLICY_WAITS:
+            return finish(_policy_waits(name, records, pending), POLICY_WAITS)
     elif status == 2 and reviewed.pull_request is not None:
         body = _refusal(target, compare, new, run)
         upsert_note(forge, reviewed.pull_request, body, Marker(APPLY, target.comment_key))
         said = f"the plan at merge differs from the reviewed plan: nothing was applied ({pending})"
         return finish(Landing(name, REFUSED, said), 2)
     said = f"not applied, or applied in part: see {words.log} ({pending})"
-    return finish(Landing(name, FAILED, said), status)
+    return finish(*_paid(forge, Landing(name, FAILED, said), job, records, status))
+
+
+def _approval_options(job: ApplyJob, at: Standing, reviewed: Reviewed, records: Path) -> list[str]:
+    """What `apply` is told of the approvals: the change requests merged since the last apply
+    (whose reviews it reads before any write), the commit whose policy is in force (`none`:
+    never applied), this run's page and where to write the records."""
+    requests = list(at.requests) or [n for n in (reviewed.pull_request,) if n is not None]
+    options = ["--policy-at", at.since or "none", "--run-url", job.log_url]
+    options += ["--records-out", str(records)]
+    if requests:
+        options += ["--approvals-from", ",".join(str(number) for number in requests)]
+    return options
+
+
+def _paid(
+    forge: Forge, landing: Landing, job: ApplyJob, records: Path, status: int = 0
+) -> tuple[Landing, int]:
+    """After an apply that sent something: who approved each payrun, what the others wait
+    for, and the records kept on the forge (not kept: said, and the job fails)."""
+    try:
+        told = read_approvals(records)
+        said, why = told.parts(), told.why()
+    except ReconcilerError as error:
+        said, why = [f"its approvals cannot be told: {error.one_line()}"], []
+    unkept = keep_records(forge, records, landing.account, job.sha, job.log_url)
+    if unkept is not None:
+        print(forge.annotate("error", f"{landing.account}: {unkept}"), flush=True)
+        said, status = [unkept, *said], status or 1
+    # What waits and who approved first: a forge may cut an outcome (a GitHub status at 140).
+    described = "; ".join([*said, landing.description, *why])
+    return dataclasses.replace(landing, description=described), status
+
+
+def _policy_waits(name: str, records: Path, pending: str) -> Landing:
+    """`apply` exit 4: a change of the approvals policy without the approvals the policy in
+    force asks for; nothing was applied, and it and every later merge stay pending."""
+    try:
+        waits = read_approvals(records).policy
+    except ReconcilerError:
+        waits = None
+    said = (
+        f"the change of its approvals policy waits for the approvals the policy in force asks "
+        f"for ({waits or 'see the log'}): nothing was applied ({pending}); it and every later "
+        "merge stay pending until it has them"
+    )
+    return Landing(name, REFUSED, said)
 
 
 def _refusal(target: Target, compare: Path, new: Path, run: Run) -> str:

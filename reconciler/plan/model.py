@@ -14,6 +14,7 @@ from reconciler.desired.model import (
 )
 from reconciler.errors import Refused
 from reconciler.plan.agreements import AgreementIndex
+from reconciler.plan.approvals import Approvals
 from reconciler.plan.changes import (
     Change,
     ClosedInService,
@@ -37,6 +38,7 @@ from reconciler.plan.payruns import (
     CONFLICT,
     REFUSED,
     TO_PAY,
+    WAITING,
     LivePaylist,
     PayrunDecision,
     to_pay_phrase,
@@ -243,6 +245,8 @@ class Plan:
     reported: Reported | None = None  # what a resumed saved plan reported when it was made
     money: MoneyReport | None = None  # the money of the window, when it was read
     ignored: tuple[Ignored, ...] = ()  # drift that active ignore rules hide
+    #: The payruns' approvals under dual control (`reconciler.plan.approvals`), when judged.
+    approvals: Approvals | None = None
 
     @property
     def kept(self) -> tuple[Kept, ...]:
@@ -312,7 +316,7 @@ class Plan:
         if self.has_changes:
             return "reconciler will perform the following actions:"
         summary = self.summary
-        blocked = any(decision.state in (CONFLICT, REFUSED) for decision in self.payruns)
+        blocked = any(decision.state in (CONFLICT, REFUSED, WAITING) for decision in self.payruns)
         reasons = []
         if summary.drifted or summary.conflicts or blocked:
             reasons.append("the account still differs from the file where the plan cannot act")

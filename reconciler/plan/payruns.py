@@ -46,6 +46,9 @@ from reconciler.service.models import Payment, Wallet, Worker
 from reconciler.words import counted, plural
 
 TO_PAY, PAID, CONFLICT, REFUSED = "to_pay", "paid", "conflict", "refused"
+#: A payrun to pay whose approvals do not cover it (`reconciler.plan.approvals`): nothing of it
+#: is sent, the rest of the plan goes, and a later merge whose approvals cover it pays it.
+WAITING = "waiting"
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +103,7 @@ def to_pay_phrase(decisions: Sequence[PayrunDecision]) -> str:
     to_pay = [d for d in decisions if d.state == TO_PAY]
     paying = dict.fromkeys(d.payrun_id for d in to_pay)
     refused = dict.fromkeys(d.payrun_id for d in decisions if d.state == REFUSED)
+    waiting = dict.fromkeys(d.payrun_id for d in decisions if d.state == WAITING)
     phrases = []
     if paying:
         total = sum((d.total for d in to_pay), Decimal("0.00"))
@@ -113,6 +117,8 @@ def to_pay_phrase(decisions: Sequence[PayrunDecision]) -> str:
         phrases.append(f"{plural(len(paying), 'payrun')}{shape} to pay ({grouped(total)})")
     if refused:
         phrases.append(f"{plural(len(refused), 'payrun')} refused")
+    if waiting:
+        phrases.append(f"{plural(len(waiting), 'payrun')} waiting for approvals")
     return ", ".join(phrases)
 
 

@@ -30,6 +30,7 @@ from reconciler.desired.model import (
     InactivationLimit,
     WebhookHeader,
 )
+from reconciler.plan.approvals import Approvals
 from reconciler.plan.changes import (
     Change,
     FieldChange,
@@ -124,6 +125,7 @@ def resume(
         wallet=wallet,
         money=reported.money,
         ignore_risks=risks,
+        approvals=None if saved.approvals is None else Approvals.from_dict(saved.approvals),
     )
 
 

@@ -130,6 +130,8 @@ def saved_plan_document(
         "payruns": [payrun_record(decision) for decision in plan.to_pay],
         "max_payout": None if max_payout is None else two_places(max_payout),
     }
+    if plan.approvals is not None:  # optional: plans saved before dual control have none
+        document["approvals"] = plan.approvals.as_dict()
     document["mac"] = sign(document, key)
     return document
 
@@ -461,6 +463,8 @@ class SavedPlan:
     max_payout: Decimal | None = None
     account: Account | None = None  # always set when read from a file
     review: Review | None = None  # always set when read from a file
+    #: The approvals the plan judged (`Approvals.as_dict`); None: saved before dual control.
+    approvals: dict[str, Any] | None = None
 
     def verify(self, key: PlanKey) -> None:
         """Refuse the plan unless this key signed exactly this document."""
@@ -539,6 +543,7 @@ def _from_document(name: str, document: dict[str, Any]) -> SavedPlan:
         max_payout=None if document["max_payout"] is None else Decimal(document["max_payout"]),
         account=Account.from_record(document["account"]),
         review=Review.from_record(document["review"]),
+        approvals=document.get("approvals"),
     )
 
 

@@ -206,6 +206,64 @@ _CLOSED = _object(
     {"address": _TEXT, "reason": _TEXT},
     {"externalId": _TEXT, "rehire": _SHOWN, "agreements": {"type": "array", "items": _RESOURCE}},
 )
+_MONEY_TEXT = {"type": "string", "pattern": r"^[0-9]{1,13}\.[0-9]{2}$"}
+_RULE = _object(
+    {
+        "over": _MONEY_TEXT,
+        "count": {"type": "integer", "minimum": 1, "maximum": 100},
+        "from": {
+            "type": "array",
+            "minItems": 1,
+            "items": {"oneOf": [_TEXT, _object({"team": _TEXT})]},
+        },
+    }
+)
+_ID = {"type": ["integer", "null"], "minimum": 0}
+#: A commit as the forge names it (a full SHA from GitHub and GitLab; kept as text, so that a
+#: forge's other spelling never makes the plan unreadable).
+_SHA = {"type": "string", "minLength": 1, "maxLength": 200}
+_LINES = {"type": "array", "items": _TEXT}
+#: The approvals a plan judged (dual control), optional: plans saved before it have none.
+_APPROVALS = _object(
+    {
+        "policy": {"oneOf": [{"type": "null"}, {"type": "array", "items": _RULE}]},
+        "note": {"type": ["string", "null"], "maxLength": 100_000},
+        "requests": {"type": "array", "items": {"type": "integer", "minimum": 1}},
+        "verdicts": {
+            "type": "array",
+            "items": _object(
+                {
+                    "payrun": _TEXT,
+                    "total": _MONEY_TEXT,
+                    "rule": {"oneOf": [{"type": "null"}, _RULE]},
+                    "approvals": {
+                        "type": "array",
+                        "items": _object(
+                            {
+                                "login": _TEXT,
+                                "id": _ID,
+                                "commit": _SHA,
+                                "submitted_at": _TEXT,
+                                "request": {"type": "integer", "minimum": 1},
+                            }
+                        ),
+                    },
+                    "not_counted": _LINES,
+                    "missing": {"type": ["string", "null"], "maxLength": 100_000},
+                    "needs_has": _TEXT,
+                }
+            ),
+        },
+        "money_at": {
+            "type": "object",
+            "propertyNames": _SHA,
+            "additionalProperties": {
+                "type": "object",
+                "additionalProperties": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
+            },
+        },
+    }
+)
 
 SCHEMA: dict[str, Any] = _object(
     {
@@ -260,7 +318,8 @@ SCHEMA: dict[str, Any] = _object(
         "payruns": {"type": "array", "items": _PAYRUN},
         "max_payout": {"type": ["string", "null"], "pattern": _MONEY},
         "mac": {"type": "string", "pattern": "^hmac-sha256:[0-9a-f]{64}$"},
-    }
+    },
+    {"approvals": _APPROVALS},
 )
 
 

@@ -61,6 +61,33 @@ def sign(document: dict[str, Any], key: PlanKey) -> str:
     return PREFIX + digest.hexdigest()
 
 
+#: An evidence record of dual control (`reconciler.accounts.records`) is signed apart from plans:
+#: a record can never be passed off as a saved plan, nor a plan as a record.
+_RECORD_LABEL = b"reconciler evidence record v1"
+
+
+def sign_record(document: dict[str, Any], key: PlanKey) -> str:
+    """The HMAC of everything in an evidence record but its `mac`."""
+    unsigned = {name: value for name, value in document.items() if name != "mac"}
+    digest = hmac.new(key.derive(_RECORD_LABEL), canonical(unsigned), hashlib.sha256)
+    return PREFIX + digest.hexdigest()
+
+
+def record_problem(document: dict[str, Any], key: PlanKey) -> str | None:
+    """Why an evidence record cannot be trusted with this key (None: it can): no signature,
+    another key's (named by its key check, so a rotated key is told from an edit), or
+    changed after it was signed."""
+    mac, signed_with = document.get("mac"), document.get("key")
+    if not isinstance(mac, str) or not isinstance(signed_with, dict):
+        return "it carries no signature"
+    check = signed_with.get("check")
+    if not isinstance(check, str) or not hmac.compare_digest(check, key.check):
+        return f"it was signed with another plan key (key id {str(check)[:40]}), not {key.check}"
+    if not hmac.compare_digest(mac, sign_record(document, key)):
+        return "its signature does not match: it was changed after it was signed"
+    return None
+
+
 def verify(document: dict[str, Any], key: PlanKey, *, name: str) -> None:
     """Refuse a document that another key signed, or that was changed after it was signed."""
     signed_with = document.get("key")

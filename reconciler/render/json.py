@@ -121,6 +121,9 @@ def _document(plan: Plan) -> dict[str, Any]:
         "payruns": [_payrun(decision, parts_of(plan.payruns)) for decision in plan.payruns],
         "wallet": None if plan.wallet is None else _wallet(plan.wallet),
         "money": None if plan.money is None else money_json(plan.money),
+        # Dual control, where the plan judged it (`plan` and `comment` do): optional, as
+        # plans of other commands and of versions before it have none.
+        **({} if plan.approvals is None else {"approvals": plan.approvals.as_dict()}),
     }
 
 

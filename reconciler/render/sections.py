@@ -20,6 +20,7 @@ from reconciler.plan.payruns import TO_PAY, PayrunDecision, parts_of
 from reconciler.render.base import clean, show_paid
 from reconciler.render.text import (
     Line,
+    approval_lines,
     change_lines,
     closed_line,
     conflict_line,
@@ -40,6 +41,7 @@ LARGEST_SHOWN = 10
 LIST_CAP = 50
 
 # Risk ranks: room is left between them for sections other parts of the plan add.
+APPROVALS = 3  # who must approve the money, and who has: dual control comes first
 VARIANCE = 5  # what changed since the last payrun paid: a payroll review's first question
 CONFLICTS = 10
 CLOSED = 15
@@ -92,6 +94,13 @@ def _variance(plan: Plan, view: View) -> Iterator[Section]:
     )
     title = f"What changed since the last payrun paid ({counted(len(items))})"
     yield Section(title, VARIANCE, items, "payrun", False)
+
+
+def _approvals(plan: Plan, view: View) -> Iterator[Section]:
+    """Per payrun to pay (or waiting), what its approvals policy needs and what it has, and
+    the note when they were not judged here; with no policy, that any merge pays."""
+    items = tuple((line,) for line in approval_lines(plan))
+    yield Section(f"Approvals ({counted(len(items))})", APPROVALS, items, "approval", False)
 
 
 def _conflicts(plan: Plan, view: View) -> Iterator[Section]:
@@ -165,6 +174,7 @@ def _unmanaged(plan: Plan, view: View) -> Iterator[Section]:
 
 #: The sections, each with its rank; `sections` sorts them, so order here does not matter.
 BUILDERS: tuple[Builder, ...] = (
+    _approvals,
     _variance,
     _conflicts,
     _closed,

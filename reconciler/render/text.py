@@ -27,6 +27,7 @@ from reconciler.plan.payruns import (
     PAID,
     REFUSED,
     TO_PAY,
+    WAITING,
     PayrunDecision,
     parts_of,
     to_pay_phrase,
@@ -165,9 +166,12 @@ def review_first(plan: Plan) -> str:
     refused payruns), inactivations and replacements, the webhook, the payruns to pay."""
     summary = plan.summary
     blocked = sum(decision.state in (CONFLICT, REFUSED) for decision in plan.payruns)
+    waiting = len({d.payrun_id for d in plan.payruns if d.state == WAITING})
     parts = []
     if summary.conflicts or blocked:
         parts.append(f"{counted(summary.conflicts + blocked)} in conflict or refused")
+    if waiting:
+        parts.append(f"{plural(waiting, 'payrun')} waiting for approvals")
     if plan.closed_entries:
         parts.append(f"{counted(len(plan.closed_entries))} closed in the service")
     if summary.inactivate:
@@ -181,9 +185,39 @@ def review_first(plan: Plan) -> str:
     return ", ".join(parts)
 
 
+def approval_lines(plan: Plan, *, waiting: bool = True) -> list[Line]:
+    """What each payrun to pay (or waiting) needs and has under the approvals policy, risk
+    first: `! paylist["X"]: needs 2 of alice, bob, dave: 1 (bob at a1b2c3d)`; the note when
+    they were not judged here; with no policy, that any merge pays."""
+    approvals = plan.approvals
+    if approvals is None:
+        return []
+    if approvals.policy is None:
+        return [Line(f"  ! {clean(approvals.note)}", "!")] if approvals.note else []
+    lines = []
+    held = {d.payrun_id for d in plan.payruns if d.state == WAITING}
+    for verdict in approvals.verdicts:
+        if not waiting and verdict.payrun in held:
+            continue  # its own lines say what it waits for
+        mark, sign = ("=", "") if verdict.covered and verdict.rule is not None else ("!", "!")
+        if verdict.rule is None and verdict.covered:
+            mark = "#"
+        said = verdict.needs_has()
+        if not verdict.covered and verdict.rule is not None and approvals.note:
+            said = f"{verdict.rule.needs()}: {approvals.note}"
+        address = clean(f'paylist["{verdict.payrun}"]')
+        lines.append(Line(f"  {mark} {address}: {clean(said)}", sign))
+    return lines
+
+
 def payrun_lines(plan: Plan) -> Iterator[Line]:
-    """Each payrun's paylist: to pay with its payments and total, paid, in conflict, refused."""
+    """Each payrun's paylist: to pay with its payments and total, paid, in conflict, refused;
+    first, what their approvals need and have."""
     counts_of = parts_of(plan.payruns)
+    if plan.payruns and (approved := approval_lines(plan, waiting=False)):
+        yield Line("")
+        yield Line("Approvals:")
+        yield from approved
     for decision in plan.payruns:
         yield Line("")
         yield from (Line(f"  ! {clean(note)}", "!") for note in decision.notes)
@@ -210,7 +244,9 @@ def payrun_lines(plan: Plan) -> Iterator[Line]:
         if decision.state == PAID:
             yield Line(f"  = {address}: paid as paylist {decision.paylist_id} ({counts})")
             continue
-        word = "in conflict" if decision.state == CONFLICT else "refused"
+        word = {CONFLICT: "in conflict", WAITING: "waiting for approvals"}.get(
+            decision.state, "refused"
+        )
         yield Line(f"  ! {address} is {word}, nothing is paid:", "!")
         for reason in decision.reasons:
             yield Line(f"      - {clean(reason)}", "!")

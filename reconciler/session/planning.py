@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from reconciler import __version__, ending, logs
+from reconciler.desired.approvals import ApprovalPolicy
 from reconciler.desired.model import DesiredState
 from reconciler.plan import Plan, PlanOptions, diff
 from reconciler.plan.account import Account
@@ -43,6 +44,8 @@ class Planned:
     max_payout: Decimal | None = None
     account: Account | None = None  # only when the plan is to be saved
     digests: tuple[tuple[str, str], ...] = ()  # of the bytes planned: `DesiredState.digests`
+    #: The files' `policy.approvals` (an account's entry may set it instead: the caller's).
+    approvals: ApprovalPolicy | None = None
 
 
 def write_planned(
@@ -102,6 +105,7 @@ def plan_path(
         desired.policy.max_payout,
         account,
         desired.digests,
+        desired.policy.approvals,
     )
 
 

@@ -9,17 +9,23 @@ alone. The register itself is `reconciler.plan.register`'s, pure.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from reconciler.desired import load_desired_state
 from reconciler.plan.paylist_reads import MoneyReading
 from reconciler.plan.payruns import units_of
-from reconciler.plan.register import Register, build_register
+from reconciler.plan.register import MergeRecord, Register, build_register
 from reconciler.session.connection import Connection
 
 
 def read_register(
-    connection: Connection, path: Path | None, *, since: str | None, until: str | None
+    connection: Connection,
+    path: Path | None,
+    *,
+    since: str | None,
+    until: str | None,
+    merges: Mapping[int, MergeRecord] | None = None,
 ) -> Register:
     """The register of the account (without `path`) or of the payruns of the files at `path`,
     of the months from `since` to `until` (YYYY-MM, both included)."""
@@ -37,4 +43,4 @@ def read_register(
             reading.stop()
             raise
         paylists = reading.result().paylists
-    return build_register(paylists, units, since=since, until=until, periods=periods)
+    return build_register(paylists, units, since=since, until=until, periods=periods, merges=merges)

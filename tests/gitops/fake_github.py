@@ -1,8 +1,9 @@
 """A fake of GitHub's REST API on a loopback port: the few endpoints the CI jobs call.
 
-It answers in GitHub's documented shapes (issue comments, issues, pull requests, artifacts,
-workflow runs, the repository, a comparison of two commits, deployments and their statuses,
-commit statuses),
+It answers in GitHub's documented shapes (issue comments, issues, pull requests with their
+reviews and commits, users and teams' members, artifacts, workflow runs, the repository, a
+comparison of two commits, deployments and their statuses, commit statuses, Git's database:
+blobs, trees, commits and refs, a ref moved only by a fast forward unless forced),
 pages lists the way GitHub does (`page`/`per_page`, a `Link` header with `next`, `last`,
 `prev` and `first`), refuses requests without the expected bearer token as GitHub does (401
 "Bad credentials") and a body over 65,536 characters (422 "Validation Failed"), and records
@@ -24,6 +25,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from tests.gitops.fake_server import FakeServer
+from tests.gitops.github_people import user
 
 OWNER_REPO = "octo-org/workforce"
 REPOSITORY_ID = 1296269
@@ -68,6 +70,13 @@ class State:
     trees: dict[str, dict[str, str]] = field(default_factory=dict)
     #: Each tree's files' modes, as sent: "100644", or "100755" (executable).
     modes: dict[str, dict[str, str]] = field(default_factory=dict)
+    blobs: dict[str, str] = field(default_factory=dict)
+    #: A pull request's reviews and commits, oldest first, as GitHub lists them.
+    reviews: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    pull_commits: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    #: The accounts (`GET /users/{login}`) and the teams' members by (org, slug).
+    users: dict[str, dict[str, Any]] = field(default_factory=dict)
+    teams: dict[tuple[str, str], list[str]] = field(default_factory=dict)
 
 
 class FakeGitHub(FakeServer):
@@ -82,6 +91,8 @@ class FakeGitHub(FakeServer):
         self.state = State()
         #: Statuses to answer the next requests of a method with (5xx faults), e.g. {"GET": [502]}.
         self.failures: dict[str, list[int]] = {}
+        #: A status to answer every request of a path with, e.g. {".../pulls/31/reviews": 403}.
+        self.faults: dict[str, int] = {}
         self.requests: list[Recorded] = []
         #: The fake's clock, for the times of deployments and their statuses (a test may move
         #: it back: a lock claim renewed long ago).
@@ -104,6 +115,10 @@ class FakeGitHub(FakeServer):
         """A fault asked for, else GitHub's 401 and 422, else the route's answer."""
         if self.failures.get(method):
             return self.failures[method].pop(0), {"message": "Server Error"}
+        if path in self.faults:
+            status = self.faults[path]
+            message = {403: "Resource not accessible by integration", 404: "Not Found"}
+            return status, {"message": message.get(status, "Server Error"), "status": str(status)}
         if headers.get("Authorization") != f"Bearer {self.token}":
             return 401, {
                 "message": "Bad credentials",
@@ -136,8 +151,14 @@ class FakeGitHub(FakeServer):
                 "html_url": HTML,
             }
         if not path.startswith(repo + "/"):
-            return 404, _not_found()
+            return self._people(method, path)
         route = path[len(repo) :]
+        if (match := re.fullmatch(r"/pulls/(\d+)/(reviews|commits)", route)) and method == "GET":
+            number, kind = int(match.group(1)), match.group(2)
+            if number not in state.pulls:
+                return 404, _not_found()
+            listed = state.reviews if kind == "reviews" else state.pull_commits
+            return 200, listed.get(number, [])
         if (match := re.fullmatch(r"/pulls/(\d+)", route)) and method == "GET":
             pull = state.pulls.get(int(match.group(1)))
             return (200, pull) if pull is not None else (404, _not_found())
@@ -197,6 +218,17 @@ class FakeGitHub(FakeServer):
             name = query.get("name")
             found = [a for a in state.artifacts if name is None or a["name"] == name]
             return 200, {"total_count": len(found), "artifacts": found}
+        return 404, _not_found()
+
+    def _people(self, method: str, path: str) -> tuple[int, Any]:
+        """`GET /users/{login}` and `GET /orgs/{org}/teams/{slug}/members`."""
+        users = self.state.users
+        if (match := re.fullmatch(r"/users/([^/]+)", path)) and method == "GET":
+            found = users.get(match.group(1).lower())
+            return (200, found) if found is not None else (404, _not_found())
+        match = re.fullmatch(r"/orgs/([^/]+)/teams/([^/]+)/members", path)
+        if match and method == "GET" and (match.group(1), match.group(2)) in self.state.teams:
+            return 200, [users[login] for login in self.state.teams[match.groups()]]
         return 404, _not_found()
 
     def _deployments(
@@ -343,14 +375,24 @@ class FakeGitHub(FakeServer):
             made = state.commits.get(sha)
             tree = made["tree"] if made else _sha("tree of", sha)
             state.trees.setdefault(tree, {})
-            return 200, {"sha": sha, "tree": {"sha": tree}, "parents": []}
+            parents = [{"sha": parent} for parent in (made or {}).get("parents", [])]
+            return 200, {"sha": sha, "tree": {"sha": tree}, "parents": parents}
+        if route == "/blobs" and method == "POST":
+            sha = _sha("blob", body["content"])
+            state.blobs[sha] = body["content"]
+            return 201, {"sha": sha, "url": f"https://api.github.com/repos/{OWNER_REPO}/git/"
+                         f"blobs/{sha}"}  # fmt: skip
         if route == "/trees" and method == "POST":
             files = dict(state.trees.get(body.get("base_tree"), {}))
             modes = dict(state.modes.get(body.get("base_tree"), {}))
             for entry in body["tree"]:
                 if entry.get("mode") not in ("100644", "100755"):
                     return 422, {"message": f"Invalid tree info: mode {entry.get('mode')}"}
-                files[entry["path"]] = entry["content"]
+                if "sha" in entry and entry["sha"] not in state.blobs:
+                    return 422, {"message": "Invalid tree info", "status": "422"}
+                files[entry["path"]] = entry["content"] if "content" in entry else (
+                    state.blobs[entry["sha"]]
+                )  # fmt: skip
                 modes[entry["path"]] = entry["mode"]
             sha = _sha("tree", [files, modes])
             state.trees[sha], state.modes[sha] = files, modes
@@ -375,12 +417,26 @@ class FakeGitHub(FakeServer):
         if method == "GET":
             return 200, _ref(branch, state.refs[branch])
         if method == "PATCH":
+            if not body.get("force") and not self._descends(body["sha"], state.refs[branch]):
+                return 422, {"message": "Update is not a fast forward", "status": "422"}
             state.refs[branch] = body["sha"]
             return 200, _ref(branch, body["sha"])
         if method == "DELETE":
             del state.refs[branch]
             return 204, None
         return 404, _not_found()
+
+    def _descends(self, sha: str, ancestor: str) -> bool:
+        """Whether the fake's commit `sha` has `ancestor` in its history."""
+        seen, todo = set(), [sha]
+        while todo:
+            one = todo.pop()
+            if one == ancestor:
+                return True
+            if one not in seen:
+                seen.add(one)
+                todo += self.state.commits.get(one, {}).get("parents", [])
+        return False
 
     def _pushed(self, branch: str) -> str | None:
         """Where `branch` is in the test's git repository (None: no repository, no branch)."""
@@ -546,15 +602,20 @@ def workflow_run(
     }
 
 
-def pull_request(number: int, head_sha: str, *, state: str = "open") -> dict[str, Any]:
+def pull_request(
+    number: int, head_sha: str, *, state: str = "open", author: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A pull request as "Get a pull request" answers it (the fields the reconciler reads)."""
     return {
         "url": f"https://api.github.com/repos/{OWNER_REPO}/pulls/{number}",
         "number": number,
         "state": state,
         "title": "Change the workforce",
+        "user": author or user("octocat", 583231),
         "merged_at": None,
         "merge_commit_sha": None,
+        "merged_by": None,
+        "commits": 1,
         "head": {"ref": "change", "sha": head_sha, "label": "octo-org:change"},
         "base": {"ref": "main", "sha": "e5bd3914e2e596debea16f433f57875b5b90bcd6"},
     }

@@ -2,8 +2,9 @@
 call (examples/gitlab/accounts.gitlab-ci.yml and its child pipeline).
 
 It answers in GitLab's documented shapes (merge request notes, a commit's merge requests, a
-merge request, a pipeline's jobs and trigger jobs, a job's artifacts archive as a zip, an
-environment's deployments, which the runner makes as GitLab does), refuses a request
+merge request and its approvals, the project's approval settings and users, a pipeline's jobs
+and trigger jobs, a job's artifacts archive as a zip, an environment's deployments, which the
+runner makes as GitLab does, the commits API, a branch and a file of it), refuses a request
 without the expected `PRIVATE-TOKEN` as GitLab does (401), and records every request.
 """
 
@@ -24,6 +25,15 @@ from tests.gitops.fake_server import FakeServer
 PROJECT_ID = 4242
 #: The commit the default branch `main` is at, as the branches API says.
 MAIN_HEAD = "5" * 40
+#: The approval settings the reconciler asks for (`GET /projects/:id/approvals`).
+SAFE_SETTINGS = {
+    "approvals_before_merge": 0,
+    "reset_approvals_on_push": True,
+    "disable_overriding_approvers_per_merge_request": False,
+    "merge_requests_author_approval": False,
+    "merge_requests_disable_committers_approval": True,
+    "require_password_to_approve": False,
+}
 
 
 @dataclass
@@ -55,6 +65,12 @@ class State:
     heads: dict[str, str] = field(default_factory=dict)
     #: The files of each of those branches the commits API made executable (`chmod`).
     executable: dict[str, set[str]] = field(default_factory=dict)
+    #: Each merge request's approvals (`approved_by` entries), and the project's settings.
+    approvals: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    approval_settings: dict[str, Any] = field(default_factory=lambda: dict(SAFE_SETTINGS))
+    #: The project's users (`GET /projects/:id/users`).
+    users: list[dict[str, Any]] = field(default_factory=list)
+    default_branch: str = "main"
 
 
 class FakeGitLab(FakeServer):
@@ -66,6 +82,8 @@ class FakeGitLab(FakeServer):
         super().__init__(token)
         self.state = State()
         self.requests: list[Recorded] = []
+        #: A status to answer every request of a path with (under /api/v4), e.g. 403.
+        self.faults: dict[str, int] = {}
 
     def recorded(
         self, method: str, path: str, query: dict[str, str], body: Any, headers: Mapping[str, str]
@@ -78,13 +96,13 @@ class FakeGitLab(FakeServer):
         """GitLab's 401 without the token, else the route's answer."""
         if headers.get("PRIVATE-TOKEN") != self.token:
             return 401, {"message": "401 Unauthorized"}
+        if path in self.faults:
+            return self.faults[path], {"message": f"{self.faults[path]} Forbidden"}
         return self.handle(method, path, query, body)
 
     def handle(self, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, Any]:
         project = f"/api/v4/projects/{PROJECT_ID}"
-        if path == project and method == "GET":
-            return 200, {"id": PROJECT_ID, "default_branch": "main"}
-        if not path.startswith(project + "/"):
+        if not path.startswith(project + "/") and path != project:
             return 404, {"message": "404 Project Not Found"}
         route, state = path[len(project) :], self.state
         if match := re.fullmatch(r"/merge_requests/(\d+)/notes", route):
@@ -125,6 +143,9 @@ class FakeGitLab(FakeServer):
             return 200, request
         if method != "GET":
             return 405, {"message": "405 Method Not Allowed"}
+        answered = self._approvals(route, query)
+        if answered is not None:
+            return answered
         if match := re.fullmatch(r"/repository/commits/([0-9a-f]+)/merge_requests", route):
             return 200, state.commit_merge_requests.get(match[1], [])
         if (match := re.fullmatch(r"/merge_requests/(\d+)", route)) and int(
@@ -206,13 +227,46 @@ class FakeGitLab(FakeServer):
         found.sort(key=lambda d: d["id"], reverse=query.get("sort") == "desc")
         return found[: int(query.get("per_page", 20))]
 
+    def _approvals(self, route: str, query: dict[str, str]) -> tuple[int, Any] | None:
+        """A merge request's approvals, the project's settings and users, a branch, a file."""
+        state = self.state
+        if match := re.fullmatch(r"/merge_requests/(\d+)/approvals", route):
+            if int(match[1]) not in state.merge_requests:
+                return 404, {"message": "404 Not found"}
+            given = state.approvals.get(int(match[1]), [])
+            return 200, {"iid": int(match[1]), "approved": bool(given), "approved_by": given}
+        if route == "/approvals":
+            return 200, state.approval_settings
+        if route == "/users":
+            wanted = query.get("search", "").lower()
+            return 200, [u for u in state.users if wanted in u["username"].lower()]
+        if route == "":
+            return 200, {"id": PROJECT_ID, "default_branch": state.default_branch}
+        if match := re.fullmatch(r"/repository/branches/([^/]+)", route):
+            found = state.branches.get(unquote(match[1]))
+            return (200, {"name": unquote(match[1])}) if found else (404, {"message": "404"})
+        if match := re.fullmatch(r"/repository/files/([^/]+)", route):
+            files = state.branches.get(query.get("ref", ""), ("", {}))[1]
+            path = unquote(match[1])
+            if path not in files:
+                return 404, {"message": "404 File Not Found"}
+            return 200, {"file_path": path, "content": files[path], "encoding": "text"}
+        return None
+
     def _commit(self, body: dict[str, Any]) -> tuple[int, Any]:
-        """The commits API with `start_sha` and `force`: the branch is made again from it."""
-        branch, start = body["branch"], body.get("start_sha")
-        if branch in self.state.branches and not body.get("force"):
+        """The commits API: with `start_sha` and `force` the branch is made again from it;
+        with `start_branch`, a new branch from it; else a commit on the branch's head. A file
+        `create`d that is there, or `update`d that is not, refuses the commit (400)."""
+        branch, start = body["branch"], body.get("start_sha") or body.get("start_branch")
+        known = self.state.branches.get(branch)
+        if known is not None and body.get("force"):
+            known = None
+        elif known is not None and start is not None:
             return 400, {"message": "A branch called this already exists"}
-        files: dict[str, str] = {}
-        executable: set[str] = set()
+        elif known is None and start is None:
+            return 400, {"message": "You can only create or edit files when you are on a branch"}
+        files: dict[str, str] = dict(known[1]) if known is not None else {}
+        executable = set(self.state.executable.get(branch, ())) if known is not None else set()
         for action in body["actions"]:
             if action["action"] == "chmod":  # GitLab's only way to set the execute flag
                 if action["file_path"] not in files:
@@ -220,10 +274,14 @@ class FakeGitLab(FakeServer):
                 if action.get("execute_filemode"):
                     executable.add(action["file_path"])
                 continue
+            there = action["file_path"] in files
             if action["action"] not in ("create", "update"):
                 return 400, {"message": f"unknown action {action['action']}"}
+            if there != (action["action"] == "update") and known is not None:
+                said = "already exists" if there else "doesn't exist"
+                return 400, {"message": f"A file with this name {said}"}
             files[action["file_path"]] = action["content"]
-        self.state.branches[branch] = (start, files)
+        self.state.branches[branch] = (known[0] if known is not None else start, files)
         self.state.executable[branch] = executable
         self.state.next_id += 1
         self.state.heads[branch] = f"{self.state.next_id:040x}"

@@ -82,6 +82,7 @@ def test_a_secret_in_the_workflow_s_env_is_in_every_job() -> None:
 def test_the_folder_holds_the_pull_request_plan_apply_and_drift_workflows() -> None:
     assert [path.name for path in WORKFLOWS] == [
         "reconciler-accounts-apply.yml",
+        "reconciler-accounts-approvals.yml",  # a review: the approvals' status again
         "reconciler-accounts-drift.yml",
         "reconciler-accounts-plan.yml",
         "reconciler-accounts-pull-request.yml",
@@ -243,14 +244,18 @@ def test_the_plan_reads_the_pull_request_as_data_with_the_default_branch_s_accou
     ("name", "permissions"),
     [
         ("reconciler-accounts-pull-request.yml", {"request": {"actions": "write"}}),
+        ("reconciler-accounts-approvals.yml", {
+            "approvals": {"actions": "read", "pull-requests": "read", "statuses": "write"}}),
         ("reconciler-accounts-plan.yml", {
             "accounts": {"contents": "read", "pull-requests": "read", "statuses": "write"},
-            "plan": {"contents": "read"},
+            # pull-requests: the approvals so far (plan --approvals-from)
+            "plan": {"contents": "read", "pull-requests": "read"},
             "comment": {"contents": "read", "pull-requests": "write", "statuses": "write"}}),
         ("reconciler-accounts-apply.yml", {
             "accounts": {"contents": "read", "actions": "read", "pull-requests": "read",
                          "deployments": "read"},
-            "apply": {"contents": "read", "actions": "read", "pull-requests": "write",
+            # contents: each payrun's record, on the branch reconciler/records
+            "apply": {"contents": "write", "actions": "read", "pull-requests": "write",
                       "deployments": "write"},
             "outcome": {"pull-requests": "write", "deployments": "read"}}),
         ("reconciler-accounts-drift.yml", {

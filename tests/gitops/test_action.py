@@ -98,7 +98,8 @@ def test_pull_request_plans_keeps_the_plan_and_updates_one_comment(
     assert "| 0 | 1 | 0 | 0 | 1 | 1 | 1 | 2 |" in comment["body"]
     assert [r.method for r in comment_writes(github)] == ["PATCH"]
     # The check branch protection can require, on the head: pending, then the counts.
-    pending, planned = github.state.statuses[HEAD_SHA]
+    plan = [s for s in github.state.statuses[HEAD_SHA] if s["context"] == "reconciler/plan"]
+    pending, planned = plan
     assert (pending["state"], pending["context"]) == ("pending", "reconciler/plan")
     assert (planned["state"], planned["context"]) == ("success", "reconciler/plan")
     assert planned["description"].startswith("plan: ") and "to invite" in planned["description"]
@@ -324,7 +325,8 @@ def test_a_key_gives_an_account_its_own_comment_and_artifact(
     assert done.failed is None, done.failed
     assert list(done.artifacts) == [f"reconciler-plan-eu-{HEAD_SHA}"]
     assert [r.method for r in comment_writes(github)] == ["POST"]  # no comment of this key yet
-    assert {s["context"] for s in github.state.statuses[HEAD_SHA]} == {"reconciler/plan/eu"}
+    assert {s["context"] for s in github.state.statuses[HEAD_SHA]} == {
+        "reconciler/plan/eu", "reconciler/approvals/eu"}  # fmt: skip
     created = github.state.comments[PR][-1]
     assert created["body"].startswith('<!-- reconciler:plan key="eu" -->\n### reconciler plan\n')
 

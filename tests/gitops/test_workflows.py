@@ -45,9 +45,11 @@ def load(path: Path) -> dict[Any, Any]:
 
 
 def test_there_are_examples_for_the_three_jobs() -> None:
-    # The pull request's plan is two: a request with no secret, and the default branch's plan.
+    # The pull request's plan is two: a request with no secret, and the default branch's plan;
+    # a review sets the approvals' status again, with no secret.
     assert [path.name for path in EXAMPLES] == [
         "reconciler-apply.yml",
+        "reconciler-approvals.yml",
         "reconciler-drift.yml",
         "reconciler-plan.yml",
         "reconciler-pull-request.yml",
@@ -106,7 +108,13 @@ def test_the_action_has_no_default_token_and_no_expression_in_a_script() -> None
 
 
 @pytest.mark.parametrize(
-    "path", [p for p in EXAMPLES if p.name != "reconciler-pull-request.yml"], ids=lambda p: p.name
+    "path",
+    [
+        p
+        for p in EXAMPLES
+        if p.name not in ("reconciler-pull-request.yml", "reconciler-approvals.yml")
+    ],
+    ids=lambda p: p.name,
 )
 def test_examples_give_every_required_input(path: Path) -> None:
     required = {name for name, spec in action()["inputs"].items() if spec.get("required")}
@@ -132,14 +140,20 @@ def test_applies_and_drift_checks_run_one_at_a_time_per_account() -> None:
     ("name", "permissions"),
     [
         ("reconciler-pull-request.yml", {"actions": "write"}),
+        # no secret: the reviews, the head's reviewed plan, and the status on the head
+        (
+            "reconciler-approvals.yml",
+            {"actions": "read", "pull-requests": "read", "statuses": "write"},
+        ),
         (
             "reconciler-plan.yml",
             {"contents": "read", "pull-requests": "write", "statuses": "write"},
         ),
         (
+            # contents: the records of the payruns paid, on the branch reconciler/records
             "reconciler-apply.yml",
             {
-                "contents": "read",
+                "contents": "write",
                 "actions": "read",
                 "pull-requests": "write",
                 "deployments": "write",

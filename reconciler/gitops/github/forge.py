@@ -18,11 +18,12 @@ from reconciler.annotations import workflow_command
 from reconciler.gitops.drift import DriftIssue
 from reconciler.gitops.forge import ApplyJob, BranchFile, LastApply, Note, OpenRequest, Words
 from reconciler.gitops.forge_lock import Claim
-from reconciler.gitops.github import deployments, lock_records
+from reconciler.gitops.github import deployments, lock_records, reviews
 from reconciler.gitops.github.client import ACTIONS_BOT, GitHub, GitHubError
 from reconciler.gitops.github.runs import merged_pull_request
 from reconciler.gitops.outcome import FAILED, IN_PROGRESS, KINDS, Landing
 from reconciler.gitops.record import environment_of
+from reconciler.plan.approvals import Approver, RequestFacts
 from reconciler.render.comment_body import GITHUB_BODY_LIMIT
 from reconciler.render.marker import Marker
 
@@ -171,6 +172,17 @@ class GitHubForge(GitHub):
         self.post(self.repo_path(f"issues/{number}/comments"), {"body": note})
         self.patch(self.repo_path(f"pulls/{number}"), {"state": "closed"})
         self.delete(self.repo_path(f"git/refs/heads/{branch}"))
+
+    # --- approvals (`approvals.Reviews`) and the records branch ---------------------------
+
+    def request_facts(self, number: int) -> RequestFacts:
+        return reviews.request_facts(self, number)
+
+    def members(self, approver: Approver) -> frozenset[int] | None:
+        return reviews.members(self, approver)
+
+    def keep_files(self, branch: str, files: Mapping[str, str], message: str) -> str:
+        return reviews.keep_files(self, branch, files, message)
 
     # --- issues and commit statuses -------------------------------------------------------
 

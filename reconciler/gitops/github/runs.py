@@ -95,7 +95,14 @@ def find_reviewed_plan(
     pull = merged_pull_request(github.paginate(github.repo_path(f"commits/{sha}/pulls")), sha)
     if pull is None:
         return None
-    head_sha = pull["head"]["sha"]
+    return plan_of_head(github, int(pull["number"]), str(pull["head"]["sha"]), name, workflow)
+
+
+def plan_of_head(
+    github: GitHub, number: int, head_sha: str, name: str, workflow: str = DEFAULT_WORKFLOW
+) -> ReviewedPlan | None:
+    """The plan artifact `name` the plan workflow saved for pull request `number` at its head
+    `head_sha` (a merged one's, or an open one's on a review), if one of its runs saved it."""
     wanted = artifact_name(name, head_sha)
     repository = github.get(f"/repos/{github.repository}")
     default_branch, repository_id = repository["default_branch"], repository["id"]
@@ -106,7 +113,7 @@ def find_reviewed_plan(
             continue
         if _is_reviewed_run(github, run["id"], workflow, default_branch, repository_id):
             return ReviewedPlan(
-                pull_request=pull["number"],
+                pull_request=number,
                 head_sha=head_sha,
                 run_id=run["id"],
                 artifact_id=artifact["id"],

@@ -36,10 +36,12 @@ from reconciler.gitops.forge import (
     Words,
 )
 from reconciler.gitops.forge_lock import Claim
+from reconciler.gitops.gitlab import reviews
 from reconciler.gitops.gitlab.client import GitLab
 from reconciler.gitops.landing import Fleet, Target
 from reconciler.gitops.outcome import FAILED, KINDS, Landing
 from reconciler.gitops.record import Standing, standing
+from reconciler.plan.approvals import Approver, RequestFacts
 from reconciler.render.marker import Marker
 
 WORDS = Words(
@@ -177,6 +179,20 @@ class GitLabForge(GitLab):
     def _job_named(self, pipeline: int, name: str) -> int | None:
         jobs = self.get(f"/pipelines/{pipeline}/jobs", {"per_page": "100"})
         return next((int(job["id"]) for job in jobs if job.get("name") == name), None)
+
+    # --- approvals (`approvals.Reviews`) and the records branch ---------------------------
+
+    def request_facts(self, number: int) -> RequestFacts:
+        return reviews.request_facts(self, number)
+
+    def members(self, approver: Approver) -> frozenset[int] | None:
+        return reviews.members(self, approver)
+
+    def keep_files(self, branch: str, files: Mapping[str, str], message: str) -> str:
+        return reviews.keep_files(self, branch, files, message)
+
+    def close(self) -> None:
+        self.__exit__(None, None, None)
 
     # --- the log --------------------------------------------------------------------------
 

@@ -228,7 +228,8 @@ class FakeGitLab(FakeServer):
         return found[: int(query.get("per_page", 20))]
 
     def _approvals(self, route: str, query: dict[str, str]) -> tuple[int, Any] | None:
-        """A merge request's approvals, the project's settings and users, a branch, a file."""
+        """A merge request's approvals, the project's settings and users, a file (a branch is
+        answered with the routes after: `main`, and the branches commits made)."""
         state = self.state
         if match := re.fullmatch(r"/merge_requests/(\d+)/approvals", route):
             if int(match[1]) not in state.merge_requests:
@@ -242,9 +243,6 @@ class FakeGitLab(FakeServer):
             return 200, [u for u in state.users if wanted in u["username"].lower()]
         if route == "":
             return 200, {"id": PROJECT_ID, "default_branch": state.default_branch}
-        if match := re.fullmatch(r"/repository/branches/([^/]+)", route):
-            found = state.branches.get(unquote(match[1]))
-            return (200, {"name": unquote(match[1])}) if found else (404, {"message": "404"})
         if match := re.fullmatch(r"/repository/files/([^/]+)", route):
             files = state.branches.get(query.get("ref", ""), ("", {}))[1]
             path = unquote(match[1])

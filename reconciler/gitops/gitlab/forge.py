@@ -191,9 +191,6 @@ class GitLabForge(GitLab):
     def keep_files(self, branch: str, files: Mapping[str, str], message: str) -> str:
         return reviews.keep_files(self, branch, files, message)
 
-    def close(self) -> None:
-        self.__exit__(None, None, None)
-
     # --- the log --------------------------------------------------------------------------
 
     def annotate(self, level: str, message: str) -> str:

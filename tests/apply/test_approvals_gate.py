@@ -25,14 +25,8 @@ from reconciler.sandbox import SandboxServer
 from tests.apply.support import NOVEMBER, QUICKSTART
 from tests.cli import user_environment
 from tests.gitops.action_runner import git
-from tests.gitops.fake_github import (
-    OWNER_REPO,
-    FakeGitHub,
-    pull_commit,
-    pull_request,
-    review,
-    user,
-)
+from tests.gitops.fake_github import OWNER_REPO, FakeGitHub, pull_request
+from tests.gitops.github_people import pull_commit, review, user
 
 TOKEN = "ghs_" + secrets.token_urlsafe(27)
 ALICE, BOB, DAVE, CAROL = user("alice", 11), user("bob", 12), user("dave", 14), user("carol", 13)

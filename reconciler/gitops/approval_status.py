@@ -32,6 +32,7 @@ from reconciler.plan.approvals import (
     judge,
     money_of,
 )
+from reconciler.words import counted
 
 #: The status's name (with a key: `reconciler/approvals/<key>`).
 CONTEXT = "reconciler/approvals"
@@ -148,7 +149,7 @@ def describe(verdicts: Sequence[Judged]) -> tuple[str, str]:
     waiting = [(account, v) for account, v in verdicts if not v.covered]
     if waiting:
         account, first = waiting[0]
-        more = f" (and {len(waiting) - 1} more)" if len(waiting) > 1 else ""
+        more = f" (and {counted(len(waiting) - 1)} more)" if len(waiting) > 1 else ""
         where = f"{account}: " if account else ""
         return "pending", f'{where}paylist["{first.payrun}"] {first.needs_has()}{more}'
     approved = sorted({a.login for _, v in verdicts for a in v.approvals})

@@ -15,12 +15,11 @@ import re
 from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import click
 
 from reconciler.accounts.applying import apply_fleet
-from reconciler.accounts.approving import Gate
 from reconciler.accounts.fleet import fleet_or_plans
 from reconciler.accounts.options import AccountOptions
 from reconciler.accounts.saved import Carry
@@ -31,6 +30,9 @@ from reconciler.cli.approvals import approvals_options
 from reconciler.cli.connection import ConnectionOptions, connection_options
 from reconciler.cli.review import expect_options
 from reconciler.plan import PlanOptions
+
+if TYPE_CHECKING:  # the gate's module is imported when a command runs, not for --help
+    from reconciler.accounts.approving import Gate
 
 
 class Duration(click.ParamType):  # type: ignore[type-arg]

@@ -15,13 +15,14 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from reconciler.accounts.approving import NEVER_APPLIED, Gate
 from reconciler.errors import ReconcilerError
-from reconciler.plan.approvals import ReviewSource
+
+if TYPE_CHECKING:  # the gate and its reviews are imported when a command runs, not for --help
+    from reconciler.plan.approvals import ReviewSource
 
 F = TypeVar("F", bound=Callable[..., Any])
 _SHA = re.compile(r"[0-9a-f]{7,64}")
@@ -46,6 +47,8 @@ def _policy_at(ctx: click.Context, param: click.Parameter, value: str | None) ->
     del ctx
     if value is None:
         return None
+    from reconciler.accounts.approving import NEVER_APPLIED
+
     text = value.strip().lower()
     if text != NEVER_APPLIED and not _SHA.fullmatch(text):
         raise click.BadParameter(
@@ -69,6 +72,8 @@ def approvals_options(*, apply: bool) -> Callable[[F], F]:
     def decorate(command: F) -> F:
         @functools.wraps(command)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
+            from reconciler.accounts.approving import Gate
+
             requests = kwargs.pop("approvals_from")
             policy_at = kwargs.pop("policy_at", None)
             run_url = kwargs.pop("run_url", None)

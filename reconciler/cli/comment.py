@@ -8,10 +8,10 @@ update it.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from reconciler.accounts.approving import Gate
 from reconciler.accounts.commenting import comment_fleet
 from reconciler.accounts.fleet import fleet_or_plans
 from reconciler.accounts.options import AccountOptions
@@ -20,6 +20,9 @@ from reconciler.cli.approvals import approvals_options
 from reconciler.cli.connection import ConnectionOptions, connection_options
 from reconciler.cli.review import review_options
 from reconciler.render.marker import PLAN, InvalidMarkerKey, Marker
+
+if TYPE_CHECKING:  # the gate's module is imported when a command runs, not for --help
+    from reconciler.accounts.approving import Gate
 
 key_option = click.option(
     "--key",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from reconciler.accounts.approving import Gate
 from reconciler.accounts.fleet import fleet_of
 from reconciler.accounts.options import AccountOptions
 from reconciler.accounts.plans import look_for, plan_fleet
@@ -18,6 +18,9 @@ from reconciler.cli.moment import Moment
 from reconciler.cli.review import review_options
 from reconciler.plan import PlanOptions
 from reconciler.render import FORMATS
+
+if TYPE_CHECKING:  # the gate's module is imported when a command runs, not for --help
+    from reconciler.accounts.approving import Gate
 
 _format_option = click.option(
     "--format",

@@ -9,8 +9,10 @@ that counted (login, id, commit, time, request), the rule, the run, when, and ev
 with the plan key (HMAC over the canonical JSON, `reconciler.plan.signing.sign_record`) and
 names the key's check as its key id, so a rotated key does not orphan it: a reader holding the
 old key still verifies it. `DIR/approvals.json` holds the verdicts of each account applied
-(the outcome note's). The CI flow stores the record files on a branch of the repository;
-`reconciler report --records REF_OR_DIR` reads them back, trusting only those that verify.
+(the outcome note's: `read_approvals`). The CI flow keeps the record files (`record_files`)
+on the branch `reconciler/records` (`RECORDS_BRANCH`), as `records/<account>/<key>.json`,
+where an auditor reads them a year later: `reconciler report --records REF_OR_DIR` reads them
+back, trusting only those that verify. Job logs and artifacts expire.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from reconciler.accounts.saved_view import read_document
 from reconciler.apply import Ledger
 from reconciler.apply.ledger import PAY, Entry
 from reconciler.errors import ReconcilerError
@@ -38,6 +41,9 @@ from reconciler.plan.signing import PlanKey, canonical, record_problem, sign_rec
 
 FORMAT = "reconciler-record"
 APPROVALS_FILE = "approvals.json"
+#: The branch the CI flow keeps the records on, and the folder they are in there.
+RECORDS_BRANCH = "reconciler/records"
+RECORDS_FOLDER = "records"
 _SHARED = threading.Lock()  # accounts applied side by side write approvals.json in turn
 
 
@@ -227,6 +233,87 @@ class Read:
     problem: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class VerdictsTold:
+    """What the verdicts say: each payrun paid with its approvers, each payrun waiting with
+    what it needs and has, and the policy change waiting (if any)."""
+
+    approved: tuple[str, ...] = ()  # 'paylist["2027-01"] approved by alice, bob'
+    waiting: tuple[str, ...] = ()  # 'paylist["2027-01"] needs 2 of alice, bob, dave: 1 (...)'
+    policy: str | None = None  # 'needs 2 of alice, bob: has 1'
+    #: Why each approval of a payrun waiting did not count ('carol (#31): the author's ...').
+    not_counted: tuple[str, ...] = ()
+
+    def parts(self) -> list[str]:
+        """'waiting for approvals: ...', 'approved: ...': what the outcome says first (a forge
+        may cut it: GitHub keeps 140 characters of a status), what waits before who approved."""
+        parts = []
+        if self.waiting:
+            parts.append(f"waiting for approvals: {'; '.join(self.waiting)}")
+        if self.approved:
+            parts.append(f"approved: {', '.join(self.approved)}")
+        return parts
+
+    def why(self) -> list[str]:
+        """'not counted: ...', what the outcome says last (the longest, and the least read)."""
+        return [f"not counted: {'; '.join(self.not_counted)}"] if self.not_counted else []
+
+
+def read_approvals(folder: Path) -> VerdictsTold:
+    """The verdicts `apply` wrote in `folder` (none written: nothing to say)."""
+    path = folder / APPROVALS_FILE
+    if not path.exists():
+        return VerdictsTold()
+    document = read_document(path)
+    found = _verdicts(document)
+    if found is None:
+        raise ReconcilerError(f"{path}: not the verdicts of an apply's approvals")
+    approved, waiting, policy, why = [], [], None, []
+    for verdict in found:
+        payrun = str(verdict.get("payrun") or "")
+        needs_has = str(verdict.get("needs_has") or verdict.get("missing") or "")
+        if payrun.startswith("policy"):  # the change of the policy itself (`policy.approvals`)
+            policy = needs_has if verdict.get("missing") else None
+            continue
+        missing = verdict.get("missing")
+        if missing:
+            unread = "" if str(missing).startswith("needs") else f" ({missing})"
+            waiting.append(f'paylist["{payrun}"] {needs_has}{unread}')
+            why += [str(line) for line in verdict.get("not_counted") or [] if line not in why]
+            continue
+        logins = [str(a.get("login")) for a in verdict.get("approvals") or []
+                  if isinstance(a, Mapping)]  # fmt: skip
+        if logins:
+            approved.append(f'paylist["{payrun}"] by {", ".join(logins)}')
+    return VerdictsTold(tuple(approved), tuple(waiting), policy, tuple(why))
+
+
+def _verdicts(document: Any) -> list[Mapping[str, Any]] | None:
+    """The verdicts, a list of `Verdict.as_dict()` (alone, under `verdicts`, or by payrun)."""
+    if isinstance(document, Mapping):
+        listed = document.get("verdicts")
+        if listed is None and all(isinstance(v, Mapping) for v in document.values()):
+            listed = list(document.values())
+        document = listed
+    if not isinstance(document, list) or not all(isinstance(v, Mapping) for v in document):
+        return None
+    return document
+
+
+def record_files(folder: Path) -> dict[str, str]:
+    """The records `apply` wrote in `folder`, by their path on the records branch."""
+    files = {}
+    for path in sorted(folder.glob("*/*.json")):
+        if not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ReconcilerError(f"{path}: cannot be read: {error}") from None
+        files[f"{RECORDS_FOLDER}/{path.parent.name}/{path.name}"] = text
+    return files
+
+
 def read_records(source: str, key: PlanKey, cwd: Path | None = None) -> list[Read]:
     """Every record in `source`: a folder of them, or a git ref (`origin/reconciler/records`)
     whose `records/` tree holds them, read with `git show`; each verified with `key`."""
@@ -246,11 +333,11 @@ def _from_folder(folder: Path) -> Iterator[tuple[str, str]]:
 
 def _from_ref(ref: str, cwd: Path) -> Iterator[tuple[str, str]]:
     try:
-        listed = run_git(cwd, "ls-tree", "-r", "-z", "--name-only", ref, "--", "records")
+        listed = run_git(cwd, "ls-tree", "-r", "-z", "--name-only", ref, "--", RECORDS_FOLDER)
     except GitFailed as failed:
         raise ReconcilerError(
             f"{ref} is neither a folder of records nor a git ref here ({failed.reason})",
-            hint="fetch the records branch first: git fetch origin reconciler/records",
+            hint=f"fetch the records branch first: git fetch origin {RECORDS_BRANCH}",
         ) from None
     for name in sorted(n for n in listed.split("\0") if n.endswith(".json")):
         if name.rsplit("/", 1)[-1] == APPROVALS_FILE:

@@ -17,6 +17,7 @@ import click
 
 from reconciler.accounts.file import find_accounts_file, load_accounts_file
 from reconciler.accounts.selection import MAX_CHUNK, account_names, named_accounts
+from reconciler.accounts.targets import DEFAULT_ENVIRONMENT
 from reconciler.cli.comment import key_option, marker_for
 from reconciler.cli.gitops import (
     accounts_file_option,
@@ -35,7 +36,6 @@ from reconciler.gitops.github.forge import GitHubForge
 from reconciler.gitops.github.runs import DEFAULT_WORKFLOW, check_pull_head, find_reviewed_plan
 from reconciler.gitops.issues import DEFAULT_LABEL, DEFAULT_TITLE, sync_drift_issue
 from reconciler.gitops.notes import upsert_note
-from reconciler.gitops.record import DEFAULT_ENVIRONMENT
 from reconciler.render.comment_body import JOB_SUMMARY_LIMIT, fit_body, utf8_bytes
 from reconciler.render.marker import APPLY, DRIFT, PLAN
 
@@ -275,10 +275,10 @@ def pending(
 ) -> None:
     """The accounts whose files at SHA are not their last successful apply's, with the plan
     reviewed for each (GITHUB_OUTPUT lines), or a report of them (the drift check)."""
+    from reconciler.accounts.targets import targets
     from reconciler.gitops.github import outputs
-    from reconciler.gitops.landing import fleet
 
-    accounts = fleet(environment, accounts_file, path=desired, key=key)
+    accounts = targets(environment, accounts_file, path=desired, key=key)
     ask = {"artifact": artifact, "workflow": workflow}
     notices: list[str] = []
     with GitHubForge.from_environment() as forge:
@@ -314,13 +314,14 @@ def apply_accounts(names: str | None, sha: str, default_branch: str, reviewed: P
                    key: str | None) -> None:  # fmt: skip
     """Apply each account (or the single account at --path) as the default branch says, from
     its last successful apply; exit 1 when one was refused or failed (after every one ran)."""
+    from reconciler.accounts.targets import targets
     from reconciler.gitops.forge import ApplyJob, Reviewed
-    from reconciler.gitops.landing import fleet, land_fleet
+    from reconciler.gitops.landing import land_fleet
 
     if (names is None) == (desired is None):
         raise click.UsageError("give --accounts or --path, one of them")
     wanted = named_accounts(names, "--accounts") if names is not None else None
-    accounts = fleet(environment, accounts_file, wanted, path=desired, key=key)
+    accounts = targets(environment, accounts_file, wanted, path=desired, key=key)
     folder = reviewed if reviewed is not None and reviewed.is_dir() else None
     plans = Reviewed(folder, pull_request, head_sha)
     job = ApplyJob(sha, default_branch, environment, log_url, work_dir)

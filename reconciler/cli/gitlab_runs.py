@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from reconciler.accounts.file import find_accounts_file
+from reconciler.accounts.targets import DEFAULT_ENVIRONMENT
 from reconciler.cli.gitops import (
     accounts_file_option,
     adopt_with,
@@ -18,10 +19,9 @@ from reconciler.cli.gitops import (
 )
 from reconciler.cli.review import COMMIT_SHA
 from reconciler.errors import ReconcilerError
-from reconciler.gitops.record import DEFAULT_ENVIRONMENT
 
 if TYPE_CHECKING:
-    from reconciler.gitops.landing import Fleet
+    from reconciler.accounts.targets import Targets
 
 
 _account = click.option("--account", "name", required=True, help="The account of this job.")
@@ -98,11 +98,11 @@ def gitlab_apply(
 @accounts_file_option
 def gitlab_outcome(sha: str, pipeline_url: str, accounts_file: Path | None) -> None:
     """One outcome note on each merge request applied (or tried), updated in place."""
+    from reconciler.accounts.targets import targets
     from reconciler.gitops.gitlab.forge import GitLabForge
-    from reconciler.gitops.landing import fleet
     from reconciler.gitops.notes import post_outcomes
 
-    accounts = fleet(DEFAULT_ENVIRONMENT, accounts_file)
+    accounts = targets(DEFAULT_ENVIRONMENT, accounts_file)
     with GitLabForge.from_environment() as forge:
         rows = forge.kept_landings(accounts, sha)
         done = post_outcomes(forge, rows, sha, pipeline_url)
@@ -157,11 +157,11 @@ def adopt_mr(target_branch: str, **given: Any) -> None:
         adopt_with(forge, target=target_branch, **given)
 
 
-def _one_account(name: str, accounts_file: Path | None) -> Fleet:
+def _one_account(name: str, accounts_file: Path | None) -> Targets:
     """The job's one account, refused when the accounts file has none of that name."""
-    from reconciler.gitops.landing import fleet
+    from reconciler.accounts.targets import targets
 
-    accounts = fleet(DEFAULT_ENVIRONMENT, accounts_file, [name])
+    accounts = targets(DEFAULT_ENVIRONMENT, accounts_file, [name])
     if accounts.missing:
         raise ReconcilerError(accounts.missing[name])
     return accounts

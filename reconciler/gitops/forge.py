@@ -191,7 +191,7 @@ class Forge(Protocol):
         """Say `note` on it, close it, and delete its branch."""
         ...
 
-    # --- the records branch (`evidence`) ----------------------------------------------------
+    # --- the records branch (`accounts.records`) ----------------------------------------------
 
     def keep_files(self, branch: str, files: Mapping[str, str], message: str) -> str:
         """One commit of `files` (path: text) on `branch`, never forced; its SHA."""

@@ -1,7 +1,8 @@
 """An account's apply after a merge: what the default branch says, in order, from its last
 successful apply. Written once, for every forge (`forge.Forge`) and every shape of repository:
 the accounts of an accounts file, or a single desired-state PATH (the composite action's
-`path`, named by its key): a fleet of one (`Fleet`). The decisions, in order, for each:
+`path`, named by its key) as an accounts file of one entry (`accounts.targets`). The
+decisions, in order, for each:
 
 1. superseded: the account's files at the commit run at are not its files at the default
    branch's head (a re-run, a late approval, a queued run out of order): nothing is applied, and
@@ -26,110 +27,34 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 
-from reconciler.accounts.file import find_accounts_file, load_accounts_file
-from reconciler.accounts.history import HistoryError, Scope, has_commit, scope_of
+from reconciler.accounts.history import HistoryError, has_commit
+from reconciler.accounts.records import RECORDS_BRANCH, read_approvals, record_files
 from reconciler.accounts.saved_view import read_document, saved_counts
+from reconciler.accounts.targets import Target, Targets
 from reconciler.errors import ReconcilerError
-from reconciler.gitops.evidence import POLICY_WAITS, keep_records, read_approvals
 from reconciler.gitops.forge import ApplyJob, Forge, Reviewed
 from reconciler.gitops.notes import upsert_note
 from reconciler.gitops.outcome import APPLIED, FAILED, NOTHING, REFUSED, SUPERSEDED, Landing
-from reconciler.gitops.record import Standing, environment_of, standing
+from reconciler.gitops.record import Standing, standing
 from reconciler.render.marker import APPLY, Marker
 
-#: The single account's name without a key (as the adoption branch's `reconciler/adopt-default`).
-DEFAULT_NAME = "default"
 #: A landing's exit status when a newer merge superseded it: a job may allow it to fail, so its
 #: record (where the forge makes it of the job) is not a success.
 SUPERSEDED_EXIT = 3
+#: The exit status of `apply` when a change of the approvals policy waits for its approvals:
+#: nothing was applied, and the merge stays pending.
+POLICY_WAITS = 4
 #: Runs `reconciler ARGS` (stdout to the file, if given); its exit status.
 Run = Callable[[list[str], Path | None], int]
 #: The plans reviewed for an account that is pending (the job's download, or the forge's).
 FindReviewed = Callable[[Standing], Reviewed]
 
 
-@dataclass(frozen=True)
-class Target:
-    """One account of a fleet: its name, its files (and the accounts file it is an entry of),
-    the environment its record is kept in, and how the reconciler's commands name it:
-    `--account NAME` in the accounts file, or the single account's `desired` file or folder
-    (whose refusal note has the action's `key`)."""
-
-    name: str
-    files: Path
-    accounts_file: Path | None
-    environment: str
-    desired: Path | None = None
-    comment_key: str | None = None
-
-    @cached_property
-    def scope(self) -> Scope:
-        """Its part of the repository (git is asked only when this is)."""
-        return scope_of(self.name, self.files, self.accounts_file)
-
-    def plan_in(self, folder: Path) -> Path:
-        """The account's saved plan in a folder of plans: `<name>.json`, or the action's
-        `plan.json`."""
-        return folder / ("plan.json" if self.desired is not None else f"{self.name}.json")
-
-    def source(self, folder: Path) -> list[str]:
-        """The plans to apply or comment: the folder with `--account NAME`, or the plan file."""
-        if self.desired is None:
-            return [str(folder), "--account", self.name]
-        return [str(self.plan_in(folder))]
-
-    def desired_state(self) -> list[str]:
-        """What to plan: `--account NAME`, or the desired-state file or folder."""
-        return ["--account", self.name] if self.desired is None else [str(self.desired)]
-
-    def expect_files(self) -> list[str]:
-        """The reviewed plan's files check of the single account (an account's plan in a
-        folder is checked against its own files by `apply DIR`)."""
-        return [] if self.desired is None else ["--expect-files", str(self.desired)]
-
-
-@dataclass(frozen=True, slots=True)
-class Fleet:
-    """The accounts a job works on, in order, and the names asked for that no entry has."""
-
-    targets: tuple[Target, ...]
-    missing: dict[str, str] = field(default_factory=dict)  # name: why there is no such account
-
-
-def fleet(
-    environment: str,
-    accounts_file: Path | None = None,
-    names: Sequence[str] | None = None,
-    *,
-    path: Path | None = None,
-    key: str | None = None,
-) -> Fleet:
-    """The accounts `names` (None: every one) of the accounts file (the given one, else
-    reconciler.yaml here or above), or, with `path`, the single desired-state file or folder:
-    an accounts file of one entry, named by `key` (`default` without one), whose record is kept
-    in `environment` itself."""
-    if path is not None:
-        name = key or DEFAULT_NAME
-        return Fleet((Target(name, path, None, environment, path, key),))
-    accounts = load_accounts_file(find_accounts_file(accounts_file))
-    targets, missing = [], {}
-    for name in accounts.names if names is None else names:
-        entry = accounts.named(name)
-        if entry is None:
-            missing[name] = f"no account named {name} in {accounts.path}"
-            continue
-        where = environment_of(environment, name)
-        targets.append(Target(name, entry.path, accounts.path, where, comment_key=name))
-    return Fleet(tuple(targets), missing)
-
-
 def land_fleet(
     forge: Forge,
-    accounts: Fleet,
+    accounts: Targets,
     reviewed: FindReviewed,
     job: ApplyJob,
     run: Run | None = None,
@@ -286,13 +211,28 @@ def _paid(
         said, why = told.parts(), told.why()
     except ReconcilerError as error:
         said, why = [f"its approvals cannot be told: {error.one_line()}"], []
-    unkept = keep_records(forge, records, landing.account, job.sha, job.log_url)
+    unkept = _keep_records(forge, records, landing.account, job.sha, job.log_url)
     if unkept is not None:
         print(forge.annotate("error", f"{landing.account}: {unkept}"), flush=True)
         said, status = [unkept, *said], status or 1
     # What waits and who approved first: a forge may cut an outcome (a GitHub status at 140).
     described = "; ".join([*said, landing.description, *why])
     return dataclasses.replace(landing, description=described), status
+
+
+def _keep_records(forge: Forge, folder: Path, account: str, sha: str, log_url: str) -> str | None:
+    """Keep the records `apply` wrote in `folder` on the records branch, through the forge
+    (`Forge.keep_files`: a branch nobody's workflow runs from, whose history git keeps as long
+    as the repository). None: kept (or none to keep); else why not, to say on the outcome (the
+    money is paid all the same)."""
+    try:
+        files = record_files(folder) if folder.is_dir() else {}
+        if files:
+            message = f"reconciler: the records of {account} applied at {sha[:12]}\n\n{log_url}\n"
+            forge.keep_files(RECORDS_BRANCH, files, message)
+    except ReconcilerError as error:
+        return f"its records could not be kept on {RECORDS_BRANCH}: {error.one_line()}"
+    return None
 
 
 def _policy_waits(name: str, records: Path, pending: str) -> Landing:

@@ -6,7 +6,7 @@ while its files at the commit differ from its files at its last successful apply
 `Forge.last_applied`), or it has never been applied. For each, the merges pending (oldest
 first) and their change requests: the plan reviewed on the request of the newest of them was
 made from the files the run applies, if any plan was. The same for every account of a fleet,
-the single desired-state PATH's included (`landing.fleet`).
+the single desired-state PATH's included (`accounts.targets`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from reconciler.accounts.history import HistoryError
+from reconciler.accounts.targets import Target, Targets
 from reconciler.gitops.forge import Forge
-from reconciler.gitops.landing import Fleet, Target
 from reconciler.gitops.record import pending_since, standing
 
 #: Where the plan reviewed for a pending account is kept (the forge's kind of record).
@@ -70,13 +70,13 @@ def pending_target(forge: Forge, target: Target, sha: str) -> Pending[None] | No
     return Pending(target.name, at.since, at.merges, at.requests, None, sign=sign)
 
 
-def pending_fleet(forge: Forge, accounts: Fleet, sha: str) -> list[Pending[None]]:
+def pending_fleet(forge: Forge, accounts: Targets, sha: str) -> list[Pending[None]]:
     """The accounts not applied at `sha`, in the fleet's order."""
     found = (pending_target(forge, target, sha) for target in accounts.targets)
     return [item for item in found if item is not None]
 
 
-def report(forge: Forge, accounts: Fleet, sha: str) -> list[str]:
+def report(forge: Forge, accounts: Targets, sha: str) -> list[str]:
     """The drift check's lines: each account's, applied or not at `sha`."""
     lines = []
     for target in accounts.targets:

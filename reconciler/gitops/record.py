@@ -19,15 +19,8 @@ from reconciler.accounts.history import (
     merges_between,
     on_line,
 )
+from reconciler.accounts.targets import environment_of
 from reconciler.gitops.forge import Forge, LastApply
-
-#: The record environment of an account, `{account}` its name.
-DEFAULT_ENVIRONMENT = "production-{account}"
-
-
-def environment_of(template: str, account: str) -> str:
-    """The record environment of `account` (`production-{account}` gives `production-eu`)."""
-    return template.replace("{account}", account)
 
 
 def pending_since(since: str | None, requests: Iterable[int], sign: str) -> str:

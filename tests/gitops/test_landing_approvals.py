@@ -19,11 +19,12 @@ from typing import Any
 
 import pytest
 
-from reconciler.gitops.evidence import RECORDS_BRANCH
+from reconciler.accounts.records import RECORDS_BRANCH
+from reconciler.accounts.targets import targets
 from reconciler.gitops.forge import ApplyJob, Forge, Reviewed
 from reconciler.gitops.github.forge import GitHubForge
 from reconciler.gitops.gitlab.forge import GitLabForge
-from reconciler.gitops.landing import fleet, land_fleet
+from reconciler.gitops.landing import land_fleet
 from reconciler.gitops.outcome import APPLIED, REFUSED
 from reconciler.secrets import Secret
 from tests.gitops.action_runner import History
@@ -143,7 +144,7 @@ def test_apply_is_told_the_requests_the_policy_s_commit_the_run_and_where_record
     made, history = forged
     job, path, reviewed = _merge(made, history, tmp_path)
     commands = Apply(0, [])
-    land_fleet(made.forge, fleet("production", path=path), lambda _: reviewed, job, commands)
+    land_fleet(made.forge, targets("production", path=path), lambda _: reviewed, job, commands)
     (apply,) = [args for args in commands.ran if args[0] == "apply"]
     told = dict(itertools.pairwise(apply))
     assert told["--approvals-from"] == "31"
@@ -165,7 +166,7 @@ def test_a_paying_apply_names_the_approvers_and_what_waits_and_keeps_the_records
         bonus,
     ]
     ((landing, status),) = land_fleet(
-        made.forge, fleet("production", path=path), lambda _: reviewed, job, Apply(0, verdicts)
+        made.forge, targets("production", path=path), lambda _: reviewed, job, Apply(0, verdicts)
     )
     assert (landing.kind, status) == (APPLIED, 0)
     assert landing.description == (
@@ -187,7 +188,7 @@ def test_apply_exit_4_keeps_the_merge_pending_naming_the_policy_change(
                     "needs 2 of alice, bob, dave: 1 (alice at ccccccc)")  # fmt: skip
     commands = Apply(4, [waits], paid=False)
     ((landing, status),) = land_fleet(
-        made.forge, fleet("production", path=path), lambda _: reviewed, job, commands
+        made.forge, targets("production", path=path), lambda _: reviewed, job, commands
     )
     assert (landing.kind, status) == (REFUSED, 4)
     assert "the change of its approvals policy waits for the approvals the policy in force " \
@@ -204,7 +205,7 @@ def test_records_the_forge_refuses_are_said_and_fail_the_job(
     job, path, reviewed = _merge(made, history, tmp_path)
     made.refuse()
     ((landing, status),) = land_fleet(
-        made.forge, fleet("production", path=path), lambda _: reviewed, job, Apply(0, [])
+        made.forge, targets("production", path=path), lambda _: reviewed, job, Apply(0, [])
     )
     assert (landing.kind, status) == (APPLIED, 1)  # paid: the record of the apply says so
     assert f"its records could not be kept on {RECORDS_BRANCH}: " in landing.description

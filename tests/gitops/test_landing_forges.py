@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from reconciler.accounts.targets import targets
 from reconciler.gitops.forge import NOT_REVIEWED, ApplyJob, Forge, Reviewed
 from reconciler.gitops.github.forge import GitHubForge
 from reconciler.gitops.gitlab.forge import GitLabForge
-from reconciler.gitops.landing import fleet, land_fleet
+from reconciler.gitops.landing import land_fleet
 from reconciler.gitops.outcome import APPLIED, NOTHING, REFUSED
 from reconciler.secrets import Secret
 from tests.gitops.action_runner import History
@@ -106,7 +107,7 @@ def test_one_body_lands_a_merge_over_either_forge_in_its_own_words(
     merge = history.commit({FILE: "version: 1\nworkers: []\n"}, "the merge")
     made.merged(merge, 31)
     checkout = history.checkout(merge, tmp_path / "checkout")
-    alone = fleet("production", path=checkout / FILE)
+    alone = targets("production", path=checkout / FILE)
     job = ApplyJob(merge, "main", "production", "https://ci.example/run/1", tmp_path / "work")
 
     # A merge with changes and no plan reviewed on its request: refused, in the forge's words.

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from reconciler.accounts.targets import targets
 from reconciler.gitops.forge import NOT_REVIEWED, ApplyJob, Forge
 from reconciler.gitops.github import deployments
 from reconciler.gitops.github.forge import GitHubForge
 from reconciler.gitops.gitlab.forge import GitLabForge
-from reconciler.gitops.landing import fleet, land_fleet
+from reconciler.gitops.landing import land_fleet
 from reconciler.gitops.outcome import FAILED
 from reconciler.gitops.pending import pending_target
 from reconciler.secrets import Secret
@@ -82,7 +83,7 @@ def test_a_success_record_at_a_pull_request_s_head_makes_where_it_stands_unknown
     checkout = history.checkout(merge, tmp_path / "co")
     recording.serve(history.remote)
     monkeypatch.chdir(tmp_path)  # where a GitLab job keeps its outcome
-    alone = fleet(ENVIRONMENT, path=checkout / "workforce")
+    alone = targets(ENVIRONMENT, path=checkout / "workforce")
     (target,) = alone.targets
     recording.applied_at(first)
     recording.applied_at(head)  # off main's line: a pull request's head
@@ -112,7 +113,7 @@ def test_a_record_on_the_default_branch_s_line_still_counts(
     first = history.commit({"workforce/a.yaml": "version: 1\n"}, "one")
     history.commit({"workforce/a.yaml": "version: 1\nworkers: []\n"}, "pr", "change")
     merge = history.merge("change", 31)
-    (target,) = fleet(
+    (target,) = targets(
         ENVIRONMENT, path=history.checkout(merge, tmp_path / "co") / "workforce"
     ).targets
 

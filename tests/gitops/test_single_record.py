@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from reconciler.accounts.history import Scope, changed_between, merges_between, scope_of
+from reconciler.accounts.targets import Targets, targets
 from reconciler.gitops.forge import NOT_REVIEWED, ApplyJob
 from reconciler.gitops.github import deployments
 from reconciler.gitops.github.forge import GitHubForge
 from reconciler.gitops.github.outputs import action_lines
-from reconciler.gitops.landing import Fleet, fleet, land_fleet
+from reconciler.gitops.landing import land_fleet
 from reconciler.gitops.outcome import FAILED
 from reconciler.secrets import Secret
 from tests.gitops.action_runner import History
@@ -113,7 +114,7 @@ def test_a_record_whose_commit_the_checkout_lacks_is_refused_naming_it(
         raise AssertionError(f"nothing is run: {args}")
 
     (pending,) = action_lines(github, one(scope), head, drift=True, **ask)
-    alone = fleet("production", path=scope_path(scope))
+    alone = targets("production", path=scope_path(scope))
     ((landing, _),) = land_fleet(github, alone, lambda _: NOT_REVIEWED, where, never)
 
     assert pending.startswith(f"::error::default: not applied at {head[:12]}: where it stands")
@@ -130,9 +131,9 @@ def scope_path(scope: Scope) -> Path:
     return scope.root / scope.files
 
 
-def one(scope: Scope) -> Fleet:
+def one(scope: Scope) -> Targets:
     """The single account of the desired state `scope` holds: a fleet of one."""
-    return fleet("production", path=scope_path(scope))
+    return targets("production", path=scope_path(scope))
 
 
 def test_a_record_a_person_made_with_the_api_is_not_the_last_apply(

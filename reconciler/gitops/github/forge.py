@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from reconciler.accounts.history import Scope
+from reconciler.accounts.targets import environment_of
 from reconciler.annotations import workflow_command
 from reconciler.gitops.drift import DriftIssue
 from reconciler.gitops.forge import ApplyJob, BranchFile, LastApply, Note, OpenRequest, Words
@@ -22,7 +23,6 @@ from reconciler.gitops.github import deployments, lock_records, reviews
 from reconciler.gitops.github.client import ACTIONS_BOT, GitHub, GitHubError
 from reconciler.gitops.github.runs import merged_pull_request
 from reconciler.gitops.outcome import FAILED, IN_PROGRESS, KINDS, Landing
-from reconciler.gitops.record import environment_of
 from reconciler.plan.approvals import Approver, RequestFacts
 from reconciler.render.comment_body import GITHUB_BODY_LIMIT
 from reconciler.render.marker import Marker

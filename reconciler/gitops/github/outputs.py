@@ -8,9 +8,9 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from reconciler.accounts.targets import Targets
 from reconciler.gitops.github.forge import GitHubForge
 from reconciler.gitops.github.runs import ReviewedPlan, find_reviewed_plan
-from reconciler.gitops.landing import Fleet
 from reconciler.gitops.pending import Pending, pending_fleet, report
 from reconciler.words import counted, plural
 
@@ -70,7 +70,7 @@ def plan_lines(reviewed: ReviewedPlan | None) -> list[str]:
 
 def accounts_lines(
     forge: GitHubForge,
-    accounts: Fleet,
+    accounts: Targets,
     sha: str,
     *,
     artifact: str,
@@ -89,7 +89,7 @@ def accounts_lines(
 
 
 def action_lines(
-    forge: GitHubForge, accounts: Fleet, sha: str, *, artifact: str, workflow: str, drift: bool
+    forge: GitHubForge, accounts: Targets, sha: str, *, artifact: str, workflow: str, drift: bool
 ) -> list[str]:
     """The composite action's lines for its one account: the reviewed plan to download
     (`run-id=`, `artifact-name=`, `pull-request=`, `head-sha=`, empty when none) and `pulls=`,
@@ -105,7 +105,7 @@ def action_lines(
     return [*lines, f"pulls={json.dumps({target.name: pulls}, separators=(',', ':'))}"]
 
 
-def summary_lines(forge: GitHubForge, accounts: Fleet, sha: str) -> list[str]:
+def summary_lines(forge: GitHubForge, accounts: Targets, sha: str) -> list[str]:
     """The accounts drift check's report: a warning per account not applied, and a count."""
     found = pending_fleet(forge, accounts, sha)
     every = plural(len(accounts.targets), "account")

@@ -25,6 +25,7 @@ from urllib.parse import quote
 
 from reconciler.accounts.history import HistoryError, Scope, head_of
 from reconciler.accounts.saved_view import read_document
+from reconciler.accounts.targets import Target, Targets
 from reconciler.errors import ReconcilerError
 from reconciler.gitops.forge import (
     ApplyJob,
@@ -38,7 +39,6 @@ from reconciler.gitops.forge import (
 from reconciler.gitops.forge_lock import Claim
 from reconciler.gitops.gitlab import reviews
 from reconciler.gitops.gitlab.client import GitLab
-from reconciler.gitops.landing import Fleet, Target
 from reconciler.gitops.outcome import FAILED, KINDS, Landing
 from reconciler.gitops.record import Standing, standing
 from reconciler.plan.approvals import Approver, RequestFacts
@@ -118,7 +118,7 @@ class GitLabForge(GitLab):
         path.write_text(json.dumps(kept, indent=2), encoding="utf-8")
 
     def kept_landings(
-        self, accounts: Fleet, sha: str
+        self, accounts: Targets, sha: str
     ) -> dict[int, list[tuple[Landing, str | None]]]:
         """Each merge request's rows: the outcomes the apply jobs kept; an apply job that kept
         none did not finish (unless its account is applied at `sha`)."""

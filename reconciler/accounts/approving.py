@@ -21,29 +21,36 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import Any, cast
 
 from reconciler.accounts.file import AccountEntry, approvals_in_force
+from reconciler.accounts.saved_view import read_document
 from reconciler.desired import load_desired_state
 from reconciler.desired.approvals import ApprovalPolicy
-from reconciler.desired.approvals_rules import build_approvals
+from reconciler.desired.approvals_rules import approvals_problems, build_approvals
 from reconciler.errors import ReconcilerError, Refused
 from reconciler.plan import Plan, PlanOptions
 from reconciler.plan.approvals import (
     NO_POLICY,
     Approvals,
+    MoneyKey,
+    MoneyUnreadable,
     RequestFacts,
     ReviewSource,
     Verdict,
     held,
     judge,
     judge_change,
+    money_of,
     to_judge,
     unjudged,
 )
 from reconciler.plan.model import LiveState
 from reconciler.plan.saved import SavedPlan
 from reconciler.session.approvals import FilesUnreadable, files_at, money_reader, policy_at
+from reconciler.words import counted
 
 #: `--policy-at none`: the account was never applied, so no policy is in force yet.
 NEVER_APPLIED = "none"
@@ -339,3 +346,127 @@ class _Remembered:
         found = self._read(commit)
         self.known[commit] = dict(found)
         return found
+
+
+# --- the reviewed plan's approvals, judged again with the reviews as they are now ----------
+# (the approvals' commit status on each review: advice for the reviewer, never the gate; an
+# approval counts when it is of a commit whose money the reviewed plan recorded, or of the
+# head; any other is checked at the merge, where the whole history is read)
+
+#: Why an approval of a commit the reviewed plan did not read counts only at the merge.
+AT_THE_MERGE = "checked at the merge"
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewedApprovals:
+    """What a reviewed plan says of its approvals: the policy in force, the money of each
+    payrun to pay and its total, and the money at each commit the plan job read."""
+
+    policy: ApprovalPolicy | None
+    money: Mapping[str, MoneyKey]
+    totals: Mapping[str, Decimal]
+    money_at: Mapping[str, Mapping[str, MoneyKey]]
+    head: str
+
+
+def reviewed_of(path: Path) -> ReviewedApprovals | None:
+    """What the saved plan at `path` says of its approvals: the policy it was judged by, the
+    money of each payrun it pays (`money_of` of its payruns, as the plan's own) and its total,
+    and the money at each commit the plan job read (`approvals.money_at`); None: it was not
+    judged (no `approvals`: planned without `--approvals-from`, or before dual control). Read
+    as data: the job that reads it holds no plan key, and the status it sets is advice."""
+    document = read_document(path)
+    kept = document.get("approvals") if isinstance(document, dict) else None
+    if kept is None:
+        return None
+    try:
+        rules = kept.get("policy")
+        if rules is not None and list(approvals_problems(rules, ("approvals",))):
+            raise ValueError("its policy is not an approvals policy")
+        payruns = [_Paying.of(record) for record in document.get("payruns") or []]
+        totals: dict[str, Decimal] = {}
+        for one in payruns:
+            total = sum((p.amount for p in one.payments), Decimal("0.00"))
+            totals[one.payrun_id] = totals.get(one.payrun_id, Decimal("0.00")) + total
+        money_at = {
+            str(commit): {str(k): str(v) for k, v in dict(found).items()}
+            for commit, found in dict(kept.get("money_at") or {}).items()
+        }
+        head = str((document.get("review") or {}).get("head_sha") or "")
+    except (AttributeError, KeyError, TypeError, ValueError, InvalidOperation) as error:
+        raise ReconcilerError(f"{path}: its approvals cannot be read ({error})") from None
+    money = money_of(cast(Any, _Payruns(tuple(payruns))))
+    return ReviewedApprovals(build_approvals(rules), money, totals, money_at, head)
+
+
+@dataclass(frozen=True, slots=True)
+class _Payment:
+    email: str
+    amount: Decimal
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Paying:
+    """A saved plan's payrun record, as `money_of` reads a payrun to pay."""
+
+    payrun_id: str
+    part: int | None
+    agreements: tuple[str | None, ...]
+    payments: tuple[_Payment, ...]
+
+    @classmethod
+    def of(cls, record: Mapping[str, Any]) -> _Paying:
+        payments = [p for p in record["payments"] if isinstance(p, Mapping)]
+        return cls(
+            str(record["id"]),
+            record.get("part") if isinstance(record.get("part"), int) else None,
+            tuple(p.get("agreementId") for p in payments),
+            tuple(
+                _Payment(str(p["email"]), Decimal(str(p["amount"])), str(p["description"]))
+                for p in payments
+            ),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Payruns:
+    payruns: tuple[_Paying, ...]
+
+
+def judge_again(reviewed: ReviewedApprovals, source: ReviewSource) -> dict[str, Verdict]:
+    """The verdicts with the reviews as they are now: an approval of the head, or of a commit
+    whose money the plan recorded, is judged; any other is checked at the merge."""
+
+    def money_at(commit: str) -> Mapping[str, MoneyKey]:
+        if commit in reviewed.money_at:
+            return reviewed.money_at[commit]
+        if commit == reviewed.head:
+            return reviewed.money
+        raise MoneyUnreadable(AT_THE_MERGE)
+
+    return judge(
+        reviewed.policy, reviewed.money, reviewed.totals, source.requests(), money_at,
+        source.members,
+    )  # fmt: skip
+
+
+#: A verdict and the account it is of ('' for a single desired state).
+Judged = tuple[str, Verdict]
+
+
+def approvals_state(verdicts: Sequence[Judged]) -> tuple[str, str]:
+    """The state and what it says: the first payrun that waits, and what it needs and has;
+    else who approved (or that no payrun needs an approval)."""
+    waiting = [(account, v) for account, v in verdicts if not v.covered]
+    if waiting:
+        account, first = waiting[0]
+        more = f" (and {counted(len(waiting) - 1)} more)" if len(waiting) > 1 else ""
+        where = f"{account}: " if account else ""
+        return "pending", f'{where}paylist["{first.payrun}"] {first.needs_has()}{more}'
+    approved = sorted({a.login for _, v in verdicts for a in v.approvals})
+    if approved:
+        return "success", f"approved by {', '.join(approved)}"
+    if verdicts:
+        return "success", "no payrun needs an approval"
+    return "success", "no payrun to pay"

@@ -552,8 +552,8 @@ def approvals_status(
 ) -> None:
     """Set the approvals' status on the pull request's head from its reviews now: pending
     while a payrun of the reviewed plans lacks its approvals, success when each has them."""
-    from reconciler.gitops.approval_status import status_from_plans
     from reconciler.gitops.approvals import ForgeReviews
+    from reconciler.gitops.statuses import status_from_plans
 
     with GitHubForge.from_environment() as forge:
         source = ForgeReviews(forge, [number])

@@ -12,16 +12,11 @@ from typing import Any
 import click
 
 from reconciler.accounts.pull_request import PullAccounts, messages, pull_request_accounts
+from reconciler.adopt.commit import BranchFile, read_adoption, repository_files
 from reconciler.cli.comment import key_option, marker_for
 from reconciler.cli.review import COMMIT_SHA
-from reconciler.gitops.adoption import (
-    AdoptionPrResult,
-    add_link,
-    read_adoption,
-    repository_files,
-    sync_adoption_request,
-)
-from reconciler.gitops.forge import BranchFile, Forge
+from reconciler.gitops.adoption import AdoptionPrResult, add_link, sync_adoption_request
+from reconciler.gitops.forge import Forge
 from reconciler.render.marker import ADOPT
 
 accounts_file_option = click.option(

@@ -18,15 +18,19 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reconciler.accounts.file import find_accounts_file
 from reconciler.errors import ReconcilerError
-from reconciler.gitops.forge import BranchFile, Forge
+from reconciler.gitops.forge import Forge
 from reconciler.gitops.landing import Run, run_reconciler
 from reconciler.gitops.notes import upsert_note
 from reconciler.gitops.plan_comment import KEY
 from reconciler.gitops.statuses import DESCRIPTION_LIMIT, Statuses
 from reconciler.render.marker import PLAN, Marker
+
+if TYPE_CHECKING:  # the adoption's modules only when a forge commits one
+    from reconciler.adopt.commit import BranchFile
 
 #: The plan's commit status, as the plan workflow names it.
 CONTEXT = "reconciler/plan"

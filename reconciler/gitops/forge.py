@@ -15,11 +15,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from reconciler.accounts.history import Scope
 from reconciler.gitops.outcome import Landing
 from reconciler.render.marker import Marker
+
+if TYPE_CHECKING:  # the adoption's modules only when a forge commits one
+    from reconciler.adopt.commit import BranchFile
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,17 +74,6 @@ class OpenRequest:
     number: int
     body: str
     url: str
-
-
-@dataclass(frozen=True, slots=True)
-class BranchFile:
-    """A file of the adoption commit: its text as the checkout's file keeps it (with its
-    byte-order mark, when it has one), whether it is executable, as that file is, and whether
-    the adoption creates it."""
-
-    text: str
-    executable: bool = False
-    created: bool = False
 
 
 @dataclass(frozen=True, slots=True)

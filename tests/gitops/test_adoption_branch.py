@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reconciler.adopt.commit import BranchFile
 from reconciler.adopt.model import ADDED, Adopted, Adoption, FileChange
-from reconciler.gitops.adoption import branch_for, sync_adoption_request
+from reconciler.adopt.request import branch_for
+from reconciler.gitops.adoption import sync_adoption_request
 from reconciler.gitops.drift import DRIFTED, DriftAction
-from reconciler.gitops.forge import BranchFile
 from reconciler.gitops.github.forge import GitHubForge
 from reconciler.render.marker import ADOPT, Marker
 from reconciler.secrets import Secret

@@ -6,13 +6,10 @@ import json
 
 import pytest
 
+from reconciler.adopt.commit import read_adoption
 from reconciler.adopt.model import ADDED, CHANGED, REMOVED, Adopted, Adoption, FileChange, Variable
-from reconciler.gitops.adoption import (
-    adoption_body,
-    branch_for,
-    decide_adoption_pr,
-    read_adoption,
-)
+from reconciler.adopt.request import adoption_body, branch_for
+from reconciler.gitops.adoption import decide_adoption_pr
 from reconciler.gitops.drift import DriftAction
 from reconciler.gitops.forge import OpenRequest
 from reconciler.render.marker import ADOPT, Marker

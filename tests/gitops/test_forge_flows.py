@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 
+from reconciler.adopt.commit import BranchFile
 from reconciler.adopt.model import ADDED, Adopted, Adoption, FileChange
-from reconciler.gitops.adoption import CLOSING_NOTE, branch_for, sync_adoption_request
+from reconciler.adopt.request import CLOSING_NOTE, branch_for
+from reconciler.gitops.adoption import sync_adoption_request
 from reconciler.gitops.drift import DriftAction
-from reconciler.gitops.forge import BranchFile, Forge
+from reconciler.gitops.forge import Forge
 from reconciler.gitops.github.forge import GitHubForge
 from reconciler.gitops.gitlab.forge import GitLabForge
 from reconciler.gitops.notes import post_outcomes, upsert_note

@@ -10,14 +10,14 @@ default branch's head is asked of the API, never the checkout's `origin/<branch>
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from reconciler.accounts.history import Scope
 from reconciler.accounts.targets import environment_of
 from reconciler.annotations import workflow_command
 from reconciler.gitops.drift import DriftIssue
-from reconciler.gitops.forge import ApplyJob, BranchFile, LastApply, Note, OpenRequest, Words
+from reconciler.gitops.forge import ApplyJob, LastApply, Note, OpenRequest, Words
 from reconciler.gitops.forge_lock import Claim
 from reconciler.gitops.github import deployments, lock_records, reviews
 from reconciler.gitops.github.client import ACTIONS_BOT, GitHub, GitHubError
@@ -26,6 +26,9 @@ from reconciler.gitops.outcome import FAILED, IN_PROGRESS, KINDS, Landing
 from reconciler.plan.approvals import Approver, RequestFacts
 from reconciler.render.comment_body import GITHUB_BODY_LIMIT
 from reconciler.render.marker import Marker
+
+if TYPE_CHECKING:  # the adoption's modules only when a forge commits one
+    from reconciler.adopt.commit import BranchFile
 
 WORDS = Words(
     request="pull request",

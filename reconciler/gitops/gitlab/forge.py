@@ -20,7 +20,7 @@ import zipfile
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from reconciler.accounts.history import HistoryError, Scope, head_of
@@ -29,7 +29,6 @@ from reconciler.accounts.targets import Target, Targets
 from reconciler.errors import ReconcilerError
 from reconciler.gitops.forge import (
     ApplyJob,
-    BranchFile,
     LastApply,
     Note,
     OpenRequest,
@@ -43,6 +42,9 @@ from reconciler.gitops.outcome import FAILED, KINDS, Landing
 from reconciler.gitops.record import Standing, standing
 from reconciler.plan.approvals import Approver, RequestFacts
 from reconciler.render.marker import Marker
+
+if TYPE_CHECKING:  # the adoption's modules only when a forge commits one
+    from reconciler.adopt.commit import BranchFile
 
 WORDS = Words(
     request="merge request",

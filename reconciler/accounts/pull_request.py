@@ -17,7 +17,7 @@ account of the default branch uses; another is refused, alone, and named.
 
 The pull request's own `reconciler.yaml` is removed before the file is written (a link of
 theirs is never written through), and nothing of it is used but the new accounts' entries.
-Where a job's checkout holds the default branch's file over the request's (GitLab's), the
+Where a job's checkout holds the default branch's file over the request's (a merge request's), the
 request's own is read from git at the commit planned (`accounts_at`).
 """
 

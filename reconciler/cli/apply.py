@@ -12,7 +12,8 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -67,26 +68,17 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
         return timedelta(seconds=seconds)
 
 
-def forge_lock(environ: Mapping[str, str]) -> AccountLock | None:
-    """The forge's account lock when a forge is configured in the environment: GitHub's
-    (GITHUB_TOKEN and GITHUB_REPOSITORY, as a workflow has them) or GitLab's (GITLAB_TOKEN,
-    CI_API_V4_URL and CI_PROJECT_ID); None elsewhere (this machine's lock only)."""
-    from reconciler.gitops.forge_lock import ForgeLock, LockRecords
+@contextmanager
+def forge_lock(environ: Mapping[str, str]) -> Iterator[AccountLock | None]:
+    """The forge's account lock when the environment names a forge and has its token and
+    repository (`gitops.environment`: the client the approvals' reads share, closed after);
+    None elsewhere (this machine's lock only)."""
+    from reconciler.gitops.environment import shared_forge
+    from reconciler.gitops.forge_lock import ForgeLock
 
-    records: LockRecords
-    if (environ.get("GITHUB_TOKEN") or environ.get("GH_TOKEN")) and environ.get(
-        "GITHUB_REPOSITORY"
-    ):
-        from reconciler.gitops.github.forge import GitHubForge
-
-        records = GitHubForge.from_environment(environ)
-    elif all(environ.get(name) for name in ("GITLAB_TOKEN", "CI_API_V4_URL", "CI_PROJECT_ID")):
-        from reconciler.gitops.gitlab.forge import GitLabForge
-
-        records = GitLabForge.from_environment(environ)
-    else:
-        return None
-    return ForgeLock(records, environ=environ, notice=functools.partial(click.echo, err=True))
+    with shared_forge(environ, configured=True) as records:
+        notice = functools.partial(click.echo, err=True)
+        yield None if records is None else ForgeLock(records, environ=environ, notice=notice)
 
 
 @click.command("apply")
@@ -184,21 +176,24 @@ def apply(
 
     Several accounts: a folder DIR of saved plans (`plan --all --out DIR`), or --all.
     """
-    apply_fleet(
-        fleet_or_plans(source, accounts, connection, ConnectionOptions, folder_when_selected=False),
-        auto_approve=auto_approve,
-        carry=Carry(
-            force,
-            parallelism,
-            not no_wait,
-            settle_timeout.total_seconds(),
-            lock_timeout=lock_timeout.total_seconds(),
-            forge_lock=forge_lock(os.environ),
-            gate=gate,
-        ),
-        plan_ttl=plan_ttl,
-        fmt=fmt,
-        shape=PlanOptions(frozenset(targets), frozenset(excludes), frozenset(replaces)),
-        expected=(expect_pull_request, expect_head_sha, expect_files),
-        connect=ConnectionOptions,
-    )
+    with forge_lock(os.environ) as lock:
+        apply_fleet(
+            fleet_or_plans(
+                source, accounts, connection, ConnectionOptions, folder_when_selected=False
+            ),
+            auto_approve=auto_approve,
+            carry=Carry(
+                force,
+                parallelism,
+                not no_wait,
+                settle_timeout.total_seconds(),
+                lock_timeout=lock_timeout.total_seconds(),
+                forge_lock=lock,
+                gate=gate,
+            ),
+            plan_ttl=plan_ttl,
+            fmt=fmt,
+            shape=PlanOptions(frozenset(targets), frozenset(excludes), frozenset(replaces)),
+            expected=(expect_pull_request, expect_head_sha, expect_files),
+            connect=ConnectionOptions,
+        )

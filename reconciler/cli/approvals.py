@@ -5,7 +5,7 @@
 the policy in force; `none`: never applied); `--run-url URL` the run, and `--records-out DIR`
 where the evidence records are written (`reconciler.accounts.approving`, `.records`). The
 reviews are read through the forge the job's environment names
-(`reconciler.gitops.approvals.source_from_env`), imported only when asked for; outside CI there
+(`reconciler.gitops.environment.source_from_env`), imported only when asked for; outside CI there
 is none, and a payrun under an approvals policy waits.
 """
 
@@ -115,7 +115,7 @@ def review_source(requests: Sequence[int]) -> tuple[ReviewSource | None, str | N
     forge named by the environment that cannot be opened (a missing token) is no approval,
     never "no forge"."""
     try:
-        from reconciler.gitops.approvals import source_from_env
+        from reconciler.gitops.environment import source_from_env
     except ImportError:  # a build without the forges' adapters: no forge
         return None, None
     try:

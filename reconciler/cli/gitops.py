@@ -1,4 +1,4 @@
-"""What every forge's command group shares (`reconciler github ...`, `reconciler gitlab ...`):
+"""What every forge's command group shares (`reconciler github ...` and the others):
 the options its jobs give, and the adoption request's command (`adoption_options`,
 `adopt_with`). A forge's commands parse their options, make its forge (`from_environment`: the
 token from the CI's variables, never a flag) and call the flow (reconciler.gitops).

@@ -18,9 +18,9 @@ from reconciler.desired.problems import PathProblem, YamlPath
 from reconciler.money import two_places
 from reconciler.words import noun, plural
 
-#: A login as GitHub and GitLab allow them (letters, digits, `-`, `_`, `.`), at most 255.
+#: A login as the forges allow them (letters, digits, `-`, `_`, `.`), at most 255.
 _LOGIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,254}")
-#: `org/slug` (a GitLab group may be nested: `group/sub/team`).
+#: `org/slug` (a forge's group may be nested: `group/sub/team`).
 _TEAM = re.compile(r"([A-Za-z0-9_][A-Za-z0-9._-]{0,254})/([A-Za-z0-9_][A-Za-z0-9._/-]{0,254})")
 RULE_KEYS = ("over", "count", "from")
 #: More approvals than any team reviews with: a count above it is a typo.

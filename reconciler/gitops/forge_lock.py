@@ -3,8 +3,8 @@ forge's token and the merge job's apply of one account exclude each other, where
 
 The machine's lock (`reconciler.apply.lock.MachineLock`) holds only on one machine; CI's merge
 job and a colleague's laptop share none. Both can reach the forge, so the forge keeps the
-account's claims (`LockRecords`: an in-progress deployment on GitHub, a running deployment on
-GitLab), keyed as the machine's lock is (the account's service and client, hashed:
+account's claims (`LockRecords`: an in-progress deployment on GitHub, a running deployment on the
+other forge), keyed as the machine's lock is (the account's service and client, hashed:
 `apply.lock.lock_name`). To take the lock an apply records its claim, then reads the account's
 claims that are not released: the oldest live one (the forge's ids only grow) holds the lock,
 so of two applies that claim at once exactly one is first, whoever read first. The holder reads
@@ -16,7 +16,7 @@ A claim is a lease: it holds for `lease_s` seconds from its last renewal. A forg
 one (`RenewedLocks`, GitHub: a new status of the deployment) renews it while the apply runs, so
 a short lease covers an apply of any length and a holder that died (killed, its runner lost)
 frees the lock once its lease runs out; the next apply takes it over and releases the dead
-claim, saying so. A forge that cannot (GitLab) gives its claims a lease longer than an apply.
+claim, saying so. A forge that cannot renew a claim gives its claims a lease longer than an apply.
 """
 
 from __future__ import annotations

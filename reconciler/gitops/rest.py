@@ -1,6 +1,6 @@
 """What a forge's REST client does whatever the forge: the token, retries, errors and paging.
 
-A forge's client (`github.client.GitHub`, `gitlab.client.GitLab`) says only its address, the
+A forge's client (`client.py` in its adapter's package) says only its address, the
 header its token goes in and its words; its adapter (`forge.py` beside it) says the paths. The
 token is registered as a secret and sent only over https, or plain http to this machine. A
 request that may be sent again (a read, an update, a removal) is tried again after a 5xx, up to
@@ -25,7 +25,7 @@ from reconciler.service.config import ConfigError, check_base_url
 from reconciler.service.reach import reach
 
 _TIMEOUT = httpx.Timeout(30.0)
-_PAGE_SIZE = 100  # GitHub's and GitLab's maximum per_page
+_PAGE_SIZE = 100  # the forges' maximum per_page
 #: Methods that may be sent again after a 5xx or a lost answer: a repeated POST would
 #: create a second comment or issue.
 _REPEATABLE = frozenset({"GET", "PUT", "PATCH", "DELETE"})
@@ -42,7 +42,7 @@ class ForgeError(ReconcilerError):
 
 class Rest:
     """A forge's REST API at `api_url` (its address read from `variable`), with `headers`
-    carrying `token`; every path is under `prefix` (GitLab's project)."""
+    carrying `token`; every path is under `prefix` (a project's, where the forge has one)."""
 
     #: The forge's name, as its messages say it ('GitHub').
     name: ClassVar[str]
@@ -195,7 +195,7 @@ class _Retry(Exception):
 
 def _message(answer: httpx.Response) -> str:
     """What the forge said of its refusal: its `message` (with GitHub's `errors`, a 422's
-    "body is too long (maximum is 65536 ...)"; GitLab's may be an object of fields)."""
+    "body is too long (maximum is 65536 ...)"; another forge's may be an object of fields)."""
     try:
         body = answer.json()
     except RecursionError:

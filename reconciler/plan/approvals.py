@@ -93,7 +93,7 @@ class RequestFacts:
     head: str
     reviews: tuple[Review, ...]
     commits: tuple[Commit, ...]
-    refusal: str | None = None  # why none of its approvals can count (GitLab settings, ...)
+    refusal: str | None = None  # why none of its approvals can count (the forge's settings, ...)
 
 
 MoneyKey = str  # digest of one payrun's money (see money_of)

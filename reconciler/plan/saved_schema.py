@@ -219,7 +219,7 @@ _RULE = _object(
     }
 )
 _ID = {"type": ["integer", "null"], "minimum": 0}
-#: A commit as the forge names it (a full SHA from GitHub and GitLab; kept as text, so that a
+#: A commit as the forge names it (a full SHA from every forge so far; kept as text, so that a
 #: forge's other spelling never makes the plan unreadable).
 _SHA = {"type": "string", "minLength": 1, "maxLength": 200}
 _LINES = {"type": "array", "items": _TEXT}

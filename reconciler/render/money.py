@@ -74,7 +74,7 @@ def money_markdown(report: MoneyReport, escape: Any, *, chart: bool = False) -> 
 def _months_markdown(months: Sequence[MonthMoney]) -> Iterator[str]:
     """The chart of the months (at most `CHART_MONTHS`: a 35-day window has two or three), then
     every month's row, so a forge that draws no Mermaid still shows them. A chart is a few
-    hundred characters: within GitHub's and GitLab's limits for a body and for a diagram."""
+    hundred characters: within every forge's limits for a body and for a diagram."""
     yield "Money of the window by month (every paylist of it, traced or not):"
     yield ""
     yield from months_chart([(month.month, month.paid, month.failed) for month in months])

@@ -52,7 +52,7 @@ def rule_changes(path: Path, rules: tuple[IgnoreRule, ...]) -> tuple[str, ...]:
 
 
 def _default_branch(folder: Path) -> str:
-    """The remote's default branch: `origin/HEAD`, else the one the CI names (GitLab's
+    """The remote's default branch: `origin/HEAD`, else the one the CI names (a pipeline's
     CI_DEFAULT_BRANCH, a pull request's GITHUB_BASE_REF); GitFailed when none is known."""
     try:
         return run_git(folder, "rev-parse", "--abbrev-ref", "origin/HEAD").strip()

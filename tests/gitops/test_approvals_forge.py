@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from reconciler.errors import ReconcilerError
-from reconciler.gitops.approvals import ForgeReviews, forge_of, source_from_env
+from reconciler.gitops.approvals import ForgeReviews
+from reconciler.gitops.environment import forge_of, source_from_env
 from reconciler.gitops.github.client import GitHubError
 from reconciler.gitops.github.forge import GitHubForge
 from reconciler.gitops.gitlab.client import GitLabError

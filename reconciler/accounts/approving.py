@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any, cast
 
 from reconciler.accounts.file import AccountEntry, approvals_in_force
-from reconciler.accounts.saved_view import read_document
 from reconciler.desired import load_desired_state
 from reconciler.desired.approvals import ApprovalPolicy
 from reconciler.desired.approvals_rules import approvals_problems, build_approvals
@@ -375,6 +374,8 @@ def reviewed_of(path: Path) -> ReviewedApprovals | None:
     and the money at each commit the plan job read (`approvals.money_at`); None: it was not
     judged (no `approvals`: planned without `--approvals-from`, or before dual control). Read
     as data: the job that reads it holds no plan key, and the status it sets is advice."""
+    from reconciler.accounts.saved_view import read_document  # a review's job only
+
     document = read_document(path)
     kept = document.get("approvals") if isinstance(document, dict) else None
     if kept is None:

@@ -30,7 +30,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from reconciler.accounts.history import HistoryError, has_commit
-from reconciler.accounts.records import RECORDS_BRANCH, read_approvals, record_files
 from reconciler.accounts.saved_view import read_document, saved_counts
 from reconciler.accounts.targets import Target, Targets
 from reconciler.errors import ReconcilerError
@@ -206,6 +205,8 @@ def _paid(
 ) -> tuple[Landing, int]:
     """After an apply that sent something: who approved each payrun, what the others wait
     for, and the records kept on the forge (not kept: said, and the job fails)."""
+    from reconciler.accounts.records import read_approvals  # the apply's modules: only here
+
     try:
         told = read_approvals(records)
         said, why = told.parts(), told.why()
@@ -225,6 +226,8 @@ def _keep_records(forge: Forge, folder: Path, account: str, sha: str, log_url: s
     (`Forge.keep_files`: a branch nobody's workflow runs from, whose history git keeps as long
     as the repository). None: kept (or none to keep); else why not, to say on the outcome (the
     money is paid all the same)."""
+    from reconciler.accounts.records import RECORDS_BRANCH, record_files
+
     try:
         files = record_files(folder) if folder.is_dir() else {}
         if files:
@@ -238,6 +241,8 @@ def _keep_records(forge: Forge, folder: Path, account: str, sha: str, log_url: s
 def _policy_waits(name: str, records: Path, pending: str) -> Landing:
     """`apply` exit 4: a change of the approvals policy without the approvals the policy in
     force asks for; nothing was applied, and it and every later merge stay pending."""
+    from reconciler.accounts.records import read_approvals
+
     try:
         waits = read_approvals(records).policy
     except ReconcilerError:

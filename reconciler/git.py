@@ -3,6 +3,8 @@ history). Below every layer that asks git something."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 
@@ -47,3 +49,15 @@ def file_at_commit(folder: Path, sha: str, name: str) -> bytes | None:
     except GitFailed:
         return None
     return text.encode("utf-8", "surrogateescape")  # the bytes run_git read, as they were
+
+
+@contextmanager
+def worktree(root: Path, tree: Path) -> Iterator[Path]:
+    """A worktree of the checkout's commit at `tree` (the checkout at `root` is left as it is),
+    removed after; GitFailed when git cannot make it."""
+    run_git(root, "worktree", "add", "--detach", "--quiet", str(tree), "HEAD")
+    try:
+        yield tree
+    finally:
+        with suppress(GitFailed):
+            run_git(root, "worktree", "remove", "--force", str(tree))

@@ -13,15 +13,16 @@ the merge applies no saved plan of it, it plans the merged files again.
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 from collections.abc import Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reconciler.accounts.file import find_accounts_file
 from reconciler.errors import ReconcilerError
+from reconciler.git import GitFailed, worktree
 from reconciler.gitops.forge import Forge
 from reconciler.gitops.landing import Run, run_reconciler
 from reconciler.gitops.notes import upsert_note
@@ -63,23 +64,24 @@ def post_adoption_plan(
     run = run or run_reconciler
     words = forge.words
     root = next((p for p in (root, *root.parents) if (p / ".git").exists()), root)
-    with tempfile.TemporaryDirectory(prefix="reconciler-adoption-") as temp:
-        tree = Path(temp) / "tree"
-        _worktree(root, tree)
+    with tempfile.TemporaryDirectory(prefix="reconciler-adoption-") as temp, ExitStack() as made:
         try:
-            for path, file in files.items():
-                target = tree / path
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(file.text, encoding="utf-8")
-            accounts = tree / find_accounts_file(None).resolve().relative_to(root.resolve())
-            out = Path(temp) / "comment.md"
-            status = run(
-                ["comment", "--account", account, "--key", KEY, "--accounts-file", str(accounts)],
-                out,
-            )
-            text = out.read_text(encoding="utf-8") if out.is_file() else ""
-        finally:
-            _remove_worktree(root, tree)
+            tree = made.enter_context(worktree(root, Path(temp) / "tree"))
+        except GitFailed as failed:
+            raise ReconcilerError(
+                f"cannot make a worktree of {root} to plan the adoption: {failed.reason[:300]}"
+            ) from None
+        for path, file in files.items():
+            target = tree / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(file.text, encoding="utf-8")
+        accounts = tree / find_accounts_file(None).resolve().relative_to(root.resolve())
+        out = Path(temp) / "comment.md"
+        status = run(
+            ["comment", "--account", account, "--key", KEY, "--accounts-file", str(accounts)],
+            out,
+        )
+        text = out.read_text(encoding="utf-8") if out.is_file() else ""
     marker = Marker(PLAN, KEY)
     said = (
         f"Planned at commit {commit} of {words.request} {words.sign}{request}, by the drift job "
@@ -95,25 +97,3 @@ def post_adoption_plan(
     note = upsert_note(forge, request, body, marker)
     statuses.set_status(commit, state, CONTEXT, description[:DESCRIPTION_LIMIT], run_url)
     return Planned(note.action, note.url, state)
-
-
-def _worktree(root: Path, tree: Path) -> None:
-    """A worktree of the checkout's commit at `tree` (the checkout is left as it is)."""
-    done = subprocess.run(
-        ["git", "-C", str(root), "worktree", "add", "--detach", "--quiet", str(tree), "HEAD"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise ReconcilerError(
-            f"cannot make a worktree of {root} to plan the adoption: {done.stderr.strip()[:300]}"
-        )
-
-
-def _remove_worktree(root: Path, tree: Path) -> None:
-    subprocess.run(
-        ["git", "-C", str(root), "worktree", "remove", "--force", str(tree)],
-        capture_output=True,
-        check=False,
-    )

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from reconciler.gitops.forge import Forge, NoteResult
-from reconciler.gitops.outcome import OUTCOME, Landing, outcome_body
+from reconciler.gitops.outcome import OUTCOME, Landing
 from reconciler.render.comment_body import fit_body
 from reconciler.render.marker import Marker
+from reconciler.render.outcome import outcome_body
 
 #: Each change request's outcome rows: (the account's outcome, its run's page).
 Rows = Mapping[int, Sequence[tuple[Landing, str | None]]]

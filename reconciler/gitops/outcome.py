@@ -5,13 +5,11 @@ merge), refused or failed (why). The apply job records it (the forge's record of
 apply at the commit); a job with no account's secret then reads those records and keeps ONE
 note on each change request the run applied (or tried to), updated in place: a row per
 account, later runs replacing their accounts' rows, with the link to each run
-(`notes.post_outcomes`).
+(`notes.post_outcomes`; its text: `reconciler.render.outcome`).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 APPLIED, NOTHING, SUPERSEDED, REFUSED, FAILED = (
@@ -29,9 +27,6 @@ _STATE = {APPLIED: SUCCESS, NOTHING: SUCCESS, SUPERSEDED: INACTIVE, REFUSED: FAI
           FAILED: FAILURE}  # fmt: skip
 #: The outcomes, as a record's description starts.
 KINDS = tuple(_STATE)
-_ICON = {APPLIED: ":white_check_mark:", NOTHING: ":white_check_mark:", SUPERSEDED: ":fast_forward:",
-         REFUSED: ":no_entry:", FAILED: ":x:"}  # fmt: skip
-_ROW = re.compile(r"^\| `([^`|]+)` \|")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,25 +60,3 @@ class Landing:
         return self.description if self.description.startswith(self.kind) else (
             f"{self.kind}: {self.description}"
         )  # fmt: skip
-
-
-def outcome_body(
-    landings: Iterable[tuple[Landing, str | None]], sha: str, run_url: str, existing: str | None
-) -> str:
-    """The outcome comment: a row per account, those of `existing` not in this run kept."""
-    rows: dict[str, str] = {}
-    for line in (existing or "").splitlines():
-        if match := _ROW.match(line):
-            rows[match[1]] = line
-    for landing, log_url in landings:
-        text = landing.summary.replace("|", "\\|").replace("\n", " ")
-        link = f"[run]({log_url or run_url})"
-        rows[landing.account] = f"| `{landing.account}` | {_ICON[landing.kind]} {text} | {link} |"
-    return "\n".join([
-        f"**Applied after the merge** (latest: commit {sha[:12]}, [this run]({run_url})).",
-        "",
-        "| Account | Outcome | Run |",
-        "|---|---|---|",
-        *rows.values(),
-        "",
-    ])  # fmt: skip

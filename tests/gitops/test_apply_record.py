@@ -17,9 +17,10 @@ from reconciler.accounts.history import changed_between, merges_between, scope_o
 from reconciler.gitops.github import GitHub, deployments
 from reconciler.gitops.github.outputs import matrix
 from reconciler.gitops.github.runs import ReviewedPlan
-from reconciler.gitops.outcome import APPLIED, FAILED, SUPERSEDED, Landing, outcome_body
+from reconciler.gitops.outcome import APPLIED, FAILED, SUPERSEDED, Landing
 from reconciler.gitops.pending import Pending
 from reconciler.gitops.statuses import PlanStatus, describe
+from reconciler.render.outcome import outcome_body
 from reconciler.secrets import Secret
 from tests.gitops.fake_github import OWNER_REPO, FakeGitHub
 from tests.gitops.support import reconciler
@@ -188,3 +189,11 @@ def test_the_commands_say_what_is_wrong_with_their_input(tmp_path: Path) -> None
             )
         )
         assert not [r for r in fake.writes() if "statuses" in r.path]
+
+
+def test_every_outcome_has_its_icon_in_the_note() -> None:
+    """The note's text (render/outcome.py) knows each kind of outcome the flow has."""
+    from reconciler.gitops.outcome import KINDS
+    from reconciler.render.outcome import _ICON
+
+    assert set(_ICON) == set(KINDS)

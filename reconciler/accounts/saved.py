@@ -39,7 +39,7 @@ from reconciler.accounts.options import AccountOptions, nothing_selected
 from reconciler.accounts.owner import plan_owner
 from reconciler.accounts.run import Job, run_accounts
 from reconciler.apply import Executor, Ledger
-from reconciler.apply.lock import AccountLock, MachineLock, hold
+from reconciler.apply.lock import AccountLock, MachineLock, hold, noting_refusal
 from reconciler.apply.paying import pay
 from reconciler.errors import ReconcilerError
 from reconciler.plan import Plan, PlanOptions, WebhookCreate, WebhookUpdate, diff
@@ -154,14 +154,16 @@ class Carry:
 
     def locked(self, client: Any, connection: Connection) -> AbstractContextManager[None]:
         """The account's lock, from before the first write to the ledger (`apply.lock`): this
-        machine's, then the forge's."""
+        machine's, then the forge's; a refusal is noted beside the records (`--records-out`),
+        where the merge job's landing reads who held it."""
         notice = functools.partial(click.echo, err=True)
         machine = MachineLock(notice=notice)
-        return hold(
+        held = hold(
             current_account(client, connection),
             timeout=self.lock_timeout,
             locks=(machine,) if self.forge_lock is None else (machine, self.forge_lock),
         )
+        return noting_refusal(held, self.gate.records_out if self.gate is not None else None)
 
     def needed(self, plan: Plan) -> bool:
         """Whether there is anything to carry out (changes, or a refused payrun to put in the

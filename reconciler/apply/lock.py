@@ -22,6 +22,7 @@ import os
 import shlex
 import socket
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager, suppress
@@ -40,6 +41,7 @@ from reconciler.regular import read_regular
 ENV_LOCK_DIR = "RECONCILER_LOCK_DIR"
 #: The holder's note is small; a bigger file is no note of ours.
 _NOTE_MOST = 4096
+_NOTED = threading.Lock()  # accounts applied side by side add their refusals in turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,3 +235,37 @@ def hold(
             left = timeout if number == 0 else max(0.0, deadline - time.monotonic())
             stack.enter_context(lock.hold(account, timeout=left))
         yield
+
+
+#: The file of `apply --records-out DIR` that says the apply was refused by the account's lock
+#: (its message, a line an account refused), for the merge job's landing: exit 1 says only that
+#: something failed. Text, not JSON: no reader of the records takes it for a record.
+REFUSAL_NOTE = "locked.txt"
+
+
+@contextmanager
+def noting_refusal(held: AbstractContextManager[None], folder: Path | None) -> Iterator[None]:
+    """`held`, and when the lock refuses (`AccountLocked`), its message added to
+    `folder/REFUSAL_NOTE` (None: nowhere) before the refusal goes on."""
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(held)
+        except AccountLocked as refused:
+            if folder is not None:
+                with suppress(OSError), _NOTED:  # the refusal is said all the same
+                    folder.mkdir(parents=True, exist_ok=True)
+                    with (folder / REFUSAL_NOTE).open("a", encoding="utf-8") as stream:
+                        stream.write(" ".join(refused.message.split()) + "\n")
+            raise
+        yield
+
+
+def read_refusal(folder: Path) -> str | None:
+    """What `noting_refusal` wrote in `folder` (its lines joined), or None: no refusal."""
+    try:
+        text = read_regular(folder / REFUSAL_NOTE, _NOTE_MOST).decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return "the account's lock refused it (its note cannot be read)"
+    return "; ".join(line for line in text.splitlines() if line.strip()) or None

@@ -142,18 +142,21 @@ def drift_issue(
     envvar="GITHUB_SHA",
     help="The commit the adoption is built on (default: $GITHUB_SHA, the job's checkout).",
 )
+@_path
 @_repository_option
-def adopt_pr(repository: str | None, **given: Any) -> None:
+def adopt_pr(repository: str | None, desired: Path | None, **given: Any) -> None:
     """Open, update or close the pull request that adopts what changed live (branch
     reconciler/adopt-<KEY>)."""
+    from reconciler.gitops.adoption_plan import Subject, post_adoption_plan
+
+    key = given["key"]
+    subject = Subject(path=desired, key=key) if desired is not None else Subject(key)
     with GitHubForge.from_environment(repository=repository) as forge:
         result, files = adopt_with(forge, **given)
-        if result.commit is not None and result.number is not None and given["key"]:
+        if result.commit is not None and result.number is not None and (key or desired is not None):
             # Its token's pull request starts no plan workflow: the job plans it itself.
-            from reconciler.gitops.adoption_plan import post_adoption_plan
-
             planned = post_adoption_plan(
-                forge, forge, result.number, result.commit, files, given["key"],
+                forge, forge, result.number, result.commit, files, subject,
                 root=Path.cwd(), run_url=_run_url(),
             )  # fmt: skip
             click.echo(f"its plan: {planned.state}, the note {planned.note}: {planned.url}")

@@ -43,6 +43,12 @@ CONFIRM_S = 1.0
 POLL_S = 2.0
 #: What a released claim says when it is not its holder's own release.
 TAKEN_OVER = "taken over: its lease ran out (its apply died, or lost the forge)"
+#: How much of the holder's command a claim keeps (its paths can be long): the rest of the
+#: claim (the process, the host, the CI run) is always kept whole.
+COMMAND_MOST = 150
+#: How much of a claim's text a message shows: more than a claim of ours ever holds, so a cut
+#: is only ever of a claim someone else wrote.
+WHO_MOST = 600
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +69,8 @@ class Claim:
     def describe(self, now: datetime) -> str:
         """'pid 42 on ci-7 (reconciler apply ...), since 2026-12-01 23:10:04 UTC, 12 s ago'."""
         ago = max(0, int((now - self.since).total_seconds()))
-        return f"{shown(self.who, 300)}, since {self.since.astimezone(UTC):%Y-%m-%d %H:%M:%S} " \
-            f"UTC, {ago} s ago"  # fmt: skip
+        since = f"{self.since.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
+        return f"{shown(self.who, WHO_MOST)}, since {since}, {ago} s ago"
 
 
 class LockRecords(Protocol):
@@ -100,9 +106,10 @@ class RenewedLocks(Protocol):
 
 
 def who_applies(environ: Mapping[str, str]) -> str:
-    """This apply, as a claim says it: the process (pid, host, command) and, in CI, its job."""
+    """This apply, as a claim says it: the process (pid, host, command) and, in CI, its job;
+    only the command is cut (at `COMMAND_MOST`), never who holds the lock or its run."""
     holder = Holder.this_process()
-    said = f"pid {holder.pid} on {holder.host} ({holder.command})"
+    said = f"pid {holder.pid} on {holder.host} ({shown(holder.command, COMMAND_MOST)})"
     if environ.get("GITHUB_RUN_ID") and environ.get("GITHUB_REPOSITORY"):
         server = environ.get("GITHUB_SERVER_URL") or "https://github.com"
         said += f", the run {server}/{environ['GITHUB_REPOSITORY']}/actions/runs/" \

@@ -14,6 +14,11 @@ decisions, in order, for each:
 4. with no plan reviewed (a direct push, an account the change request did not plan, an
    expired artifact), nothing is applied, and it fails unless there is nothing to apply.
 
+An `apply` refused by the account's lock (another apply of the account holds it: a laptop's
+with the forge's token, another job's) is said as such, naming the holder `apply` noted beside
+the records (`apply.lock.REFUSAL_NOTE`): nothing is applied, nothing is planned again, and the
+merge stays pending.
+
 Each outcome is recorded on the forge (`Forge.record_end`), which the next run reads as the
 last successful apply and the outcome note shows. The commands run are the reconciler's own
 (`apply`, `plan`, `plan-compare`), in a child process each: this module decides, they act.
@@ -32,6 +37,7 @@ from pathlib import Path
 from reconciler.accounts.history import HistoryError, has_commit
 from reconciler.accounts.saved_view import read_document, saved_counts
 from reconciler.accounts.targets import Target, Targets
+from reconciler.apply.lock import read_refusal
 from reconciler.errors import ReconcilerError
 from reconciler.gitops.forge import ApplyJob, Forge, Reviewed
 from reconciler.gitops.notes import upsert_note
@@ -161,6 +167,8 @@ def _reviewed(
         return finish(*_paid(forge, Landing(name, APPLIED, said, "reviewed"), job, records))
     if status == POLICY_WAITS:
         return finish(_policy_waits(name, records, pending), POLICY_WAITS)
+    if (held := read_refusal(records)) is not None:  # another apply holds the account
+        return finish(_lock_refused(name, held, pending), 1)
     print(words.replanning.format(name=name), flush=True)
     compare = work / "compare.md"
     out = str(target.plan_in(new) if target.desired is not None else new)
@@ -179,6 +187,8 @@ def _reviewed(
             return finish(*_paid(forge, Landing(name, APPLIED, applied, "replanned"), job, records))
         if status == POLICY_WAITS:
             return finish(_policy_waits(name, records, pending), POLICY_WAITS)
+        if (held := read_refusal(records)) is not None:
+            return finish(_lock_refused(name, held, pending), 1)
     elif status == 2 and reviewed.pull_request is not None:
         body = _refusal(target, compare, new, run)
         upsert_note(forge, reviewed.pull_request, body, Marker(APPLY, target.comment_key))
@@ -251,6 +261,17 @@ def _policy_waits(name: str, records: Path, pending: str) -> Landing:
         f"the change of its approvals policy waits for the approvals the policy in force asks "
         f"for ({waits or 'see the log'}): nothing was applied ({pending}); it and every later "
         "merge stay pending until it has them"
+    )
+    return Landing(name, REFUSED, said)
+
+
+def _lock_refused(name: str, held: str, pending: str) -> Landing:
+    """`apply` refused by the account's lock (what it noted beside the records): another
+    apply (a laptop's, another job's) holds the account; the merge stays pending."""
+    held = held.removesuffix("; nothing was changed")
+    said = (
+        f"refused by the account's lock: {held}: nothing was applied ({pending}); the merge "
+        "stays pending: run this job again once that apply ended"
     )
     return Landing(name, REFUSED, said)
 

@@ -12,6 +12,7 @@ deployments) exclude the same way. Over real HTTP: the sandbox, and the fake for
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -175,3 +176,27 @@ def test_gitlab_claims_exclude_a_laptops_apply(demo: SandboxServer, tmp_path: Pa
     assert claim["status"] == "canceled"  # released when its holder ended
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert len(_payments(demo)) == 1
+
+
+def test_a_long_command_is_cut_and_the_holders_run_is_still_said(
+    tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The merge job's apply names long paths (its work folder, its reviewed plan): its claim
+    keeps its command's first 150 characters, and always the process and the run that holds
+    the lock, which the refused apply says."""
+    account = Account.of("https://api.example.com", 7, None)
+    long_plan = str(tmp_path / ("runner-temp-" * 40) / "reviewed" / "plan.json")
+    monkeypatch.setattr("sys.argv", ["reconciler", "apply", long_plan, "--approvals-from", "31"])
+    ci = {"GITHUB_RUN_ID": "4711", "GITHUB_REPOSITORY": OWNER_REPO}
+    with (
+        GitHubForge(OWNER_REPO, Secret(TOKEN), api_url=github.api_url) as forge,
+        ForgeLock(forge, environ=ci, confirm_s=0.01).hold(account, timeout=0),
+        pytest.raises(AccountLocked) as locked,
+        ForgeLock(forge, environ={}).hold(account, timeout=0),
+    ):
+        pass
+
+    said = str(locked.value)
+    assert f"the run {RUN}, since " in said and " UTC, " in said, said
+    assert f"pid {os.getpid()} on " in said and "(reconciler apply " in said, said
+    assert "... (cut at 150 of " in said and long_plan not in said

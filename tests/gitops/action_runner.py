@@ -116,6 +116,9 @@ class Job:
     outputs: dict[str, dict[str, str]] = field(default_factory=dict)
     steps: list[StepRun] = field(default_factory=list)
     summary: str = ""
+    #: The job's working directory, where `actions/checkout` put the repository (its
+    #: GITHUB_WORKSPACE); the reconciler's own tree unless a test checks one out.
+    cwd: Path = ROOT
 
     @property
     def failed(self) -> StepRun | None:
@@ -176,7 +179,7 @@ def run_action(job: Job) -> Job:
             capture_output=True,
             text=True,
             env=env,
-            cwd=ROOT,
+            cwd=job.cwd,
             timeout=300,
         )
         job.steps.append(StepRun(name, done.returncode, done.stdout, done.stderr))

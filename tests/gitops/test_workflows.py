@@ -159,13 +159,15 @@ def test_applies_and_drift_checks_run_one_at_a_time_per_account() -> None:
                 "deployments": "write",
             },
         ),
-        # contents and pull-requests: the adoption pull request (docs/adopt.md)
+        # contents and pull-requests: the adoption pull request (docs/adopt.md); statuses:
+        # its plan's status, which the drift job sets (no plan workflow runs on it)
         (
             "reconciler-drift.yml",
             {
                 "contents": "write",
                 "issues": "write",
                 "pull-requests": "write",
+                "statuses": "write",
                 "deployments": "read",
             },
         ),

@@ -343,18 +343,20 @@ def build_payruns(files: list[FileValues]) -> tuple[Payrun, ...]:
     if not any(values.data.get("payruns") for values in files):
         return ()
     emails = _emails_by_worker(files)
+    amounts: dict[tuple[type, str], Decimal] = {}  # each amount text read once
     payruns = []
     for values in files:
         for payrun in values.data.get("payruns", ()):
-            payments = tuple(
-                PayrunPayment(
-                    email=_payee(item, emails) or "",
-                    amount=(parse_amount(item["amount"]) or Decimal(0)).quantize(CENT),
-                    description=item["description"],
-                    worker=item.get("worker"),
-                )
-                for item in payrun.get("payments", ())
-            )
+            payments = []
+            for item in payrun.get("payments", ()):
+                written = item["amount"]
+                amount = amounts.get((type(written), written))
+                if amount is None:
+                    amount = (parse_amount(written) or Decimal(0)).quantize(CENT)
+                    amounts[type(written), written] = amount
+                worker = item.get("worker")
+                email = emails.get(worker, "") if worker is not None else item["email"]
+                payments.append(PayrunPayment(email, amount, item["description"], worker))
             period = payrun.get("period")
-            payruns.append(Payrun(payrun["id"], payrun["description"], payments, period))
+            payruns.append(Payrun(payrun["id"], payrun["description"], tuple(payments), period))
     return tuple(payruns)

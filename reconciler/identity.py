@@ -67,15 +67,14 @@ def description_key(text: str) -> str:
     Latin letter, `1` for `l`.
     """
     if text.isascii() and text.isprintable():
-        folded = " ".join(text.split())
-    else:
-        kept = "".join(
-            " " if char.isspace() or char in BLANKS else char
-            for char in text
-            if char.isspace() or char in BLANKS or not hidden(char)
-        )
-        folded = " ".join(unicodedata.normalize("NFKC", kept).split())
-    return _skeleton(folded)
+        # ASCII's skeleton (a table: `text_safety.skeleton`) holds no white space to fold again.
+        return skeleton(" ".join(text.split()))
+    kept = "".join(
+        " " if char.isspace() or char in BLANKS else char
+        for char in text
+        if char.isspace() or char in BLANKS or not hidden(char)
+    )
+    return _skeleton(" ".join(unicodedata.normalize("NFKC", kept).split()))
 
 
 @lru_cache(maxsize=65536)

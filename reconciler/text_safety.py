@@ -118,9 +118,20 @@ def escape_unsafe(text: str) -> str:
     return _UNSAFE.sub(lambda found: f"\\u{ord(found[0]):04x}", text)
 
 
+#: TS #39's prototype of each ASCII character that has one other than itself, as ICU's
+#: confusables data gives it (`tests/foundation/test_text_safety.py` checks it against ICU for
+#: all of ASCII): an ASCII text's skeleton is its characters' prototypes, so ICU is not asked.
+_ASCII_SKELETON = str.maketrans(
+    {'"': "''", "%": "\u00ba/\u2080", "0": "O", "1": "l", "I": "l", "`": "'", "m": "rn", "|": "l"}
+)
+
+
 def skeleton(text: str) -> str:
     """TS #39's confusable skeleton of `text` (NFD, each character to its prototype, NFD):
-    ICU's implementation of the Unicode confusables data, not a table of our own."""
+    ICU's implementation of the Unicode confusables data; for ASCII, ICU's prototypes of its
+    eight characters that have one (`_ASCII_SKELETON`)."""
+    if text.isascii():
+        return text.translate(_ASCII_SKELETON)
     return str(_spoof_checker().getSkeleton(0, text))
 
 

@@ -155,10 +155,6 @@ def _payments(files: list[FileValues]) -> Iterator[tuple[str, YamlPath, dict[str
                     yield values.name, ("payruns", run_index, "payments", index), payment
 
 
-def _has_payments(files: list[FileValues]) -> bool:
-    return any(True for _ in _payments(files))
-
-
 def _emails_by_worker(files: list[FileValues]) -> dict[str, str]:
     found: dict[str, str] = {}
     for values in files:
@@ -201,15 +197,16 @@ def payrun_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
                 where = ("history", "paylists", index, "total")
                 problems.append((values.name, PathProblem(where, reason)))
     problems += _period_problems(files)
-    if not _has_payments(files):
-        return problems  # the workers' emails are only worth collecting for payments
-    emails = _emails_by_worker(files)
+    emails: dict[str, str] | None = None  # the workers' emails are only worth it for payments
+    checked = _Checked()
     seen: dict[tuple[object, ...], tuple[str, YamlPath]] = {}
     for name, path, payment in _payments(files):
-        for problem in _payment_problems(payment, path, emails):
+        if emails is None:
+            emails = _emails_by_worker(files)
+        for problem in _payment_problems(payment, path, emails, checked):
             problems.append((name, problem))
         email = _payee(payment, emails)
-        amount = parse_amount(payment.get("amount"))
+        amount = checked.amount(payment.get("amount"))[0]
         description = payment.get("description")
         if email is None or amount is None or not isinstance(description, str):
             continue
@@ -224,6 +221,36 @@ def payrun_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
             )
             problems.append((name, PathProblem(path, message, other=first)))
     return problems
+
+
+class _Checked:
+    """Each distinct amount text, email and description of the payments checked once: a
+    payroll of 12,000 payments writes a few hundred emails and a few amounts, each many times."""
+
+    def __init__(self) -> None:
+        self._amounts: dict[tuple[type, str], tuple[Decimal | None, str | None]] = {}
+        self._emails: dict[str, str | None] = {}
+        self._descriptions: dict[str, str | None] = {}
+
+    def amount(self, value: object) -> tuple[Decimal | None, str | None]:
+        """The amount `value` is (`parse_amount`), and why it is not one (`amount_problem`)."""
+        if not isinstance(value, str):  # None, a boolean, a list: not worth keeping
+            return parse_amount(value), amount_problem(value)
+        known = (type(value), value)  # a number's text is not the string of its digits
+        found = self._amounts.get(known)
+        if found is None:
+            found = self._amounts[known] = (parse_amount(value), amount_problem(value))
+        return found
+
+    def email(self, address: str) -> str | None:
+        if address not in self._emails:
+            self._emails[address] = email_problem(address)
+        return self._emails[address]
+
+    def description(self, text: str) -> str | None:
+        if text not in self._descriptions:
+            self._descriptions[text] = hidden_text_problem(text)
+        return self._descriptions[text]
 
 
 def _period_problems(files: list[FileValues]) -> list[tuple[str, PathProblem]]:
@@ -267,7 +294,7 @@ def _payee(payment: Mapping[str, Any], emails: Mapping[str, str]) -> str | None:
 
 
 def _payment_problems(
-    payment: Mapping[str, Any], path: YamlPath, emails: Mapping[str, str]
+    payment: Mapping[str, Any], path: YamlPath, emails: Mapping[str, str], checked: _Checked
 ) -> Iterator[PathProblem]:
     worker, email = payment.get("worker"), payment.get("email")
     if (worker is None) == (email is None):
@@ -284,12 +311,12 @@ def _payment_problems(
         yield PathProblem(
             (*path, "worker"), f"worker {worker!r:.80} is not an externalId of the files: {step}"
         )
-    elif isinstance(email, str) and (reason := email_problem(email)):
+    elif isinstance(email, str) and (reason := checked.email(email)):
         yield PathProblem((*path, "email"), f"invalid email {email!r:.80}: {reason}")
-    if "amount" in payment and (reason := amount_problem(payment["amount"])):
+    if "amount" in payment and (reason := checked.amount(payment["amount"])[1]):
         yield PathProblem((*path, "amount"), reason)
     description = payment.get("description")
-    if isinstance(description, str) and (reason := hidden_text_problem(description)):
+    if isinstance(description, str) and (reason := checked.description(description)):
         yield PathProblem((*path, "description"), f"the description {reason}")
 
 
@@ -316,18 +343,20 @@ def build_payruns(files: list[FileValues]) -> tuple[Payrun, ...]:
     if not any(values.data.get("payruns") for values in files):
         return ()
     emails = _emails_by_worker(files)
+    amounts: dict[tuple[type, str], Decimal] = {}  # each amount text read once
     payruns = []
     for values in files:
         for payrun in values.data.get("payruns", ()):
-            payments = tuple(
-                PayrunPayment(
-                    email=_payee(item, emails) or "",
-                    amount=(parse_amount(item["amount"]) or Decimal(0)).quantize(CENT),
-                    description=item["description"],
-                    worker=item.get("worker"),
-                )
-                for item in payrun.get("payments", ())
-            )
+            payments = []
+            for item in payrun.get("payments", ()):
+                written = item["amount"]
+                amount = amounts.get((type(written), written))
+                if amount is None:
+                    amount = (parse_amount(written) or Decimal(0)).quantize(CENT)
+                    amounts[type(written), written] = amount
+                worker = item.get("worker")
+                email = emails.get(worker, "") if worker is not None else item["email"]
+                payments.append(PayrunPayment(email, amount, item["description"], worker))
             period = payrun.get("period")
-            payruns.append(Payrun(payrun["id"], payrun["description"], payments, period))
+            payruns.append(Payrun(payrun["id"], payrun["description"], tuple(payments), period))
     return tuple(payruns)

@@ -25,8 +25,9 @@ from reconciler.plan.money import DEFAULT_STUCK_AFTER, DEFAULT_WINDOW, MoneyWind
 from reconciler.plan.saved import saved_plan_document, write_saved_plan
 from reconciler.plan.signing import PlanKey
 from reconciler.session.account import saved_plan_account
+from reconciler.session.collector import collector_paused
 from reconciler.session.connection import Connection
-from reconciler.session.reading import collector_paused, file_and_account
+from reconciler.session.reading import file_and_account
 from reconciler.session.review import review_planned
 from reconciler.words import plural
 

@@ -25,7 +25,6 @@ What the user sees stays as it was when the two ran one after the other:
 
 from __future__ import annotations
 
-import gc
 import logging
 import sys
 import threading
@@ -48,6 +47,7 @@ from reconciler.plan.signing import PlanKey
 from reconciler.service.client import ServiceClient
 from reconciler.service.models import Webhook, Worker
 from reconciler.session.base_rules import rule_changes
+from reconciler.session.collector import collector_paused
 from reconciler.session.connection import Connection
 from reconciler.session.listed import files_listed
 from reconciler.session.plankey import plan_key
@@ -340,26 +340,6 @@ class _HeldLines(logging.Filter):
 
 #: The names of the threads a refresh runs in: its own, the webhook's and the page fetchers.
 _THREADS = "reconciler-"
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while the states are built.
-
-    Loading and refreshing 100,000 workers allocates a few hundred thousand small objects and
-    no cycles; the collector's full passes over them would cost seconds for nothing. They are
-    frozen afterwards (`gc.freeze`): still freed by reference counting, never walked again.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        # What was built lives on to the end of the command: out of the collector's sight, or
-        # its first pass after this would walk all of it (a tenth of a second at 100,000).
-        gc.freeze()
-        if was_enabled:
-            gc.enable()
 
 
 @contextmanager

@@ -354,9 +354,10 @@ def build_payruns(files: list[FileValues]) -> tuple[Payrun, ...]:
                 if amount is None:
                     amount = (parse_amount(written) or Decimal(0)).quantize(CENT)
                     amounts[type(written), written] = amount
-                worker = item.get("worker")
-                email = emails.get(worker, "") if worker is not None else item["email"]
-                payments.append(PayrunPayment(email, amount, item["description"], worker))
+                email = _payee(item, emails) or ""
+                payments.append(
+                    PayrunPayment(email, amount, item["description"], item.get("worker"))
+                )
             period = payrun.get("period")
             payruns.append(Payrun(payrun["id"], payrun["description"], tuple(payments), period))
     return tuple(payruns)

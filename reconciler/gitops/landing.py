@@ -161,14 +161,21 @@ def _reviewed(
         forge.record_end(started, job, landing, at.requests)
         return landing, status
 
+    def held_back(status: int) -> tuple[Landing, int] | None:
+        """An apply that applied nothing and keeps the merge pending: a change of the
+        approvals policy waiting for its approvals, or another apply holding the account."""
+        if status == POLICY_WAITS:
+            return finish(_policy_waits(name, records, pending), POLICY_WAITS)
+        if (held := read_refusal(records)) is not None:
+            return finish(_lock_refused(name, held, pending), 1)
+        return None
+
     status = run(["apply", *target.source(saved), *expect, *approvals], None)
     if status == 0:
         said = f"the reviewed plan was applied: {saved_counts(plan)}"
         return finish(*_paid(forge, Landing(name, APPLIED, said, "reviewed"), job, records))
-    if status == POLICY_WAITS:
-        return finish(_policy_waits(name, records, pending), POLICY_WAITS)
-    if (held := read_refusal(records)) is not None:  # another apply holds the account
-        return finish(_lock_refused(name, held, pending), 1)
+    if (ended := held_back(status)) is not None:
+        return ended
     print(words.replanning.format(name=name), flush=True)
     compare = work / "compare.md"
     out = str(target.plan_in(new) if target.desired is not None else new)
@@ -185,10 +192,8 @@ def _reviewed(
             counted = saved_counts(target.plan_in(new))
             applied = f"a new plan, equal to the reviewed one, was applied: {counted}"
             return finish(*_paid(forge, Landing(name, APPLIED, applied, "replanned"), job, records))
-        if status == POLICY_WAITS:
-            return finish(_policy_waits(name, records, pending), POLICY_WAITS)
-        if (held := read_refusal(records)) is not None:
-            return finish(_lock_refused(name, held, pending), 1)
+        if (ended := held_back(status)) is not None:
+            return ended
     elif status == 2 and reviewed.pull_request is not None:
         body = _refusal(target, compare, new, run)
         upsert_note(forge, reviewed.pull_request, body, Marker(APPLY, target.comment_key))

@@ -73,8 +73,8 @@ def forge_lock(environ: Mapping[str, str]) -> Iterator[AccountLock | None]:
     """The forge's account lock when the environment names a forge and has its token and
     repository (`gitops.environment`: the client the approvals' reads share, closed after);
     None elsewhere (this machine's lock only)."""
+    from reconciler.apply.forge_lock import ForgeLock
     from reconciler.gitops.environment import shared_forge
-    from reconciler.gitops.forge_lock import ForgeLock
 
     with shared_forge(environ, configured=True) as records:
         notice = functools.partial(click.echo, err=True)

@@ -1,5 +1,5 @@
 """Which forge the job's environment names, decided once, and its client opened once: the
-account lock's claims (`cli/apply`, `forge_lock.ForgeLock`) and the approvals' reads
+account lock's claims (`cli/apply`, `apply.forge_lock.ForgeLock`) and the approvals' reads
 (`source_from_env`) share it, and it is closed when the last of them is done.
 
 Each forge's adapter (a package beside this module) says whether the environment is its job's

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from reconciler.apply.forge_lock import ForgeLock, who_applies
 from reconciler.apply.lock import AccountLocked, lock_name
-from reconciler.gitops.forge_lock import ForgeLock, who_applies
 from reconciler.gitops.github.forge import GitHubForge
 from reconciler.gitops.github.lock_records import ENVIRONMENT
 from reconciler.gitops.gitlab.forge import GitLabForge

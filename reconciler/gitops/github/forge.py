@@ -16,9 +16,9 @@ from urllib.parse import quote
 from reconciler.accounts.history import Scope
 from reconciler.accounts.targets import environment_of
 from reconciler.annotations import workflow_command
+from reconciler.apply.forge_lock import Claim
 from reconciler.gitops.drift import DriftIssue
 from reconciler.gitops.forge import ApplyJob, LastApply, Note, OpenRequest, Words
-from reconciler.gitops.forge_lock import Claim
 from reconciler.gitops.github import deployments, lock_records, reviews
 from reconciler.gitops.github.client import ACTIONS_BOT, GitHub, GitHubError
 from reconciler.gitops.github.runs import merged_pull_request

@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from reconciler.gitops.forge_lock import Claim
+from reconciler.apply.forge_lock import Claim
 from reconciler.gitops.github.client import GitHub, GitHubError
 from reconciler.gitops.outcome import IN_PROGRESS
 from reconciler.gitops.statuses import DESCRIPTION_LIMIT

@@ -26,6 +26,7 @@ from urllib.parse import quote
 from reconciler.accounts.history import HistoryError, Scope, head_of
 from reconciler.accounts.saved_view import read_document
 from reconciler.accounts.targets import Target, Targets
+from reconciler.apply.forge_lock import Claim
 from reconciler.errors import ReconcilerError
 from reconciler.gitops.forge import (
     ApplyJob,
@@ -35,7 +36,6 @@ from reconciler.gitops.forge import (
     Reviewed,
     Words,
 )
-from reconciler.gitops.forge_lock import Claim
 from reconciler.gitops.gitlab import reviews
 from reconciler.gitops.gitlab.client import GitLab
 from reconciler.gitops.outcome import FAILED, KINDS, Landing

@@ -1,14 +1,15 @@
-"""Running the reconciler as a user does: a new process of this Python, a clean environment."""
+"""Running the reconciler as a user does: a process of its own, a clean environment (forked
+from a warm process that has imported the package: tests/warm.py)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from reconciler.sandbox import SandboxServer
+from tests import warm
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,7 +44,7 @@ def reconciler(
 ) -> subprocess.CompletedProcess[str]:
     """`reconciler ARGS...` in a subprocess; stdin is no terminal unless one is given."""
     return subprocess.run(
-        [sys.executable, "-m", "reconciler", *args],
+        [*warm.command(), *args],
         stdin=stdin,
         capture_output=True,
         text=True,

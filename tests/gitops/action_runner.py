@@ -17,13 +17,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from tests import warm
 from tests.gitops.support import ROOT, job_environment
 
 ACTION = ROOT / ".github" / "actions" / "reconciler" / "action.yml"
@@ -143,8 +143,7 @@ def run_action(job: Job) -> Job:
     runner_temp.mkdir(parents=True, exist_ok=True)
     shim = job.workdir / "bin"
     shim.mkdir(exist_ok=True)
-    (shim / "reconciler").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m reconciler "$@"\n')
-    (shim / "reconciler").chmod(0o755)
+    warm.shim(shim / "reconciler")
     summary = job.workdir / "step-summary.md"
     summary.touch()
     failed = False

@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from tests import warm
 from tests.gitops.fake_gitlab import FakeGitLab
 from tests.gitops.support import ROOT, job_environment
 
@@ -225,9 +226,7 @@ def _flat(lines: list[Any]) -> list[str]:
 
 
 def _shims(shim: Path) -> None:
-    (shim / "reconciler").write_text(
-        f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m reconciler "$@"\n'
-    )
+    warm.shim(shim / "reconciler", this_checkout=True)
     (shim / "pip").write_text("#!/bin/sh\nexit 0\n")  # the reconciler is this worktree's
     (shim / "python").symlink_to(sys.executable)
     for tool in ("reconciler", "pip"):

@@ -19,14 +19,14 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from tests.gitops.support import ROOT, job_environment
+from tests import warm
+from tests.gitops.support import job_environment
 
 _TOKEN = re.compile(r"\s*(\|\||&&|==|!=|!|\(|\)|,|'(?:[^']|'')*'|[A-Za-z_][\w.\-]*)")
 
@@ -158,10 +158,7 @@ class Runner:
         return run
 
     def _shims(self, shim: Path) -> None:
-        (shim / "reconciler").write_text(
-            f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m reconciler "$@"\n'
-        )
-        (shim / "reconciler").chmod(0o755)
+        warm.shim(shim / "reconciler", this_checkout=True)
 
     def _stand_in(
         self, uses: str, settings: dict[str, str], workspace: Path, context: dict[str, Any]

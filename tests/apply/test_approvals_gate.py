@@ -23,7 +23,7 @@ import pytest
 
 from reconciler.sandbox import SandboxServer
 from tests.apply.support import NOVEMBER, QUICKSTART
-from tests.cli import user_environment
+from tests.cli import reconciler
 from tests.gitops.action_runner import git
 from tests.gitops.fake_github import OWNER_REPO, FakeGitHub, pull_request
 from tests.gitops.github_people import pull_commit, review, user
@@ -80,10 +80,7 @@ def run(
     if github is not None:
         env |= {"GITHUB_REPOSITORY": OWNER_REPO, "GITHUB_TOKEN": TOKEN}
         env |= {"GITHUB_API_URL": github.api_url}
-    return subprocess.run(
-        ["python", "-m", "reconciler", *args], cwd=repo, capture_output=True, text=True,
-        timeout=120, env=user_environment(demo, **env),
-    )  # fmt: skip
+    return reconciler(*args, server=demo, cwd=repo, **env)
 
 
 def apply(

@@ -71,6 +71,13 @@ def command() -> list[str]:
         return [sys.executable, "-I", "-S", str(CLIENT), _started[1]]
 
 
+def server_pid() -> int:
+    """The warm process's pid (started if it is not yet)."""
+    command()
+    assert _started is not None
+    return _started[0].pid
+
+
 def shim(path: Path, *, this_checkout: bool = False) -> None:
     """Write an executable `reconciler` at `path` that runs it warm (a runner's PATH), with
     PYTHONPATH this checkout if `this_checkout`."""

@@ -48,7 +48,8 @@ def main() -> None:
     ended = json.loads(warm.recv(4096) or b'{"code": 1}')
     code = int(ended["code"])
     if code < 0:  # killed by a signal: so is this process
-        signal.signal(-code, signal.SIG_DFL)
+        with contextlib.suppress(OSError):  # SIGKILL and SIGSTOP have no handler to reset
+            signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
     sys.exit(code)
 

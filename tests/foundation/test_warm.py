@@ -80,8 +80,8 @@ def test_another_interpreter_setting_runs_a_new_interpreter() -> None:
     assert "\x00" in hot.stdout  # which a UTF-8 stdout would not have written
 
 
-@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
-def test_a_signal_to_the_client_reaches_the_command(stop: signal.Signals) -> None:
+def _serve() -> tuple[subprocess.Popen[str], str]:
+    """`reconciler sandbox serve` started warm, and the sandbox's address once it serves."""
     process = subprocess.Popen(
         [*warm.command(), "sandbox", "serve", "--port", "0"],
         env=user_environment(),
@@ -90,10 +90,15 @@ def test_a_signal_to_the_client_reaches_the_command(stop: signal.Signals) -> Non
         stderr=subprocess.PIPE,
         text=True,
     )
+    assert process.stdout is not None
+    return process, json.loads(process.stdout.readline())["base_url"]
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_to_the_client_reaches_the_command(stop: signal.Signals) -> None:
+    process, base_url = _serve()
     try:
-        assert process.stdout is not None
-        first = json.loads(process.stdout.readline())
-        assert httpx.get(f"{first['base_url']}/_sandbox/faults").status_code == 200
+        assert httpx.get(f"{base_url}/_sandbox/faults").status_code == 200
         process.send_signal(stop)
         assert process.wait(timeout=15) == 0  # the serve's own clean stop, as tests/sandbox's
     finally:
@@ -103,15 +108,7 @@ def test_a_signal_to_the_client_reaches_the_command(stop: signal.Signals) -> Non
 
 
 def test_a_client_killed_takes_its_command_with_it() -> None:
-    process = subprocess.Popen(
-        [*warm.command(), "sandbox", "serve", "--port", "0"],
-        env=user_environment(),
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    base_url = json.loads(process.stdout.readline())["base_url"]
+    process, base_url = _serve()
     process.kill()  # SIGKILL: nothing can forward it
     assert process.wait(timeout=15) == -signal.SIGKILL
     deadline = time.monotonic() + 10
@@ -126,15 +123,7 @@ def test_a_client_killed_takes_its_command_with_it() -> None:
 
 
 def test_a_command_killed_by_a_signal_kills_its_client_with_it() -> None:
-    process = subprocess.Popen(
-        [*warm.command(), "sandbox", "serve", "--port", "0"],
-        env=user_environment(),
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    json.loads(process.stdout.readline())
+    process, _ = _serve()
     for pid in _forks_of_the_warm_process():
         os.kill(pid, signal.SIGKILL)
     assert process.wait(timeout=15) == -signal.SIGKILL

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+#: The exit status of `apply` when a change of the approvals policy waits for its approvals:
+#: nothing was applied, and the merge stays pending (`accounts.approving.PolicyChangeWaits`;
+#: the landing reads it from the apply's child process).
+EXIT_POLICY_CHANGE = 4
+
 
 class ReconcilerError(Exception):
     """An error with a message meant for the user; `exit_code` is what the CLI exits with."""

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.accounts.applied import Record
-from reconciler.accounts.approving import EXIT_POLICY_CHANGE
 from reconciler.accounts.run import Outcome
 from reconciler.apply import Ledger
 from reconciler.apply.report import ledger_json, ledger_text
+from reconciler.errors import EXIT_POLICY_CHANGE
 from reconciler.plan import Plan
 from reconciler.words import counted, plural
 

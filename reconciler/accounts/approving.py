@@ -29,7 +29,7 @@ from reconciler.accounts.file import AccountEntry, approvals_in_force
 from reconciler.desired import load_desired_state
 from reconciler.desired.approvals import ApprovalPolicy
 from reconciler.desired.approvals_rules import approvals_problems, build_approvals
-from reconciler.errors import ReconcilerError, Refused
+from reconciler.errors import EXIT_POLICY_CHANGE, ReconcilerError, Refused
 from reconciler.plan import Plan, PlanOptions
 from reconciler.plan.approvals import (
     NO_POLICY,
@@ -56,7 +56,6 @@ NEVER_APPLIED = "none"
 NO_FORGE = (
     "no forge to read reviews from: holding the service token and the plan key is not an approval"
 )
-EXIT_POLICY_CHANGE = 4
 #: The account name of a single PATH or PLAN in its evidence records (`<account>/<key>.json`).
 SINGLE = "default"
 

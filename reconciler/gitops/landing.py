@@ -38,7 +38,7 @@ from reconciler.accounts.history import HistoryError, has_commit
 from reconciler.accounts.saved_view import read_document, saved_counts
 from reconciler.accounts.targets import Target, Targets
 from reconciler.apply.lock import read_refusal
-from reconciler.errors import ReconcilerError
+from reconciler.errors import EXIT_POLICY_CHANGE, ReconcilerError
 from reconciler.gitops.forge import ApplyJob, Forge, Reviewed
 from reconciler.gitops.notes import upsert_note
 from reconciler.gitops.outcome import APPLIED, FAILED, NOTHING, REFUSED, SUPERSEDED, Landing
@@ -48,9 +48,6 @@ from reconciler.render.marker import APPLY, Marker
 #: A landing's exit status when a newer merge superseded it: a job may allow it to fail, so its
 #: record (where the forge makes it of the job) is not a success.
 SUPERSEDED_EXIT = 3
-#: The exit status of `apply` when a change of the approvals policy waits for its approvals:
-#: nothing was applied, and the merge stays pending.
-POLICY_WAITS = 4
 #: Runs `reconciler ARGS` (stdout to the file, if given); its exit status.
 Run = Callable[[list[str], Path | None], int]
 #: The plans reviewed for an account that is pending (the job's download, or the forge's).
@@ -164,8 +161,8 @@ def _reviewed(
     def held_back(status: int) -> tuple[Landing, int] | None:
         """An apply that applied nothing and keeps the merge pending: a change of the
         approvals policy waiting for its approvals, or another apply holding the account."""
-        if status == POLICY_WAITS:
-            return finish(_policy_waits(name, records, pending), POLICY_WAITS)
+        if status == EXIT_POLICY_CHANGE:
+            return finish(_policy_waits(name, records, pending), EXIT_POLICY_CHANGE)
         if (held := read_refusal(records)) is not None:
             return finish(_lock_refused(name, held, pending), 1)
         return None

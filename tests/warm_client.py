@@ -54,4 +54,5 @@ def main() -> None:
     sys.exit(code)
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -320,6 +320,7 @@ def apply_accounts(names: str | None, sha: str, default_branch: str, reviewed: P
     from reconciler.accounts.targets import targets
     from reconciler.gitops.forge import ApplyJob, Reviewed
     from reconciler.gitops.landing import land_fleet
+    from reconciler.gitops.outcome import FAILED, REFUSED
 
     if (names is None) == (desired is None):
         raise click.UsageError("give --accounts or --path, one of them")
@@ -333,9 +334,13 @@ def apply_accounts(names: str | None, sha: str, default_branch: str, reviewed: P
     for landing in landings:
         if landing.plan:
             click.echo(f"applied={landing.plan}")  # the action's output `applied`
-    failed = [landing.account for landing in landings if landing.failed]
+    refused = [landing.account for landing in landings if landing.kind == REFUSED]
+    failed = [landing.account for landing in landings if landing.kind == FAILED]
+    if refused:  # a check said no before anything was sent
+        click.echo(f"::error::Not applied (refused): {' '.join(refused)}")
     if failed:
         click.echo(f"::error::Not applied, or applied in part: {' '.join(failed)}")
+    if refused or failed:
         raise click.exceptions.Exit(1)
 
 

@@ -92,6 +92,8 @@ def test_the_merge_jobs_landing_and_a_laptops_apply_pay_once(
     assert ", since " in refused and " UTC, " in refused  # who holds it, and since when
     assert f"nothing was applied (never applied, #{PR}); the merge stays pending" in refused
     assert "planning again" not in said  # refused at once: no new plan, no second apply
+    assert "::error::Not applied (refused): default" in landing.stdout.splitlines(), said
+    assert "applied in part" not in said  # nothing was sent: no doubt to raise
     (record,) = [d for d in github.state.deployments if d["environment"] == "production"]
     (*_, ended) = github.state.deployment_statuses[record["id"]]
     assert ended["state"] == "failure" and "refused by the account's lock" in ended["description"]

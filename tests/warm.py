@@ -26,6 +26,7 @@ import json
 import os
 import runpy
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -42,18 +43,21 @@ CLIENT = Path(__file__).with_name("warm_client.py")
 #: process's in one of these is run by a new interpreter instead.
 _AT_START = ("PYTHON", "LANG", "LC_")
 
-_started: tuple[subprocess.Popen[bytes], str] | None = None
+_started: tuple[subprocess.Popen[bytes] | None, list[str]] | None = None
 _lock = threading.Lock()
 
 
 def command() -> list[str]:
     """The argv that runs `reconciler` warm, to be followed by its arguments; the warm process
     is started on the first call, with this test process's environment and PYTHONPATH this
-    checkout, and ends with it."""
+    checkout, and ends with it. Where it cannot start (its socket cannot be made, say), every
+    command starts a new interpreter, as before. A warm process that ended since is not
+    started again: each client then runs the command itself."""
     global _started
     with _lock:
-        if _started is None or _started[0].poll() is not None:
+        if _started is None:
             folder = tempfile.mkdtemp(prefix="rw-")
+            atexit.register(shutil.rmtree, folder, ignore_errors=True)
             address = os.path.join(folder, "s")
             kept = {k: v for k, v in os.environ.items() if k.startswith(_AT_START)}
             environ = {**kept, "PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT)}
@@ -64,17 +68,19 @@ def command() -> list[str]:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
             )
-            assert server.stdout is not None
-            server.stdout.readline()  # "ready": the imports are done
             atexit.register(server.kill)
-            _started = (server, address)
-        return [sys.executable, "-I", "-S", str(CLIENT), _started[1]]
+            assert server.stdout is not None
+            if server.stdout.readline() == b"ready\n":  # the imports are done
+                _started = (server, [sys.executable, "-I", "-S", str(CLIENT), address])
+            else:
+                _started = (None, [sys.executable, "-m", "reconciler"])
+        return list(_started[1])
 
 
 def server_pid() -> int:
     """The warm process's pid (started if it is not yet)."""
     command()
-    assert _started is not None
+    assert _started is not None and _started[0] is not None, "no warm process"
     return _started[0].pid
 
 
@@ -132,8 +138,8 @@ def _run(request: dict[str, object]) -> int:
     os.chdir(str(request["cwd"]))
     sys.path[0] = os.getcwd()  # as `-m` puts it first
     _streams()
-    main = str(ROOT / "reconciler" / "__main__.py")
-    sys.argv = [main, *request["argv"]]  # type: ignore[misc]
+    # runpy puts the module's path in place of "-m", as `python -m` does
+    sys.argv = ["-m", *request["argv"]]  # type: ignore[misc]
     try:
         runpy.run_module("reconciler", run_name="__main__", alter_sys=True)
         code = 0
